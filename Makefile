@@ -1,0 +1,65 @@
+# Thin wrapper over CMake. `make up` and `make test` are the two commands a user needs.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+GCC_DIR := build/gcc
+ASAN_DIR := build/asan
+FUZZ_DIR := build/fuzz
+FUZZ_SECONDS ?= 30
+SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
+
+.PHONY: all deps build up test test-gcc test-asan test-valgrind check-format fmt bench fuzz crds clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(GCC_DIR)/CMakeCache.txt:
+	cmake -S . -B $(GCC_DIR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc -DKOORD_WERROR=ON >/dev/null
+
+build: deps $(GCC_DIR)/CMakeCache.txt
+	cmake --build $(GCC_DIR) -j $(JOBS)
+
+# The main job. Until the servers exist it runs the offline tools on the examples.
+up: build
+	@scripts/up.sh $(GCC_DIR)/koord
+
+test: deps test-gcc test-asan test-valgrind check-format
+
+test-gcc: build
+	cd $(GCC_DIR) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+		-DSANITIZE=address,undefined -DKOORD_WERROR=ON >/dev/null
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS)
+
+test-valgrind: build
+	cd $(GCC_DIR) && ctest -T memcheck -L unit -j $(JOBS) --output-on-failure
+
+check-format:
+	@clang-format --dry-run --Werror $(SRC_FILES)
+
+fmt:
+	clang-format -i $(SRC_FILES)
+
+bench: build
+	cmake --build $(GCC_DIR) --target benches -j $(JOBS)
+	@for b in $(GCC_DIR)/bench_*; do echo "== $$b"; $$b || exit 1; done
+
+# libFuzzer targets, each run for FUZZ_SECONDS on its seed corpus.
+fuzz: deps
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+		-DSANITIZE=address,undefined -DKOORD_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_DIR) -j $(JOBS)
+	@for f in $(FUZZ_DIR)/fuzz_*; do n=$$(basename $$f); mkdir -p fuzz/corpus-$$n; \
+		echo "== $$n ($(FUZZ_SECONDS)s)"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 fuzz/corpus-$$n fuzz/seeds/$$n || exit 1; done
+
+# Regenerates deploy/crds from the type descriptions (a test checks they are current).
+crds: build
+	$(GCC_DIR)/koord crds --output-dir deploy/crds
+
+clean:
+	rm -rf build

@@ -1,0 +1,87 @@
+/* koord: one binary, subcommands (DESIGN.md section 2). */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/strbuf.h"
+#include "cmd.h"
+#include "codec/codec.h"
+
+static const char usage[] =
+    "usage: koord <command> [flags]\n"
+    "\n"
+    "Koordinator, the Kubernetes colocation system, in C.\n"
+    "\n"
+    "commands:\n"
+    "  validate   decode, default and validate Kubernetes/Koordinator manifests\n"
+    "  slo        render the NodeSLO of a node from slo-controller-config (slo render),\n"
+    "             or run the ConfigMap admission checks (slo check)\n"
+    "  crds       print or write the CustomResourceDefinitions of the Koordinator kinds\n"
+    "  version    print the version\n"
+    "  help       print this help\n"
+    "\n"
+    "Run 'koord <command> -h' for the flags of a command.\n";
+
+int cmd_read_docs(const char *path, cJSON ***ret_docs, size_t *ret_n)
+{
+    struct strbuf buf = STRBUF_INIT;
+    struct codec_error err = {0};
+    int r;
+
+    r = codec_read_file(path, codec_default_limits.max_bytes, &buf);
+    if (r < 0) {
+        (void)fprintf(stderr, "koord: %s: %s\n", path, err_str(r));
+        goto out;
+    }
+    r = yaml_parse_stream(buf.buf, buf.len, NULL, ret_docs, ret_n, &err);
+    if (r < 0) {
+        if (err.line)
+            (void)fprintf(stderr, "koord: %s:%d:%d: %s\n", path, err.line, err.column, err.msg);
+        else
+            (void)fprintf(stderr, "koord: %s: %s\n", path, *err.msg ? err.msg : err_str(r));
+    }
+out:
+    strbuf_release(&buf);
+    return r;
+}
+
+int cmd_print_doc(const cJSON *doc, const char *format)
+{
+    struct strbuf out = STRBUF_INIT;
+    int r;
+
+    if (!strcmp(format, "json")) {
+        r = json_print_pretty(doc, &out);
+        if (r == 0)
+            strbuf_addch(&out, '\n');
+    } else {
+        r = yaml_emit(doc, &out);
+    }
+    if (r == 0)
+        (void)fwrite(out.buf, 1, out.len, stdout);
+    strbuf_release(&out);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "help";
+
+    codec_init();
+    if (!strcmp(cmd, "validate"))
+        return cmd_validate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "slo"))
+        return cmd_slo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "crds"))
+        return cmd_crds(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        (void)printf("koord version %s\n", KOORD_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        (void)fputs(usage, stdout);
+        return 0;
+    }
+    (void)fprintf(stderr, "koord: unknown command \"%s\"\n\n%s", cmd, usage);
+    return 2;
+}

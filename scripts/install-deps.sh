@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs exactly the Debian packages koord's build and tests need. Idempotent and quiet when
+# everything is present; uses sudo when not root.
+set -eu
+
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format valgrind
+libcjson-dev libfyaml-dev libcmocka-dev"
+
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+[ -z "$missing" ] && exit 0
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null

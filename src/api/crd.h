@@ -1,0 +1,32 @@
+/*
+ * CustomResourceDefinition manifests generated from the type descriptions, and the structural-
+ * schema check kube-apiserver applies to any CRD (apiextensions.k8s.io/v1). The same check will
+ * gate CRDs created on koord's own API server.
+ */
+#ifndef KOORD_API_CRD_H
+#define KOORD_API_CRD_H
+
+#include <cjson/cJSON.h>
+
+#include "api/api.h"
+#include "api/field.h"
+
+/* Builds the CRD object of k (k->crd must be true). 0 or -ENOMEM. */
+int api_crd_build(const struct api_kind *k, cJSON **ret);
+
+/* OpenAPI v3 schema of one description node (what goes under openAPIV3Schema). */
+int api_crd_openapi(const struct api_schema *s, cJSON **ret);
+
+/* File name upstream uses for k's manifest: "<group>_<plural>.yaml". */
+void api_crd_file_name(const struct api_kind *k, struct strbuf *out);
+
+/*
+ * Checks a CRD object the way kube-apiserver does before serving it: apiVersion/kind, names,
+ * scope, exactly one storage version, and a structural openAPIV3Schema (every node typed, or
+ * int-or-string, or preserving unknown fields; properties and additionalProperties exclusive;
+ * array items present; metadata restricted; x-kubernetes-* extensions used where Kubernetes
+ * allows them; defaults valid against their own schema). Appends errors; returns their number.
+ */
+size_t api_crd_check(const cJSON *crd, struct field_errors *errs);
+
+#endif

@@ -1,0 +1,779 @@
+/*
+ * The schema walker: validation, defaulting, canonical encoding and the MergeCfg overlay over
+ * the static type descriptions (see schema.h for why there is one description per type).
+ */
+#include "api/schema.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/duration.h"
+#include "api/quantity.h"
+#include "api/rfc3339.h"
+#include "base/base.h"
+
+static const char *const type_names[] = {
+    [API_ANY] = "any",         [API_OBJECT] = "object",         [API_MAP] = "object",
+    [API_ARRAY] = "array",     [API_STRING] = "string",         [API_INT] = "integer",
+    [API_NUMBER] = "number",   [API_BOOL] = "boolean",          [API_QUANTITY] = "string",
+    [API_INT_OR_STRING] = "",  [API_DURATION] = "string",       [API_TIME] = "string",
+};
+
+#define QUANTITY_REGEX "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
+
+const struct api_prop *api_schema_prop(const struct api_schema *s, const char *name)
+{
+    if (!s || s->type != API_OBJECT || !s->props)
+        return NULL;
+    for (const struct api_prop *p = s->props; p->name; p++)
+        if (!strcmp(p->name, name))
+            return p;
+    return NULL;
+}
+
+void api_value_repr(const cJSON *v, struct strbuf *out)
+{
+    char *txt;
+
+    if (!v || cJSON_IsNull(v)) {
+        strbuf_addstr(out, "null");
+        return;
+    }
+    if (cJSON_IsString(v)) {
+        strbuf_add_json_str(out, v->valuestring);
+        return;
+    }
+    if (cJSON_IsObject(v)) {
+        strbuf_addstr(out, "\"object\"");
+        return;
+    }
+    if (cJSON_IsArray(v)) {
+        strbuf_addstr(out, "\"array\"");
+        return;
+    }
+    txt = cJSON_PrintUnformatted(v);
+    if (!txt) {
+        strbuf_addstr(out, "?");
+        return;
+    }
+    strbuf_addstr(out, txt);
+    cJSON_free(txt);
+}
+
+size_t api_walk_push(struct api_walk *w, const char *name, long index)
+{
+    size_t len = w->path.len;
+
+    if (name)
+        strbuf_addf(&w->path, "%s%s", w->path.len ? "." : "", name);
+    else
+        strbuf_addf(&w->path, "[%ld]", index);
+    return len;
+}
+
+void api_walk_pop(struct api_walk *w, size_t len)
+{
+    strbuf_setlen(&w->path, len);
+}
+
+static void walk_add(struct api_walk *w, const char *child, enum field_error_type type,
+                     const cJSON *value, const char *detail)
+{
+    struct strbuf val = STRBUF_INIT;
+    size_t len = w->path.len;
+
+    if (child)
+        (void)api_walk_push(w, child, 0);
+    if (value)
+        api_value_repr(value, &val);
+    field_error_add(w->errs, type, w->path.buf, value ? val.buf : NULL, "%s", detail);
+    api_walk_pop(w, len);
+    strbuf_release(&val);
+}
+
+void api_walk_error(struct api_walk *w, const char *child, enum field_error_type type,
+                    const cJSON *value, const char *fmt, ...)
+{
+    struct strbuf d = STRBUF_INIT;
+    va_list ap;
+
+    if (fmt) {
+        va_start(ap, fmt);
+        strbuf_vaddf(&d, fmt, ap);
+        va_end(ap);
+    }
+    walk_add(w, child, type, value, d.buf);
+    strbuf_release(&d);
+}
+
+static bool is_absent(const cJSON *v)
+{
+    return !v || cJSON_IsNull(v);
+}
+
+static bool is_integral(const cJSON *v)
+{
+    double d = v->valuedouble;
+    return cJSON_IsNumber(v) && isfinite(d) && floor(d) == d && d >= -9223372036854775808.0 &&
+           d < 9223372036854775808.0;
+}
+
+static void format_bound(double b, char *buf, size_t len)
+{
+    if (floor(b) == b && fabs(b) < 1e15)
+        (void)snprintf(buf, len, "%.0f", b);
+    else
+        (void)snprintf(buf, len, "%g", b);
+}
+
+/* Kubernetes' CRD validation wording: "<path> in body should be greater than or equal to 0". */
+static void check_range(const struct api_range *r, const cJSON *v, struct api_walk *w, bool crd)
+{
+    double d = v->valuedouble;
+    char b[64];
+
+    if (r->has_min && (r->excl_min ? !(d > r->min) : !(d >= r->min))) {
+        format_bound(r->min, b, sizeof(b));
+        if (crd)
+            api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body should be greater than %s%s",
+                           w->path.buf, r->excl_min ? "" : "or equal to ", b);
+        else
+            api_walk_error(w, NULL, FIELD_INVALID, v, "must be greater than %s%s",
+                           r->excl_min ? "" : "or equal to ", b);
+    }
+    if (r->has_max && (r->excl_max ? !(d < r->max) : !(d <= r->max))) {
+        format_bound(r->max, b, sizeof(b));
+        if (crd)
+            api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body should be less than %s%s",
+                           w->path.buf, r->excl_max ? "" : "or equal to ", b);
+        else
+            api_walk_error(w, NULL, FIELD_INVALID, v, "must be less than %s%s",
+                           r->excl_max ? "" : "or equal to ", b);
+    }
+}
+
+static void check_enum(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    struct strbuf list = STRBUF_INIT;
+
+    for (const char *const *e = s->enums; *e; e++)
+        if (!strcmp(*e, v->valuestring))
+            return;
+    strbuf_addstr(&list, "supported values: ");
+    for (const char *const *e = s->enums; *e; e++) {
+        if (e != s->enums)
+            strbuf_addstr(&list, ", ");
+        strbuf_add_json_str(&list, *e);
+    }
+    walk_add(w, NULL, FIELD_NOT_SUPPORTED, v, list.buf);
+    strbuf_release(&list);
+}
+
+static void type_error(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const char *want = s->type == API_INT_OR_STRING || s->type == API_QUANTITY
+                           ? "integer or string"
+                           : type_names[s->type];
+    api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body must be of type %s", w->path.buf, want);
+}
+
+static void check_pairs(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    for (const struct api_pair *p = s->wh_pairs; p->greater; p++) {
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, p->greater);
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(v, p->lesser);
+        bool hg = !is_absent(g), hl = !is_absent(l);
+
+        if (!hg && !hl)
+            continue;
+        if (hg && !hl) {
+            api_walk_error(w, p->lesser, FIELD_REQUIRED, NULL, "must be set together with %s",
+                           p->greater);
+            continue;
+        }
+        if (!hg && hl) {
+            api_walk_error(w, p->greater, FIELD_REQUIRED, NULL, "must be set together with %s",
+                           p->lesser);
+            continue;
+        }
+        if (cJSON_IsNumber(g) && cJSON_IsNumber(l) && !(g->valuedouble > l->valuedouble))
+            api_walk_error(w, p->greater, FIELD_INVALID, g, "must be greater than %s (%g)",
+                           p->lesser, l->valuedouble);
+    }
+}
+
+static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w);
+
+/* Type-only walk: the checks Go's json.Unmarshal performs when decoding into the type. */
+static void walk_types(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *c;
+    long i = 0;
+    bool ok = true;
+
+    switch (s->type) {
+    case API_ANY:
+        return;
+    case API_OBJECT:
+        if (!(ok = cJSON_IsObject(v)))
+            break;
+        for (const struct api_prop *p = s->props; p && p->name; p++) {
+            c = cJSON_GetObjectItemCaseSensitive(v, p->name);
+            if (is_absent(c))
+                continue;
+            size_t len = api_walk_push(w, p->name, 0);
+            walk(p->schema, c, w);
+            api_walk_pop(w, len);
+        }
+        return;
+    case API_MAP:
+    case API_ARRAY:
+        if (!(ok = s->type == API_MAP ? cJSON_IsObject(v) : cJSON_IsArray(v)))
+            break;
+        cJSON_ArrayForEach(c, v)
+        {
+            size_t len = w->path.len;
+            if (s->type == API_MAP)
+                strbuf_addf(&w->path, "[%s]", c->string);
+            else
+                (void)api_walk_push(w, NULL, i++);
+            walk(s->items, c, w);
+            api_walk_pop(w, len);
+        }
+        return;
+    case API_STRING:
+    case API_DURATION:
+    case API_TIME:
+        ok = cJSON_IsString(v);
+        if (ok && s->type == API_DURATION) {
+            int64_t ns;
+            if (duration_parse(v->valuestring, &ns) < 0)
+                api_walk_error(w, NULL, FIELD_INVALID, v, "time: invalid duration \"%s\"",
+                               v->valuestring);
+        }
+        break;
+    case API_INT:
+        ok = is_integral(v);
+        break;
+    case API_NUMBER:
+        ok = cJSON_IsNumber(v);
+        break;
+    case API_BOOL:
+        ok = cJSON_IsBool(v);
+        break;
+    case API_QUANTITY: {
+        struct quantity q;
+        ok = is_integral(v) || cJSON_IsString(v);
+        if (cJSON_IsString(v) && quantity_parse(v->valuestring, &q) < 0)
+            api_walk_error(w, NULL, FIELD_INVALID, v,
+                           "quantities must match the regular expression '" QUANTITY_REGEX "'");
+        break;
+    }
+    case API_INT_OR_STRING:
+        ok = is_integral(v) || cJSON_IsString(v);
+        break;
+    }
+    if (!ok)
+        type_error(s, v, w);
+}
+
+static void walk_object(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *c;
+    int nprops = 0;
+
+    if (s->props) {
+        for (const struct api_prop *p = s->props; p->name; p++) {
+            c = cJSON_GetObjectItemCaseSensitive(v, p->name);
+            if (is_absent(c)) {
+                if ((p->flags & API_REQ) && !(w->flags & API_V_TYPES))
+                    walk_add(w, p->name, FIELD_REQUIRED, NULL, "");
+                continue;
+            }
+            size_t len = api_walk_push(w, p->name, 0);
+            walk(p->schema, c, w);
+            api_walk_pop(w, len);
+        }
+    }
+    cJSON_ArrayForEach(c, v)
+    {
+        nprops++;
+        if (!c->string || (s->flags & API_S_PRESERVE) || (w->flags & API_V_TYPES) ||
+            api_schema_prop(s, c->string))
+            continue;
+        size_t len = api_walk_push(w, c->string, 0);
+        if (w->flags & API_V_STRICT)
+            field_error_add(w->errs, FIELD_UNKNOWN, w->path.buf, NULL, "unknown field \"%s\"",
+                            w->path.buf);
+        else
+            field_error_add(w->errs, FIELD_WARNING, w->path.buf, NULL, "unknown field \"%s\"",
+                            w->path.buf);
+        api_walk_pop(w, len);
+    }
+    if (s->min_props && nprops < s->min_props)
+        api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body should have at least %d properties",
+                       w->path.buf, s->min_props);
+    if ((w->flags & API_V_WEBHOOK) && s->wh_pairs)
+        check_pairs(s, v, w);
+}
+
+static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *c;
+    long i = 0;
+
+    if (is_absent(v))
+        return;
+    if (w->flags & API_V_TYPES) {
+        walk_types(s, v, w);
+        return;
+    }
+    switch (s->type) {
+    case API_ANY:
+        break;
+    case API_OBJECT:
+        if (!cJSON_IsObject(v))
+            goto bad_type;
+        walk_object(s, v, w);
+        break;
+    case API_MAP:
+        if (!cJSON_IsObject(v))
+            goto bad_type;
+        cJSON_ArrayForEach(c, v)
+        {
+            size_t len = w->path.len;
+            strbuf_addf(&w->path, "[%s]", c->string);
+            walk(s->items, c, w);
+            api_walk_pop(w, len);
+        }
+        break;
+    case API_ARRAY:
+        if (!cJSON_IsArray(v))
+            goto bad_type;
+        if (s->min_items && cJSON_GetArraySize(v) < s->min_items)
+            api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body should have at least %d items",
+                           w->path.buf, s->min_items);
+        cJSON_ArrayForEach(c, v)
+        {
+            size_t len = api_walk_push(w, NULL, i++);
+            if (cJSON_IsNull(c) && s->items->type != API_ANY)
+                walk_add(w, NULL, FIELD_INVALID, c, "must not be null");
+            else
+                walk(s->items, c, w);
+            api_walk_pop(w, len);
+        }
+        break;
+    case API_STRING:
+        if (!cJSON_IsString(v))
+            goto bad_type;
+        if (s->enums)
+            check_enum(s, v, w);
+        if (s->max_len && strlen(v->valuestring) > (size_t)s->max_len)
+            api_walk_error(w, NULL, FIELD_TOO_LONG, NULL, "may not be more than %d bytes",
+                           s->max_len);
+        break;
+    case API_INT:
+        if (!is_integral(v))
+            goto bad_type;
+        if (s->format && !strcmp(s->format, "int32") &&
+            (v->valuedouble < INT32_MIN || v->valuedouble > INT32_MAX)) {
+            api_walk_error(w, NULL, FIELD_INVALID, v, "must be a 32-bit integer");
+            break;
+        }
+        check_range(&s->crd, v, w, true);
+        if (w->flags & API_V_WEBHOOK)
+            check_range(&s->wh, v, w, false);
+        break;
+    case API_NUMBER:
+        if (!cJSON_IsNumber(v))
+            goto bad_type;
+        check_range(&s->crd, v, w, true);
+        if (w->flags & API_V_WEBHOOK)
+            check_range(&s->wh, v, w, false);
+        break;
+    case API_BOOL:
+        if (!cJSON_IsBool(v))
+            goto bad_type;
+        break;
+    case API_QUANTITY: {
+        struct quantity q;
+        if (cJSON_IsNumber(v)) {
+            if (!is_integral(v))
+                goto bad_type;
+            break;
+        }
+        if (!cJSON_IsString(v))
+            goto bad_type;
+        if (quantity_parse(v->valuestring, &q) < 0)
+            api_walk_error(w, NULL, FIELD_INVALID, v,
+                           "quantities must match the regular expression '" QUANTITY_REGEX "'");
+        break;
+    }
+    case API_INT_OR_STRING:
+        if (!cJSON_IsString(v) && !is_integral(v))
+            goto bad_type;
+        break;
+    case API_DURATION: {
+        int64_t ns;
+        if (!cJSON_IsString(v))
+            goto bad_type;
+        if (duration_parse(v->valuestring, &ns) < 0)
+            api_walk_error(w, NULL, FIELD_INVALID, v,
+                           "must be a duration such as \"300ms\", \"1.5h\" or \"2h45m\"");
+        break;
+    }
+    case API_TIME: {
+        int64_t sec;
+        int32_t nsec;
+        if (!cJSON_IsString(v))
+            goto bad_type;
+        if (rfc3339_parse(v->valuestring, &sec, &nsec) < 0)
+            api_walk_error(w, NULL, FIELD_INVALID, v,
+                           "must be an RFC 3339 date-time such as \"2024-03-05T08:00:00Z\"");
+        break;
+    }
+    }
+    if (s->check)
+        s->check(s, v, w);
+    return;
+bad_type:
+    type_error(s, v, w);
+}
+
+void api_validate(const struct api_schema *s, const cJSON *v, const char *prefix, unsigned flags,
+                  struct field_errors *errs)
+{
+    struct api_walk w = {.path = STRBUF_INIT, .errs = errs, .flags = flags, .root = v};
+
+    strbuf_addstr(&w.path, prefix ? prefix : "");
+    walk(s, v, &w);
+    strbuf_release(&w.path);
+}
+
+int api_default(const struct api_schema *s, cJSON *v, unsigned flags)
+{
+    cJSON *c;
+    int r;
+
+    if (is_absent(v))
+        return 0;
+    switch (s->type) {
+    case API_OBJECT:
+        if (!cJSON_IsObject(v) || !s->props)
+            return 0;
+        for (const struct api_prop *p = s->props; p->name; p++) {
+            c = cJSON_GetObjectItemCaseSensitive(v, p->name);
+            if (is_absent(c) && p->dflt && (!(p->flags & API_CTRL) || (flags & API_D_CTRL))) {
+                cJSON *d = cJSON_Parse(p->dflt);
+                if (!d)
+                    return -ENOMEM;
+                if (c) {
+                    if (!cJSON_ReplaceItemViaPointer(v, c, d)) {
+                        cJSON_Delete(d);
+                        return -ENOMEM;
+                    }
+                } else if (!cJSON_AddItemToObject(v, p->name, d)) {
+                    cJSON_Delete(d);
+                    return -ENOMEM;
+                }
+                c = d;
+            }
+            r = api_default(p->schema, c, flags);
+            if (r < 0)
+                return r;
+        }
+        return 0;
+    case API_ARRAY:
+    case API_MAP:
+        if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
+            return 0;
+        cJSON_ArrayForEach(c, v)
+        {
+            r = api_default(s->items, c, flags);
+            if (r < 0)
+                return r;
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+cJSON *api_zero_value(const struct api_schema *s)
+{
+    cJSON *z = NULL;
+
+    switch (s->type) {
+    case API_OBJECT:
+        (void)api_encode(s, NULL, &z);
+        return z ? z : cJSON_CreateObject();
+    case API_STRING:
+        return cJSON_CreateString("");
+    case API_INT:
+    case API_NUMBER:
+    case API_INT_OR_STRING:
+        return cJSON_CreateNumber(0);
+    case API_BOOL:
+        return cJSON_CreateFalse();
+    case API_QUANTITY:
+        return cJSON_CreateString("0");
+    case API_DURATION:
+        return cJSON_CreateString("0s");
+    case API_TIME:
+    case API_ANY:
+    case API_MAP:
+    case API_ARRAY:
+        return cJSON_CreateNull();
+    }
+    return cJSON_CreateNull();
+}
+
+/* Go's omitempty test for a value that is present. */
+static bool is_empty_value(const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        return !*v->valuestring;
+    if (cJSON_IsNumber(v))
+        return v->valuedouble == 0;
+    if (cJSON_IsFalse(v))
+        return true;
+    if (cJSON_IsArray(v))
+        return cJSON_GetArraySize(v) == 0;
+    return false;
+}
+
+static int encode_scalar(const struct api_schema *s, const cJSON *v, cJSON **ret)
+{
+    char buf[QUANTITY_STR_MAX > DURATION_STR_MAX ? QUANTITY_STR_MAX : DURATION_STR_MAX];
+
+    switch (s->type) {
+    case API_QUANTITY: {
+        struct quantity q;
+        int r = -EINVAL;
+        if (cJSON_IsString(v))
+            r = quantity_parse(v->valuestring, &q);
+        else if (is_integral(v)) {
+            quantity_from_int((int64_t)v->valuedouble, QUANTITY_DECIMAL_SI, &q);
+            r = 0;
+        }
+        if (r < 0)
+            break;
+        (void)quantity_format(&q, buf);
+        *ret = cJSON_CreateString(buf);
+        return *ret ? 0 : -ENOMEM;
+    }
+    case API_DURATION: {
+        int64_t ns;
+        if (!cJSON_IsString(v) || duration_parse(v->valuestring, &ns) < 0)
+            break;
+        (void)duration_format(ns, buf);
+        *ret = cJSON_CreateString(buf);
+        return *ret ? 0 : -ENOMEM;
+    }
+    case API_TIME: {
+        int64_t sec;
+        int32_t nsec;
+        char tb[RFC3339_STR_MAX];
+        if (!cJSON_IsString(v) || rfc3339_parse(v->valuestring, &sec, &nsec) < 0)
+            break;
+        (void)rfc3339_format(sec, tb);
+        *ret = cJSON_CreateString(tb);
+        return *ret ? 0 : -ENOMEM;
+    }
+    default:
+        break;
+    }
+    *ret = cJSON_Duplicate(v, true);
+    return *ret ? 0 : -ENOMEM;
+}
+
+static int encode_prop(const struct api_prop *p, const cJSON *c, cJSON *out)
+{
+    cJSON *e = NULL;
+    int r;
+
+    if (is_absent(c)) {
+        if (!(p->flags & API_ALWAYS))
+            return 0;
+        e = api_zero_value(p->schema);
+        if (!e)
+            return -ENOMEM;
+    } else {
+        r = api_encode(p->schema, c, &e);
+        if (r < 0)
+            return r;
+        if (!e)
+            return 0;
+        if (!(p->flags & API_ALWAYS) &&
+            (((p->flags & API_VAL) && is_empty_value(e)) ||
+             ((p->schema->type == API_ARRAY || p->schema->type == API_MAP) &&
+              cJSON_GetArraySize(e) == 0))) {
+            cJSON_Delete(e);
+            return 0;
+        }
+    }
+    if (!cJSON_AddItemToObject(out, p->name, e)) {
+        cJSON_Delete(e);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int api_encode(const struct api_schema *s, const cJSON *v, cJSON **ret)
+{
+    cJSON *out = NULL, *e;
+    const cJSON *c;
+    int r = -ENOMEM;
+
+    *ret = NULL;
+    if (!v && s->type != API_OBJECT)
+        return 0;
+    if (v && cJSON_IsNull(v)) {
+        *ret = cJSON_CreateNull();
+        return *ret ? 0 : -ENOMEM;
+    }
+    switch (s->type) {
+    case API_OBJECT:
+        if (v && !cJSON_IsObject(v))
+            return encode_scalar(s, v, ret);
+        out = cJSON_CreateObject();
+        if (!out)
+            return -ENOMEM;
+        for (const struct api_prop *p = s->props; p && p->name; p++) {
+            r = encode_prop(p, v ? cJSON_GetObjectItemCaseSensitive(v, p->name) : NULL, out);
+            if (r < 0)
+                goto err;
+        }
+        if (v && (s->flags & API_S_PRESERVE)) {
+            cJSON_ArrayForEach(c, v)
+            {
+                if (api_schema_prop(s, c->string))
+                    continue;
+                e = cJSON_Duplicate(c, true);
+                if (!e || !cJSON_AddItemToObject(out, c->string, e)) {
+                    cJSON_Delete(e);
+                    r = -ENOMEM;
+                    goto err;
+                }
+            }
+        }
+        break;
+    case API_MAP:
+    case API_ARRAY:
+        if (!(s->type == API_MAP ? cJSON_IsObject(v) : cJSON_IsArray(v)))
+            return encode_scalar(s, v, ret);
+        out = s->type == API_MAP ? cJSON_CreateObject() : cJSON_CreateArray();
+        if (!out)
+            return -ENOMEM;
+        cJSON_ArrayForEach(c, v)
+        {
+            r = api_encode(s->items, c, &e);
+            if (r < 0)
+                goto err;
+            if (!e)
+                e = cJSON_CreateNull();
+            if (!e || !(s->type == API_MAP ? cJSON_AddItemToObject(out, c->string, e)
+                                           : cJSON_AddItemToArray(out, e))) {
+                cJSON_Delete(e);
+                r = -ENOMEM;
+                goto err;
+            }
+        }
+        break;
+    default:
+        return encode_scalar(s, v, ret);
+    }
+    *ret = out;
+    return 0;
+err:
+    cJSON_Delete(out);
+    return r;
+}
+
+/* Decodes the canonical override ov on top of *base the way encoding/json does. */
+static int overlay_decoded(const struct api_schema *s, cJSON **base, const cJSON *ov)
+{
+    cJSON *b = *base, *n;
+    const cJSON *c;
+    int r, i = 0;
+
+    if (b && !cJSON_IsNull(ov) &&
+        ((s->type == API_OBJECT && cJSON_IsObject(b) && cJSON_IsObject(ov)) ||
+         (s->type == API_MAP && cJSON_IsObject(b) && cJSON_IsObject(ov)))) {
+        cJSON_ArrayForEach(c, ov)
+        {
+            cJSON *bc = cJSON_GetObjectItemCaseSensitive(b, c->string);
+            const struct api_prop *p = s->type == API_OBJECT ? api_schema_prop(s, c->string) : NULL;
+            /* Map values and unknown keys are replaced whole; struct fields merge. */
+            if (p && bc) {
+                cJSON *nb = bc;
+                r = overlay_decoded(p->schema, &nb, c);
+                if (r < 0)
+                    return r;
+                if (nb != bc && !cJSON_ReplaceItemViaPointer(b, bc, nb)) {
+                    cJSON_Delete(nb);
+                    return -ENOMEM;
+                }
+                continue;
+            }
+            n = cJSON_Duplicate(c, true);
+            if (!n)
+                return -ENOMEM;
+            if (bc ? !cJSON_ReplaceItemViaPointer(b, bc, n) : !cJSON_AddItemToObject(b, c->string, n)) {
+                cJSON_Delete(n);
+                return -ENOMEM;
+            }
+        }
+        return 0;
+    }
+    if (b && s->type == API_ARRAY && cJSON_IsArray(b) && cJSON_IsArray(ov)) {
+        int blen = cJSON_GetArraySize(b);
+        cJSON_ArrayForEach(c, ov)
+        {
+            if (i < blen) {
+                cJSON *bc = cJSON_GetArrayItem(b, i), *nb = bc;
+                r = overlay_decoded(s->items, &nb, c);
+                if (r < 0)
+                    return r;
+                if (nb != bc && !cJSON_ReplaceItemViaPointer(b, bc, nb)) {
+                    cJSON_Delete(nb);
+                    return -ENOMEM;
+                }
+            } else {
+                n = cJSON_Duplicate(c, true);
+                if (!n || !cJSON_AddItemToArray(b, n)) {
+                    cJSON_Delete(n);
+                    return -ENOMEM;
+                }
+            }
+            i++;
+        }
+        while (cJSON_GetArraySize(b) > i)
+            cJSON_DeleteItemFromArray(b, i);
+        return 0;
+    }
+    n = cJSON_Duplicate(ov, true);
+    if (!n)
+        return -ENOMEM;
+    *base = n;
+    return 0;
+}
+
+int api_overlay(const struct api_schema *s, cJSON **base, const cJSON *ov)
+{
+    cJSON *enc = NULL, *old = *base;
+    int r;
+
+    r = api_encode(s, ov, &enc);
+    if (r < 0)
+        return r;
+    if (!enc)
+        return 0;
+    r = overlay_decoded(s, base, enc);
+    if (r == 0 && *base != old)
+        cJSON_Delete(old);
+    cJSON_Delete(enc);
+    return r;
+}

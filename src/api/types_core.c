@@ -1,0 +1,369 @@
+/*
+ * The core/v1 subset koord needs (Node, Pod with spec.schedulingGates, ConfigMap, Event,
+ * Namespace) and coordination.k8s.io/v1 Lease. Every field name of the upstream types is listed
+ * so unknown-field detection is exact; the parts koord does not interpret are schemaless (ANY).
+ */
+#include <string.h>
+
+#include "api/api.h"
+#include "api/labels.h"
+#include "api/schema.h"
+#include "base/base.h"
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNull(c) ? NULL : c;
+}
+
+/* ---- Node ---- */
+
+static const struct api_prop node_spec_props[] = {
+    {"podCIDR", &api_string, API_VAL},
+    {"podCIDRs", &api_string_list},
+    {"providerID", &api_string, API_VAL},
+    {"unschedulable", &api_bool, API_VAL},
+    {"taints", API_ARR(&api_taint)},
+    {"configSource", &api_any},
+    {"externalID", &api_string, API_VAL},
+    {NULL},
+};
+
+static const struct api_prop node_status_props[] = {
+    {"capacity", &api_resource_list},
+    {"allocatable", &api_resource_list},
+    {"phase", &api_string, API_VAL},
+    {"conditions", API_ARR(&api_preserve_object)},
+    {"addresses", API_ARR(&api_preserve_object)},
+    {"daemonEndpoints", &api_preserve_object},
+    {"nodeInfo", &api_preserve_object},
+    {"images", API_ARR(&api_preserve_object)},
+    {"volumesInUse", &api_string_list},
+    {"volumesAttached", API_ARR(&api_preserve_object)},
+    {"config", &api_preserve_object},
+    {"runtimeHandlers", API_ARR(&api_preserve_object)},
+    {"features", &api_preserve_object},
+    {NULL},
+};
+
+/* ---- Pod ---- */
+
+static const struct api_prop resource_requirements_props[] = {
+    {"limits", &api_resource_list},
+    {"requests", &api_resource_list},
+    {"claims", API_ARR(&api_preserve_object)},
+    {NULL},
+};
+
+static const struct api_prop container_props[] = {
+    {"name", &api_string, API_REQ | API_ALWAYS},
+    {"image", &api_string, API_VAL},
+    {"command", &api_string_list},
+    {"args", &api_string_list},
+    {"workingDir", &api_string, API_VAL},
+    {"ports", API_ARR(&api_preserve_object)},
+    {"envFrom", API_ARR(&api_preserve_object)},
+    {"env", API_ARR(&api_preserve_object)},
+    {"resources", API_OBJ(resource_requirements_props), API_ALWAYS},
+    {"resizePolicy", API_ARR(&api_preserve_object)},
+    {"restartPolicy", &api_string},
+    {"volumeMounts", API_ARR(&api_preserve_object)},
+    {"volumeDevices", API_ARR(&api_preserve_object)},
+    {"livenessProbe", &api_preserve_object},
+    {"readinessProbe", &api_preserve_object},
+    {"startupProbe", &api_preserve_object},
+    {"lifecycle", &api_preserve_object},
+    {"terminationMessagePath", &api_string, API_VAL},
+    {"terminationMessagePolicy", &api_string, API_VAL},
+    {"imagePullPolicy", &api_string, API_VAL},
+    {"securityContext", &api_preserve_object},
+    {"stdin", &api_bool, API_VAL},
+    {"stdinOnce", &api_bool, API_VAL},
+    {"tty", &api_bool, API_VAL},
+    {"targetContainerName", &api_string, API_VAL},
+    {NULL},
+};
+
+static const struct api_schema container = {.type = API_OBJECT, .props = container_props};
+
+static const struct api_prop scheduling_gate_props[] = {
+    {"name", &api_string, API_REQ | API_ALWAYS},
+    {NULL},
+};
+
+/* KEP-3521: gate names are qualified names and unique (reference kubernetes-api.md 9.3). */
+static void check_scheduling_gates(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *c, *d;
+    long i = 0;
+    (void)s;
+
+    cJSON_ArrayForEach(c, v)
+    {
+        const cJSON *name = get(c, "name");
+        long j = 0;
+        size_t len;
+
+        if (!cJSON_IsString(name)) {
+            i++;
+            continue;
+        }
+        len = api_walk_push(w, NULL, i);
+        {
+            struct strbuf why = STRBUF_INIT;
+            if (labels_check_qualified_name(name->valuestring, &why) < 0)
+                api_walk_error(w, "name", FIELD_INVALID, name, "%s", why.buf);
+            strbuf_release(&why);
+        }
+        cJSON_ArrayForEach(d, v)
+        {
+            const cJSON *dn = get(d, "name");
+            if (j++ >= i)
+                break;
+            if (cJSON_IsString(dn) && !strcmp(dn->valuestring, name->valuestring)) {
+                api_walk_error(w, NULL, FIELD_DUPLICATE, name, NULL);
+                break;
+            }
+        }
+        api_walk_pop(w, len);
+        i++;
+    }
+}
+
+/* A pod may not be created bound to a node while it still has scheduling gates. */
+static void check_pod_spec(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *gates = get(v, "schedulingGates"), *node = get(v, "nodeName");
+    (void)s;
+
+    if (cJSON_IsArray(gates) && cJSON_GetArraySize(gates) > 0 && cJSON_IsString(node) &&
+        *node->valuestring)
+        api_walk_error(w, "nodeName", FIELD_FORBIDDEN, NULL,
+                       "cannot be set until all schedulingGates have been cleared");
+}
+
+static const struct api_prop pod_spec_props[] = {
+    {"volumes", API_ARR(&api_preserve_object)},
+    {"initContainers", API_ARR(&container)},
+    {"containers", API_ARR(&container), API_REQ | API_ALWAYS},
+    {"ephemeralContainers", API_ARR(&api_preserve_object)},
+    {"restartPolicy", API_ENUM("Always", "OnFailure", "Never"), API_VAL},
+    {"terminationGracePeriodSeconds", &api_int64},
+    {"activeDeadlineSeconds", &api_int64},
+    {"dnsPolicy", &api_string, API_VAL},
+    {"nodeSelector", &api_string_map},
+    {"serviceAccountName", &api_string, API_VAL},
+    {"serviceAccount", &api_string, API_VAL},
+    {"automountServiceAccountToken", &api_bool},
+    {"nodeName", &api_string, API_VAL},
+    {"hostNetwork", &api_bool, API_VAL},
+    {"hostPID", &api_bool, API_VAL},
+    {"hostIPC", &api_bool, API_VAL},
+    {"shareProcessNamespace", &api_bool},
+    {"securityContext", &api_preserve_object},
+    {"imagePullSecrets", API_ARR(&api_preserve_object)},
+    {"hostname", &api_string, API_VAL},
+    {"subdomain", &api_string, API_VAL},
+    {"affinity", &api_preserve_object},
+    {"schedulerName", &api_string, API_VAL},
+    {"tolerations", API_ARR(&api_toleration)},
+    {"hostAliases", API_ARR(&api_preserve_object)},
+    {"priorityClassName", &api_string, API_VAL},
+    {"priority", &api_int32},
+    {"dnsConfig", &api_preserve_object},
+    {"readinessGates", API_ARR(&api_preserve_object)},
+    {"runtimeClassName", &api_string},
+    {"enableServiceLinks", &api_bool},
+    {"preemptionPolicy", API_ENUM("Never", "PreemptLowerPriority")},
+    {"overhead", &api_resource_list},
+    {"topologySpreadConstraints", API_ARR(&api_preserve_object)},
+    {"setHostnameAsFQDN", &api_bool},
+    {"os", &api_preserve_object},
+    {"hostUsers", &api_bool},
+    {"schedulingGates",
+     &(const struct api_schema){.type = API_ARRAY,
+                                .items = API_OBJ(scheduling_gate_props),
+                                .check = check_scheduling_gates}},
+    {"resourceClaims", API_ARR(&api_preserve_object)},
+    {"resources", API_OBJ(resource_requirements_props)},
+    {NULL},
+};
+
+static const struct api_prop pod_status_props[] = {
+    {"observedGeneration", &api_int64},
+    {"phase", API_ENUM("Pending", "Running", "Succeeded", "Failed", "Unknown"), API_VAL},
+    {"conditions", API_ARR(&api_preserve_object)},
+    {"message", &api_string, API_VAL},
+    {"reason", &api_string, API_VAL},
+    {"nominatedNodeName", &api_string, API_VAL},
+    {"hostIP", &api_string, API_VAL},
+    {"hostIPs", API_ARR(&api_preserve_object)},
+    {"podIP", &api_string, API_VAL},
+    {"podIPs", API_ARR(&api_preserve_object)},
+    {"startTime", &api_time},
+    {"initContainerStatuses", API_ARR(&api_preserve_object)},
+    {"containerStatuses", API_ARR(&api_preserve_object)},
+    {"qosClass", API_ENUM("Guaranteed", "Burstable", "BestEffort"), API_VAL},
+    {"ephemeralContainerStatuses", API_ARR(&api_preserve_object)},
+    {"resize", &api_string, API_VAL},
+    {"resourceClaimStatuses", API_ARR(&api_preserve_object)},
+    {NULL},
+};
+
+/* ---- ConfigMap ---- */
+
+/* IsConfigMapKey: [-._a-zA-Z0-9]+, at most 253 bytes, not "." or "..". */
+static void check_configmap_keys(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *c;
+    (void)s;
+
+    cJSON_ArrayForEach(c, v)
+    {
+        const char *k = c->string;
+        size_t n = strlen(k);
+        bool ok = n > 0 && n <= 253 && strcmp(k, ".") && strcmp(k, "..");
+        for (const char *p = k; ok && *p; p++)
+            ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                 (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.';
+        if (!ok) {
+            cJSON *key = cJSON_CreateString(k);
+            api_walk_error(w, NULL, FIELD_INVALID, key,
+                           "a valid config key must consist of alphanumeric characters, '-', '_' "
+                           "or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used "
+                           "for validation is '[-._a-zA-Z0-9]+')");
+            cJSON_Delete(key);
+        }
+    }
+}
+
+static const struct api_prop configmap_props[] = {
+    {"data",
+     &(const struct api_schema){
+         .type = API_MAP, .items = &api_string, .check = check_configmap_keys}},
+    {"binaryData",
+     &(const struct api_schema){
+         .type = API_MAP, .items = &api_string, .check = check_configmap_keys}},
+    {"immutable", &api_bool},
+    {NULL},
+};
+
+/* ---- Event ---- */
+
+static const struct api_prop event_source_props[] = {
+    {"component", &api_string, API_VAL},
+    {"host", &api_string, API_VAL},
+    {NULL},
+};
+
+static const struct api_schema micro_time = {.type = API_STRING, .format = "date-time"};
+
+static const struct api_prop event_props[] = {
+    {"involvedObject", &api_object_reference, API_REQ | API_ALWAYS},
+    {"reason", &api_string, API_VAL},
+    {"message", &api_string, API_VAL},
+    {"source", API_OBJ(event_source_props)},
+    {"firstTimestamp", &api_time},
+    {"lastTimestamp", &api_time},
+    {"count", &api_int32, API_VAL},
+    {"type", API_ENUM("Normal", "Warning"), API_VAL},
+    {"eventTime", &micro_time},
+    {"series", &api_preserve_object},
+    {"action", &api_string, API_VAL},
+    {"related", &api_object_reference},
+    {"reportingComponent", &api_string, API_VAL},
+    {"reportingInstance", &api_string, API_VAL},
+    {NULL},
+};
+
+/* ---- Namespace ---- */
+
+static const struct api_prop namespace_spec_props[] = {
+    {"finalizers", &api_string_list},
+    {NULL},
+};
+
+static const struct api_prop namespace_status_props[] = {
+    {"phase", API_ENUM("Active", "Terminating"), API_VAL},
+    {"conditions", API_ARR(&api_preserve_object)},
+    {NULL},
+};
+
+/* ---- Lease ---- */
+
+static const struct api_prop lease_spec_props[] = {
+    {"holderIdentity", &api_string},
+    {"leaseDurationSeconds", &api_int32},
+    {"acquireTime", &micro_time},
+    {"renewTime", &micro_time},
+    {"leaseTransitions", &api_int32},
+    {"strategy", &api_string},
+    {"preferredHolder", &api_string},
+    {NULL},
+};
+
+const struct api_kind api_kind_node = {
+    .group = "",
+    .version = "v1",
+    .kind = "Node",
+    .plural = "nodes",
+    .short_names = (const char *const[]){"no", NULL},
+    .status_subresource = true,
+    .spec = API_OBJ(node_spec_props),
+    .status = API_OBJ(node_status_props),
+};
+
+const struct api_kind api_kind_pod = {
+    .group = "",
+    .version = "v1",
+    .kind = "Pod",
+    .plural = "pods",
+    .short_names = (const char *const[]){"po", NULL},
+    .namespaced = true,
+    .status_subresource = true,
+    .spec = &(const struct api_schema){.type = API_OBJECT,
+                                       .props = pod_spec_props,
+                                       .check = check_pod_spec},
+    .status = API_OBJ(pod_status_props),
+};
+
+const struct api_kind api_kind_configmap = {
+    .group = "",
+    .version = "v1",
+    .kind = "ConfigMap",
+    .plural = "configmaps",
+    .short_names = (const char *const[]){"cm", NULL},
+    .namespaced = true,
+    .extra = configmap_props,
+};
+
+const struct api_kind api_kind_event = {
+    .group = "",
+    .version = "v1",
+    .kind = "Event",
+    .plural = "events",
+    .short_names = (const char *const[]){"ev", NULL},
+    .namespaced = true,
+    .extra = event_props,
+};
+
+const struct api_kind api_kind_namespace = {
+    .group = "",
+    .version = "v1",
+    .kind = "Namespace",
+    .plural = "namespaces",
+    .short_names = (const char *const[]){"ns", NULL},
+    .status_subresource = true,
+    .name_rule = API_NAME_DNS_LABEL,
+    .spec = API_OBJ(namespace_spec_props),
+    .status = API_OBJ(namespace_status_props),
+};
+
+const struct api_kind api_kind_lease = {
+    .group = "coordination.k8s.io",
+    .version = "v1",
+    .kind = "Lease",
+    .plural = "leases",
+    .namespaced = true,
+    .spec = API_OBJ(lease_spec_props),
+};

@@ -1,0 +1,62 @@
+/*
+ * codec internals shared by json.c and yaml.c: error reporting, UTF-8 checks, number
+ * formatting, and a flood-resistant key set for duplicate-key detection. No other directory
+ * includes this header.
+ */
+#ifndef KOORD_CODEC_INT_H
+#define KOORD_CODEC_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/codec.h"
+
+/* Set by the cJSON allocation hook when a checked allocation fails, so a NULL from cJSON can be
+ * told apart from a syntax error. Reset it before the call you want to judge. */
+extern _Thread_local bool codec__oom;
+
+/* Calls cmalloc() and records failure in codec__oom; the cJSON malloc hook. */
+void *codec__malloc(size_t n);
+
+const struct codec_limits *codec__limits(const struct codec_limits *lim);
+
+/* Fills err (if not NULL) with a position and a printf-style message. */
+void codec__set_error(struct codec_error *err, int line, int column, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* 1-based line and column (in characters) of byte offset off in buf[0..len). An offset at or
+ * past the end maps just after the last character, ignoring one trailing newline, so errors "at
+ * end of input" point at the last line that has content. */
+void codec__position(const char *buf, size_t len, size_t off, int *ret_line, int *ret_column);
+
+/* Length of the valid UTF-8 sequence at s[0..len) (1-4), or 0 when it is invalid (overlong,
+ * surrogate, beyond U+10FFFF or truncated). *ret_cp gets the code point. */
+size_t codec__utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp);
+
+/* Writes a short, quoted, escaped preview of s[0..len) into dst (for error messages): at most
+ * about 60 characters of s, then "...". */
+void codec__preview(char *dst, size_t size, const char *s, size_t len);
+
+/* Offset of the first invalid UTF-8 byte in s[0..len), or len when all of it is valid. */
+size_t codec__utf8_check(const char *s, size_t len);
+
+/* Writes d as JSON/YAML number text (see json_print()) into buf, NUL-terminated; returns the
+ * length. Non-finite values give "null". */
+#define CODEC_NUMBER_MAX 32
+size_t codec__format_number(double d, char buf[CODEC_NUMBER_MAX]);
+
+/* A set of borrowed NUL-terminated strings, hashed with SipHash under a per-process random key so
+ * untrusted keys cannot force collisions. Zero-initialise; release with codec__keyset_release(). */
+struct codec_keyset {
+    struct codec_keyset_slot *slots;
+    size_t cap; /* power of two, or 0 */
+    size_t n;
+};
+
+/* Adds key (borrowed: it must outlive the set). Returns 0 if added, 1 if already present,
+ * -ENOMEM. */
+int codec__keyset_add(struct codec_keyset *ks, const char *key);
+void codec__keyset_release(struct codec_keyset *ks);
+
+#endif

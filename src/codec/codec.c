@@ -1,0 +1,411 @@
+/*
+ * codec plumbing shared by the JSON and YAML halves: the cJSON allocation hook that routes cJSON
+ * through the checked allocator, default limits, error positions, UTF-8 validation, number
+ * formatting that reads back exactly, the duplicate-key set, and file reading with a bound.
+ */
+#include "codec/codec.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "base/strbuf.h"
+#include "codec/codec-int.h"
+
+const struct codec_limits codec_default_limits = {
+    .max_bytes = 32u << 20,
+    .max_depth = 100,
+    .max_nodes = 4u << 20,
+    .max_docs = 10000,
+};
+
+_Thread_local bool codec__oom;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static uint64_t hash_key[2];
+
+void *codec__malloc(size_t n)
+{
+    void *p = cmalloc(n);
+
+    if (!p)
+        codec__oom = true;
+    return p;
+}
+
+static void init_once_fn(void)
+{
+    cJSON_Hooks hooks = {.malloc_fn = codec__malloc, .free_fn = free};
+
+    cJSON_InitHooks(&hooks);
+    /* The key only has to be unpredictable to whoever sends the input; fall back to weaker
+     * entropy rather than fail if getrandom() is unavailable. */
+    if (getrandom(hash_key, sizeof(hash_key), GRND_NONBLOCK) != (ssize_t)sizeof(hash_key)) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        hash_key[0] = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)ts.tv_sec;
+        hash_key[1] = (uint64_t)(uintptr_t)&ts ^ ((uint64_t)getpid() << 32);
+    }
+}
+
+void codec_init(void)
+{
+    CHECK(pthread_once(&init_once, init_once_fn) == 0);
+}
+
+const struct codec_limits *codec__limits(const struct codec_limits *lim)
+{
+    return lim ? lim : &codec_default_limits;
+}
+
+void codec__set_error(struct codec_error *err, int line, int column, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err)
+        return;
+    err->line = line;
+    err->column = column;
+    va_start(ap, fmt);
+    (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+}
+
+void codec__position(const char *buf, size_t len, size_t off, int *ret_line, int *ret_column)
+{
+    int line = 1, column = 1;
+    size_t i;
+
+    if (off >= len) {
+        off = len;
+        if (len && buf[len - 1] == '\n')
+            off = len - 1;
+    }
+    for (i = 0; i < off; i++) {
+        unsigned char c = (unsigned char)buf[i];
+
+        if (c == '\n') {
+            line++;
+            column = 1;
+        } else if ((c & 0xc0) != 0x80 && line < INT32_MAX && column < INT32_MAX) {
+            column++;
+        }
+    }
+    *ret_line = line;
+    *ret_column = column;
+}
+
+void codec__preview(char *dst, size_t size, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    struct strbuf sb = STRBUF_INIT;
+    size_t i, shown = 0;
+
+    strbuf_addch(&sb, '"');
+    for (i = 0; i < len && shown < 60; shown++) {
+        unsigned char c = (unsigned char)s[i];
+        uint32_t cp;
+        size_t n;
+
+        if (c == '"' || c == '\\') {
+            strbuf_addch(&sb, '\\');
+            strbuf_addch(&sb, (char)c);
+            i++;
+        } else if (c >= 0x20 && c < 0x7f) {
+            strbuf_addch(&sb, (char)c);
+            i++;
+        } else if (c >= 0x80 && (n = codec__utf8_decode((const unsigned char *)s + i, len - i,
+                                                        &cp)) > 0 &&
+                   cp >= 0xa0) {
+            strbuf_add(&sb, s + i, n);
+            i += n;
+        } else {
+            strbuf_addstr(&sb, "\\x");
+            strbuf_addch(&sb, hex[c >> 4]);
+            strbuf_addch(&sb, hex[c & 15]);
+            i++;
+        }
+    }
+    strbuf_addch(&sb, '"');
+    if (i < len)
+        strbuf_addstr(&sb, "...");
+    (void)snprintf(dst, size, "%s", sb.buf);
+    strbuf_release(&sb);
+}
+
+size_t codec__utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp)
+{
+    uint32_t cp;
+    size_t n, i;
+
+    if (!len)
+        return 0;
+    if (s[0] < 0x80) {
+        *ret_cp = s[0];
+        return 1;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        n = 2;
+        cp = s[0] & 0x1f;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        n = 3;
+        cp = s[0] & 0x0f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        n = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    if (len < n)
+        return 0;
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8. */
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    *ret_cp = cp;
+    return n;
+}
+
+size_t codec__utf8_check(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+
+    while (i < len) {
+        uint32_t cp;
+        size_t n;
+
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        n = codec__utf8_decode(p + i, len - i, &cp);
+        if (!n)
+            return i;
+        i += n;
+    }
+    return len;
+}
+
+size_t codec__format_number(double d, char buf[CODEC_NUMBER_MAX])
+{
+    int prec, n = 0;
+
+    if (!isfinite(d)) {
+        memcpy(buf, "null", 5);
+        return 4;
+    }
+    /* Integral values up to 2^53 are exact in a double: print them as integers, never with an
+     * exponent, so counters and sizes look the way Kubernetes clients expect. */
+    if (fabs(d) <= 9007199254740992.0 && d == trunc(d)) {
+        char tmp[24];
+        int64_t v = (int64_t)d;
+        uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        size_t i = sizeof(tmp), len;
+
+        do {
+            tmp[--i] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        if (v < 0)
+            tmp[--i] = '-';
+        len = sizeof(tmp) - i;
+        memcpy(buf, tmp + i, len);
+        buf[len] = '\0';
+        return len;
+    }
+    for (prec = 15; prec <= 17; prec++) {
+        n = snprintf(buf, CODEC_NUMBER_MAX, "%.*g", prec, d);
+        CHECK(n > 0 && n < CODEC_NUMBER_MAX);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    return (size_t)n;
+}
+
+/* SipHash-1-3 (Aumasson and Bernstein): a keyed hash, so an attacker who does not know the key
+ * cannot make many keys share a bucket. */
+static uint64_t rotl64(uint64_t x, int b)
+{
+    return (x << b) | (x >> (64 - b));
+}
+
+#define SIPROUND                                                                                   \
+    do {                                                                                           \
+        v0 += v1;                                                                                  \
+        v1 = rotl64(v1, 13);                                                                       \
+        v1 ^= v0;                                                                                  \
+        v0 = rotl64(v0, 32);                                                                       \
+        v2 += v3;                                                                                  \
+        v3 = rotl64(v3, 16);                                                                       \
+        v3 ^= v2;                                                                                  \
+        v0 += v3;                                                                                  \
+        v3 = rotl64(v3, 21);                                                                       \
+        v3 ^= v0;                                                                                  \
+        v2 += v1;                                                                                  \
+        v1 = rotl64(v1, 17);                                                                       \
+        v1 ^= v2;                                                                                  \
+        v2 = rotl64(v2, 32);                                                                       \
+    } while (0)
+
+static uint64_t siphash13(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t v0 = hash_key[0] ^ 0x736f6d6570736575u;
+    uint64_t v1 = hash_key[1] ^ 0x646f72616e646f6du;
+    uint64_t v2 = hash_key[0] ^ 0x6c7967656e657261u;
+    uint64_t v3 = hash_key[1] ^ 0x7465646279746573u;
+    uint64_t m, b = (uint64_t)len << 56;
+    size_t i, tail = len & 7;
+
+    for (i = 0; i + 8 <= len; i += 8) {
+        int k;
+
+        m = 0;
+        for (k = 7; k >= 0; k--)
+            m = m << 8 | p[i + (size_t)k];
+        v3 ^= m;
+        SIPROUND;
+        v0 ^= m;
+    }
+    for (; tail; tail--)
+        b |= (uint64_t)p[i + tail - 1] << (8 * (tail - 1));
+    v3 ^= b;
+    SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    SIPROUND;
+    SIPROUND;
+    SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+struct codec_keyset_slot {
+    const char *key; /* NULL: empty */
+    uint64_t hash;
+};
+
+static int keyset_grow(struct codec_keyset *ks)
+{
+    size_t cap = ks->cap ? ks->cap * 2 : 16, i;
+    struct codec_keyset_slot *slots;
+
+    slots = ccalloc(cap, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (i = 0; i < ks->cap; i++) {
+        size_t j;
+
+        if (!ks->slots[i].key)
+            continue;
+        for (j = ks->slots[i].hash & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+            ;
+        slots[j] = ks->slots[i];
+    }
+    free(ks->slots);
+    ks->slots = slots;
+    ks->cap = cap;
+    return 0;
+}
+
+int codec__keyset_add(struct codec_keyset *ks, const char *key)
+{
+    size_t len = strlen(key), j;
+    uint64_t h;
+    int r;
+
+    if ((ks->n + 1) * 2 > ks->cap) {
+        r = keyset_grow(ks);
+        if (r < 0)
+            return r;
+    }
+    h = siphash13(key, len);
+    for (j = h & (ks->cap - 1); ks->slots[j].key; j = (j + 1) & (ks->cap - 1)) {
+        if (ks->slots[j].hash == h && strcmp(ks->slots[j].key, key) == 0)
+            return 1;
+    }
+    ks->slots[j].key = key;
+    ks->slots[j].hash = h;
+    ks->n++;
+    return 0;
+}
+
+void codec__keyset_release(struct codec_keyset *ks)
+{
+    FREE_AND_NULL(ks->slots);
+    ks->cap = 0;
+    ks->n = 0;
+}
+
+int codec_read_file(const char *path, size_t max_bytes, struct strbuf *out)
+{
+    size_t start = out->len, total = 0;
+    bool close_fd = false;
+    struct stat st;
+    int fd = STDIN_FILENO, r;
+
+    if (strcmp(path, "-") != 0) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        close_fd = true;
+    }
+    if (fstat(fd, &st) < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        r = -EISDIR;
+        goto out;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0)
+        strbuf_grow(out, (size_t)st.st_size < max_bytes ? (size_t)st.st_size + 1 : max_bytes + 1);
+    for (;;) {
+        size_t want;
+        ssize_t n;
+
+        strbuf_grow(out, 4096);
+        want = out->alloc - out->len - 1;
+        /* Read one byte past the bound so "exactly max_bytes" and "more" can be told apart. */
+        if (max_bytes - total < want)
+            want = max_bytes - total + 1;
+        n = read(fd, out->buf + out->len, want);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+            goto out;
+        }
+        if (n == 0)
+            break;
+        out->len += (size_t)n;
+        out->buf[out->len] = '\0';
+        total += (size_t)n;
+        if (total > max_bytes) {
+            r = -E2BIG;
+            goto out;
+        }
+    }
+    r = 0;
+out:
+    if (r < 0)
+        strbuf_setlen(out, start);
+    if (close_fd)
+        (void)close(fd);
+    return r;
+}

@@ -1,0 +1,161 @@
+/*
+ * codec: bytes <-> cJSON trees. JSON goes through cJSON, YAML through libfyaml's event parser
+ * and is converted to the same cJSON trees, so the rest of koord only ever sees cJSON. Both
+ * decoders take untrusted input (request bodies, manifests, kubeconfigs) and enforce the limits
+ * in struct codec_limits before memory or stack can grow with the input.
+ *
+ * The YAML typing follows sigs.k8s.io/yaml (go-yaml v2 underneath, YAML 1.1 flavoured), the
+ * library kubectl and the apiserver use to turn manifests into JSON, so a manifest means the
+ * same thing to koord as to kubectl.
+ *
+ * Thread safety: every function may run concurrently on different data once codec_init() ran.
+ * cJSON itself keeps its last error position in a global, which these functions never read.
+ */
+#ifndef KOORD_CODEC_H
+#define KOORD_CODEC_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+struct strbuf;
+
+/* Bounds on one decode. A field of 0 means "no input is allowed to need any of this", so start
+ * from codec_default_limits and tighten fields instead of zero-initialising. */
+struct codec_limits {
+    size_t max_bytes; /* input length */
+    int max_depth;    /* nested containers: "[]" is depth 1, a bare scalar depth 0 */
+    size_t max_nodes; /* cJSON items in the result (YAML: summed over the stream, aliases
+                       * counted at their expanded size) */
+    size_t max_docs;  /* YAML documents in a stream, empty ones included */
+};
+
+/*
+ * 32 MiB: ten times the apiserver's 3 MiB request body limit, so a large manifest bundle or a
+ * big List fits, while a hostile body is refused before it is parsed.
+ * Depth 100: Kubernetes objects nest far less (the deepest CRD schemas about 40 levels), and
+ * cJSON parses, prints, compares and frees recursively, so depth is what protects the stack.
+ * 4M nodes: a cJSON item costs about 80 bytes with malloc overhead, so this caps one decode near
+ * 320 MiB even when the bytes are dense ("[0,0,0,...]") or aliases expand them.
+ * 10000 documents: bundles hold hundreds of objects; every document has a fixed cost.
+ */
+extern const struct codec_limits codec_default_limits;
+
+/* Where and why a decode failed. line/column are 1-based (columns count characters), 0 when
+ * unknown. msg is lower-case, NUL-terminated and quotes offending input. */
+struct codec_error {
+    int line;
+    int column;
+    char msg[256];
+};
+
+/*
+ * Installs cJSON hooks so every cJSON allocation goes through the checked allocator
+ * (cmalloc/free), which makes allocation failures injectable in tests and lets the decoders tell
+ * -ENOMEM from syntax errors. Also seeds the hash used for duplicate-key detection. Idempotent and
+ * thread-safe; call it once at program start (the decoders call it too, to be safe).
+ */
+void codec_init(void);
+
+/*
+ * Parses exactly one JSON value from buf[0..len) (no NUL needed; trailing bytes other than JSON
+ * whitespace are an error). lim NULL means codec_default_limits; err may be NULL.
+ *
+ * Stricter than cJSON alone, as the input is untrusted and the result must print back the same:
+ * strict RFC 8259 numbers (no "01", "1.", "+1"; at most 63 characters, cJSON's own bound),
+ * finite numbers only, strings must be valid UTF-8 without raw control characters, unpaired
+ * surrogates or "\u0000", and duplicate keys in one object are an error (as kubectl's strict
+ * decoding reports them; Go would keep the last value, cJSON lookups the first).
+ * Integers beyond +-2^53 lose precision (cJSON stores doubles); Kubernetes carries such values as
+ * strings (quantities).
+ *
+ * The depth and node limits are checked by a pre-scan of the bytes before cJSON recurses, so deep
+ * nesting cannot exhaust the stack. Note cJSON refuses nesting beyond 1000 on its own, as a
+ * syntax error.
+ *
+ * On success *ret takes a new tree (cJSON_Delete() it) and 0 is returned. Errors leave *ret
+ * untouched: -EINVAL (malformed; err has line, column and reason), -E2BIG (a limit is exceeded;
+ * err says which), -ENOMEM.
+ */
+int json_parse(const char *buf, size_t len, const struct codec_limits *lim, cJSON **ret,
+               struct codec_error *err);
+
+/*
+ * Appends v as compact JSON (cJSON_PrintUnformatted layout: no whitespace) to out. Numbers that
+ * are integral and within +-2^53 print as plain integers; others print in the shortest of %.15g,
+ * %.16g, %.17g that reads back to the same double; non-finite numbers print as null, as cJSON
+ * does. Keys print in tree order. Returns 0; out grows through strbuf, which aborts on OOM, so
+ * -ENOMEM is never returned today but callers should still check r < 0.
+ */
+int json_print(const cJSON *v, struct strbuf *out);
+
+/*
+ * Like json_print() but indented the way kubectl -o json prints (Go's json.MarshalIndent with a
+ * four-space indent: one member per line, "key": value, empty containers as {} and []). No
+ * trailing newline.
+ */
+int json_print_pretty(const cJSON *v, struct strbuf *out);
+
+/*
+ * Parses a YAML stream of documents separated by "---" (JSON is valid YAML, so JSON input works
+ * too) into one cJSON tree per document. lim NULL means codec_default_limits; err may be NULL.
+ *
+ * Documents whose content is null (empty, comment-only, a trailing "---", or a plain "null"/"~")
+ * are skipped, as kubectl's resource builder does.
+ *
+ * Scalar typing follows sigs.k8s.io/yaml (go-yaml v2 resolve.go, YAML 1.1 rules):
+ *  - plain y/Y/yes/Yes/YES/true/True/TRUE/on/On/ON are true; n/N/no/No/NO/false/False/FALSE/
+ *    off/Off/OFF are false (yes, "y" and "on" too: that is what kubectl does);
+ *  - plain ""/~/null/Null/NULL are null;
+ *  - plain integers after removing "_": decimal, 0x hex, 0o or leading-0 octal ("0755" is 493),
+ *    0b binary, with optional sign; then floats matching [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)
+ *    ([eE][-+]?[0-9]+)? (so "08" is 8 and "1e3" is 1000); integers beyond int64 become doubles;
+ *  - .inf/.nan and their spellings are an error (JSON cannot hold them);
+ *  - everything else, and every quoted or block scalar, is a string (timestamps stay strings);
+ *  - the tags !!str, !!int, !!float, !!bool, !!null, !!timestamp convert or fail as go-yaml does
+ *    (!!int "5" is 5, !!int abc is an error); !!binary is refused; other tags are ignored
+ *    (scalars with unknown tags stay strings).
+ * Mapping keys must be scalars and become strings: integers in decimal ("0x10: a" has key "16"),
+ * floats in Go's shortest float32 form, booleans as "true"/"false" (so a plain "on:" key is
+ * "true"), strings as they are; null and over-int64 keys are an error, as in sigs.k8s.io/yaml.
+ * Duplicate keys in one mapping (compared after this conversion) are an error, as
+ * sigs.k8s.io/yaml's strict mode reports them.
+ * Anchors and aliases are resolved; an alias counts its full expanded size against max_nodes and
+ * its expanded depth against max_depth, so "billion laughs" inputs fail fast with -E2BIG. Merge
+ * keys ("<<: *base" or "<<: [*a, *b]") copy the keys that the mapping does not set itself, earlier
+ * sources winning, per the YAML merge-key spec (go-yaml v2's strict mode instead errors when a
+ * merged key is overridden, which makes merges useless).
+ * Strings containing NUL and input that is not valid UTF-8 are an error.
+ *
+ * On success *ret_docs takes an array of *ret_n trees (NULL when 0; free with
+ * codec_docs_free()) and 0 is returned. Errors leave the outputs untouched: -EINVAL with
+ * err line/column/msg (libfyaml's diagnostics are captured, never printed), -E2BIG, -ENOMEM.
+ */
+int yaml_parse_stream(const char *buf, size_t len, const struct codec_limits *lim,
+                      cJSON ***ret_docs, size_t *ret_n, struct codec_error *err);
+
+/* Frees what yaml_parse_stream() returned; accepts NULL. */
+void codec_docs_free(cJSON **docs, size_t n);
+
+/*
+ * Appends doc as one block-style YAML document (no "---"), the way kubectl -o yaml writes it:
+ * 2-space indent, sequences under a key written "- " at the key's indentation, mappings inside
+ * sequences starting on the "- " line, empty containers as {} and [], keys in tree order.
+ * Strings are quoted only when needed to read back as the same string: double quotes when they
+ * would resolve to another type ("true", "123", "1.5", "null", "") or need escapes, single quotes
+ * when they clash with YAML syntax (": ", " #", leading indicators or spaces); multi-line strings
+ * become literal blocks ("|", "|-", "|+") when that is exact, else double-quoted. Numbers print as
+ * json_print() does. Output parses back with yaml_parse_stream() to an equal tree, except that a
+ * null document is skipped there. Invalid UTF-8 in strings is written as U+FFFD. Returns 0;
+ * -ENOMEM is reserved as for json_print().
+ */
+int yaml_emit(const cJSON *doc, struct strbuf *out);
+
+/*
+ * Appends the whole file at path (standard input for "-") to out, reading at most max_bytes.
+ * Returns 0, -E2BIG if the file is longer than max_bytes, or -errno from open/read (-ENOENT,
+ * -EISDIR, ...). On error out is left as it was.
+ */
+int codec_read_file(const char *path, size_t max_bytes, struct strbuf *out);
+
+#endif

@@ -1,0 +1,531 @@
+/*
+ * Parsing slo-controller-config keys into pre-merged cluster and node strategies
+ * (manager-behaviour.md 1.3-1.5) and selecting a node's strategy (1.6). Merges are the api
+ * module's MergeCfg overlay, driven by the same field tables as the NodeSLO CRD.
+ */
+#include "slo/slo.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/labels.h"
+#include "api/schema.h"
+#include "base/base.h"
+#include "codec/codec.h"
+#include "slo/slo-int.h"
+
+void slo_events_release(struct slo_events *ev)
+{
+    for (size_t i = 0; i < ev->n; i++) {
+        free(ev->v[i].key);
+        free(ev->v[i].reason);
+        free(ev->v[i].message);
+    }
+    free(ev->v);
+    ev->v = NULL;
+    ev->n = 0;
+}
+
+__attribute__((format(printf, 4, 5))) static void event_add(struct slo_events *ev,
+                                                            const char *key, const char *reason,
+                                                            const char *fmt, ...)
+{
+    struct strbuf msg = STRBUF_INIT;
+    va_list ap;
+
+    if (!ev)
+        return;
+    va_start(ap, fmt);
+    strbuf_vaddf(&msg, fmt, ap);
+    va_end(ap);
+    ev->v = xrealloc(ev->v, (ev->n + 1) * sizeof(*ev->v));
+    ev->v[ev->n].key = xstrdup(key);
+    ev->v[ev->n].reason = reason ? xstrdup(reason) : NULL;
+    ev->v[ev->n].message = strbuf_detach(&msg, NULL);
+    ev->n++;
+}
+
+static const char colocation_default_json[] =
+    "{\"enable\":false,\"metricAggregateDurationSeconds\":300,\"metricReportIntervalSeconds\":60,"
+    "\"metricAggregatePolicy\":{\"durations\":[\"5m0s\",\"10m0s\",\"30m0s\"]},"
+    "\"metricMemoryCollectPolicy\":\"usageWithoutPageCache\",\"cpuReclaimThresholdPercent\":60,"
+    "\"cpuCalculatePolicy\":\"usage\",\"memoryReclaimThresholdPercent\":65,"
+    "\"memoryCalculatePolicy\":\"usage\",\"degradeTimeMinutes\":15,"
+    "\"updateTimeThresholdSeconds\":300,\"resourceDiffThreshold\":0.1,"
+    "\"midCPUThresholdPercent\":100,\"midMemoryThresholdPercent\":100,"
+    "\"midUnallocatedPercent\":0,\"midStaticCPUReservedPercent\":0,"
+    "\"midStaticMemoryReservedPercent\":0}";
+
+/* The strategy keys of NodeSLO, in the order upstream processes them. */
+const struct slo_key_desc slo_strategy_keys[SLO_NSTRATEGY] = {
+    [SLO_THRESHOLD] = {SLO_KEY_THRESHOLD, "ThresholdCfg", &api_resource_threshold_strategy,
+                       "{\"enable\":false,\"cpuSuppressThresholdPercent\":65,"
+                       "\"cpuSuppressPolicy\":\"cpuset\",\"memoryEvictThresholdPercent\":70,"
+                       "\"cpuEvictPolicy\":\"evictByRealLimit\"}"},
+    [SLO_QOS] = {SLO_KEY_QOS, "ResourceQOSCfg", &api_resource_qos_strategy, "{}"},
+    [SLO_CPU_BURST] = {SLO_KEY_CPU_BURST, "CPUBurstCfg", &api_cpu_burst_strategy,
+                       "{\"policy\":\"none\",\"cpuBurstPercent\":1000,"
+                       "\"cfsQuotaBurstPercent\":300,\"cfsQuotaBurstPeriodSeconds\":-1,"
+                       "\"sharePoolThresholdPercent\":50}"},
+    [SLO_SYSTEM] = {SLO_KEY_SYSTEM, "SystemCfg", &api_system_strategy,
+                    "{\"totalNetworkBandwidth\":\"0\"}"},
+};
+
+static cJSON *parse_const(const char *json)
+{
+    cJSON *v = cJSON_Parse(json);
+    CHECK(v); /* compile-time constants */
+    return v;
+}
+
+static void entries_free(struct slo_entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(e[i].name);
+        label_selector_free(e[i].sel);
+        cJSON_Delete(e[i].strategy);
+    }
+    free(e);
+}
+
+static void keycfg_release(struct slo_keycfg *k)
+{
+    cJSON_Delete(k->cluster);
+    entries_free(k->nodes, k->n);
+    k->cluster = NULL;
+    k->nodes = NULL;
+    k->n = 0;
+}
+
+struct slo_config *slo_config_new(void)
+{
+    struct slo_config *cfg = xcalloc(1, sizeof(*cfg));
+
+    for (int i = 0; i < SLO_NSTRATEGY; i++)
+        cfg->keys[i].cluster = parse_const(slo_strategy_keys[i].dflt);
+    cfg->colocation.cluster = parse_const(colocation_default_json);
+    cfg->host_apps.cluster = cJSON_CreateArray();
+    CHECK(cfg->host_apps.cluster);
+    return cfg;
+}
+
+void slo_config_free(struct slo_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (int i = 0; i < SLO_NSTRATEGY; i++)
+        keycfg_release(&cfg->keys[i]);
+    keycfg_release(&cfg->colocation);
+    keycfg_release(&cfg->host_apps);
+    free(cfg);
+}
+
+/* Go's json.Unmarshal error for a type mismatch, close enough to name the field. */
+static int type_check(const struct api_schema *s, const cJSON *v, const char *path,
+                      struct strbuf *why)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    int r = 0;
+
+    api_validate(s, v, path, API_V_TYPES, &errs);
+    if (field_errors_count(&errs)) {
+        field_error_format(&errs.v[0], why);
+        r = -EINVAL;
+    }
+    field_errors_release(&errs);
+    return r;
+}
+
+/* Parses a node entry's name and selector; a missing or unparsable selector matches nothing. */
+static int entry_init(struct slo_entry *e, const cJSON *entry, const char *path, struct strbuf *why)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(entry, "name");
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(entry, "nodeSelector");
+    struct strbuf err = STRBUF_INIT;
+    char p[64];
+
+    if (name && !cJSON_IsNull(name) && !cJSON_IsString(name)) {
+        strbuf_addf(why, "%s.name: must be a string", path);
+        return -EINVAL;
+    }
+    (void)snprintf(p, sizeof(p), "%s.nodeSelector", path);
+    if (type_check(&api_label_selector, sel, p, why) < 0)
+        return -EINVAL;
+    e->name = xstrdup(cJSON_IsString(name) ? name->valuestring : "");
+    e->sel = NULL;
+    if (cJSON_IsObject(sel) && label_selector_from_json(sel, &e->sel, &err) < 0)
+        e->sel = NULL; /* upstream skips a selector that fails to parse */
+    strbuf_release(&err);
+    return 0;
+}
+
+/* Decodes one strategy key: {clusterStrategy, nodeStrategies[]}. -EINVAL with why on a decode
+ * error (the caller keeps the old value), -ENOMEM. */
+static int parse_strategy_key(const struct slo_key_desc *d, const char *text,
+                              struct slo_keycfg *out, struct strbuf *why)
+{
+    struct codec_error cerr = {0};
+    cJSON *doc = NULL, *cluster = NULL;
+    const cJSON *cs, *ns, *c;
+    int r, i = 0;
+
+    r = json_parse(text, strlen(text), NULL, &doc, &cerr);
+    if (r < 0) {
+        if (r != -ENOMEM)
+            strbuf_addf(why, "%s", cerr.msg);
+        return r;
+    }
+    r = -EINVAL;
+    if (!cJSON_IsObject(doc)) {
+        strbuf_addstr(why, "json: cannot unmarshal a non-object into the configuration");
+        goto out;
+    }
+    cs = cJSON_GetObjectItemCaseSensitive(doc, "clusterStrategy");
+    ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeStrategies");
+    if (type_check(d->strategy, cs, "clusterStrategy", why) < 0)
+        goto out;
+    if (ns && !cJSON_IsNull(ns) && !cJSON_IsArray(ns)) {
+        strbuf_addstr(why, "nodeStrategies: must be an array");
+        goto out;
+    }
+    cJSON_ArrayForEach(c, ns)
+    {
+        char p[64];
+        (void)snprintf(p, sizeof(p), "nodeStrategies[%d]", i++);
+        if (!cJSON_IsObject(c)) {
+            strbuf_addf(why, "%s: must be an object", p);
+            goto out;
+        }
+        if (type_check(d->strategy, c, p, why) < 0)
+            goto out;
+    }
+    cluster = parse_const(d->dflt);
+    r = api_overlay(d->strategy, &cluster, cs);
+    if (r < 0)
+        goto out;
+    keycfg_release(out);
+    out->cluster = cluster;
+    cluster = NULL;
+    out->n = (size_t)(ns ? cJSON_GetArraySize(ns) : 0);
+    out->nodes = xcalloc(out->n ? out->n : 1, sizeof(*out->nodes));
+    i = 0;
+    cJSON_ArrayForEach(c, ns)
+    {
+        struct slo_entry *e = &out->nodes[i++];
+        (void)entry_init(e, c, "nodeStrategies", why);
+        e->strategy = cJSON_Duplicate(out->cluster, true);
+        if (!e->strategy || (r = api_overlay(d->strategy, &e->strategy, c)) < 0) {
+            r = -ENOMEM;
+            goto out;
+        }
+    }
+    r = 0;
+out:
+    cJSON_Delete(cluster);
+    cJSON_Delete(doc);
+    return r;
+}
+
+bool slo_colocation_is_valid(const cJSON *s)
+{
+    static const struct {
+        const char *key;
+        double min;
+        bool excl;
+        double max;
+    } rules[] = {
+        {"metricAggregateDurationSeconds", 0, true, 1e300},
+        {"metricReportIntervalSeconds", 0, true, 1e300},
+        {"cpuReclaimThresholdPercent", 0, false, 1e300},
+        {"memoryReclaimThresholdPercent", 0, false, 1e300},
+        {"midStaticCPUReservedPercent", 0, false, 1e300},
+        {"midStaticMemoryReservedPercent", 0, false, 1e300},
+        {"degradeTimeMinutes", 0, true, 1e300},
+        {"updateTimeThresholdSeconds", 0, true, 1e300},
+        {"resourceDiffThreshold", 0, true, 1e300},
+        {"midCPUThresholdPercent", 0, false, 100},
+        {"midMemoryThresholdPercent", 0, false, 100},
+        {"midUnallocatedPercent", 0, false, 100},
+        {"batchCPUThresholdPercent", 0, false, 1e300},
+        {"batchMemoryThresholdPercent", 0, false, 1e300},
+    };
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(s, "metricMemoryCollectPolicy");
+
+    for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, rules[i].key);
+        if (!cJSON_IsNumber(v))
+            continue;
+        if (rules[i].excl ? !(v->valuedouble > rules[i].min) : v->valuedouble < rules[i].min)
+            return false;
+        if (v->valuedouble > rules[i].max)
+            return false;
+    }
+    return !(cJSON_IsString(mp) && !*mp->valuestring);
+}
+
+/* colocation-config: ColocationStrategy inline + nodeConfigs[] (1.5). */
+static int parse_colocation(const char *text, struct slo_keycfg *out, struct strbuf *why,
+                            bool *ret_invalid)
+{
+    struct codec_error cerr = {0};
+    cJSON *doc = NULL, *cluster = NULL;
+    const cJSON *ns, *c;
+    int r, i = 0;
+
+    *ret_invalid = false;
+    r = json_parse(text, strlen(text), NULL, &doc, &cerr);
+    if (r < 0) {
+        if (r != -ENOMEM)
+            strbuf_addf(why, "%s", cerr.msg);
+        return r;
+    }
+    r = -EINVAL;
+    if (!cJSON_IsObject(doc)) {
+        strbuf_addstr(why, "json: cannot unmarshal a non-object into ColocationCfg");
+        goto out;
+    }
+    if (type_check(&slo_colocation_strategy, doc, "", why) < 0)
+        goto out;
+    ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeConfigs");
+    if (ns && !cJSON_IsNull(ns) && !cJSON_IsArray(ns)) {
+        strbuf_addstr(why, "nodeConfigs: must be an array");
+        goto out;
+    }
+    cJSON_ArrayForEach(c, ns)
+    {
+        char p[64];
+        (void)snprintf(p, sizeof(p), "nodeConfigs[%d]", i++);
+        if (!cJSON_IsObject(c) || type_check(&slo_colocation_strategy, c, p, why) < 0) {
+            if (!why->len)
+                strbuf_addf(why, "%s: must be an object", p);
+            goto out;
+        }
+    }
+    cluster = parse_const(colocation_default_json);
+    r = api_overlay(&slo_colocation_strategy, &cluster, doc);
+    if (r < 0)
+        goto out;
+    if (!slo_colocation_is_valid(cluster)) {
+        /* Upstream logs and keeps the old config; no Event. */
+        *ret_invalid = true;
+        strbuf_addstr(why, "invalid cluster colocation strategy");
+        r = -EINVAL;
+        goto out;
+    }
+    keycfg_release(out);
+    out->cluster = cluster;
+    cluster = NULL;
+    out->n = (size_t)(ns ? cJSON_GetArraySize(ns) : 0);
+    out->nodes = xcalloc(out->n ? out->n : 1, sizeof(*out->nodes));
+    i = 0;
+    cJSON_ArrayForEach(c, ns)
+    {
+        struct slo_entry *e = &out->nodes[i++];
+        (void)entry_init(e, c, "nodeConfigs", why);
+        /* Only entries with matchLabels count for colocation (Appendix A). */
+        if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(c, "nodeSelector"), "matchLabels"))) {
+            label_selector_free(e->sel);
+            e->sel = NULL;
+        }
+        e->strategy = cJSON_Duplicate(out->cluster, true);
+        if (!e->strategy || api_overlay(&slo_colocation_strategy, &e->strategy, c) < 0) {
+            r = -ENOMEM;
+            goto out;
+        }
+        if (!slo_colocation_is_valid(e->strategy)) {
+            cJSON_Delete(e->strategy);
+            e->strategy = cJSON_Duplicate(out->cluster, true);
+            if (!e->strategy) {
+                r = -ENOMEM;
+                goto out;
+            }
+        }
+    }
+    r = 0;
+out:
+    cJSON_Delete(cluster);
+    cJSON_Delete(doc);
+    return r;
+}
+
+/* host-application-config: taken verbatim (no defaults, no merge). */
+static int parse_host_apps(const char *text, struct slo_keycfg *out, struct strbuf *why)
+{
+    struct codec_error cerr = {0};
+    const struct api_schema apps = {.type = API_ARRAY, .items = &api_host_application_spec};
+    cJSON *doc = NULL;
+    const cJSON *a, *ns, *c;
+    int r, i = 0;
+
+    r = json_parse(text, strlen(text), NULL, &doc, &cerr);
+    if (r < 0) {
+        if (r != -ENOMEM)
+            strbuf_addf(why, "%s", cerr.msg);
+        return r;
+    }
+    r = -EINVAL;
+    a = cJSON_GetObjectItemCaseSensitive(doc, "applications");
+    ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeConfigs");
+    if (!cJSON_IsObject(doc) || type_check(&apps, a, "applications", why) < 0 ||
+        (ns && !cJSON_IsNull(ns) && !cJSON_IsArray(ns))) {
+        if (!why->len)
+            strbuf_addstr(why, "json: cannot unmarshal into HostApplicationCfg");
+        goto out;
+    }
+    cJSON_ArrayForEach(c, ns)
+    {
+        if (type_check(&apps, cJSON_GetObjectItemCaseSensitive(c, "applications"),
+                       "nodeConfigs.applications", why) < 0)
+            goto out;
+    }
+    keycfg_release(out);
+    out->cluster = cJSON_IsArray(a) ? cJSON_Duplicate(a, true) : cJSON_CreateArray();
+    out->n = (size_t)(ns ? cJSON_GetArraySize(ns) : 0);
+    out->nodes = xcalloc(out->n ? out->n : 1, sizeof(*out->nodes));
+    cJSON_ArrayForEach(c, ns)
+    {
+        struct slo_entry *e = &out->nodes[i++];
+        const cJSON *na = cJSON_GetObjectItemCaseSensitive(c, "applications");
+        (void)entry_init(e, c, "nodeConfigs", why);
+        e->strategy = cJSON_IsArray(na) ? cJSON_Duplicate(na, true) : cJSON_CreateArray();
+    }
+    r = 0;
+out:
+    cJSON_Delete(doc);
+    return r;
+}
+
+static bool keycfg_equal(const struct slo_keycfg *a, const struct slo_keycfg *b)
+{
+    if (!cJSON_Compare(a->cluster, b->cluster, true) || a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!cJSON_Compare(a->nodes[i].strategy, b->nodes[i].strategy, true) ||
+            strcmp(a->nodes[i].name, b->nodes[i].name))
+            return false;
+    return true;
+}
+
+static const char *data_key(const cJSON *data, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int slo_config_update(struct slo_config *cfg, const cJSON *data, struct slo_events *ev,
+                      bool *ret_changed)
+{
+    bool changed = false;
+    int r;
+
+    for (int i = 0; i < SLO_NSTRATEGY; i++) {
+        const struct slo_key_desc *d = &slo_strategy_keys[i];
+        const char *text = data_key(data, d->key);
+        struct slo_keycfg next = {0};
+        struct strbuf why = STRBUF_INIT;
+
+        if (!text) {
+            next.cluster = parse_const(d->dflt);
+            next.nodes = xcalloc(1, sizeof(*next.nodes));
+        } else {
+            r = parse_strategy_key(d, text, &next, &why);
+            if (r == -ENOMEM) {
+                keycfg_release(&next);
+                strbuf_release(&why);
+                return r;
+            }
+            if (r < 0) {
+                event_add(ev, d->key, "SLOCfgUnmarshalFailed", "failed to unmarshal %s, err: %s",
+                          d->what, why.buf);
+                keycfg_release(&next);
+                strbuf_release(&why);
+                continue;
+            }
+        }
+        strbuf_release(&why);
+        if (!keycfg_equal(&next, &cfg->keys[i]))
+            changed = true;
+        keycfg_release(&cfg->keys[i]);
+        cfg->keys[i] = next;
+    }
+    {
+        const char *text = data_key(data, SLO_KEY_COLOCATION);
+        struct slo_keycfg next = {0};
+        struct strbuf why = STRBUF_INIT;
+        bool invalid = false;
+
+        if (!text || !*text) {
+            next.cluster = parse_const(colocation_default_json);
+            next.nodes = xcalloc(1, sizeof(*next.nodes));
+            r = 0;
+        } else {
+            r = parse_colocation(text, &next, &why, &invalid);
+        }
+        if (r == -ENOMEM) {
+            keycfg_release(&next);
+            strbuf_release(&why);
+            return r;
+        }
+        if (r < 0) {
+            if (invalid)
+                event_add(ev, SLO_KEY_COLOCATION, NULL, "%s", why.buf);
+            else
+                event_add(ev, SLO_KEY_COLOCATION, "ColocationCfgUnmarshalFailed",
+                          "failed to unmarshal colocation config, err: %s", why.buf);
+            keycfg_release(&next);
+        } else {
+            if (!keycfg_equal(&next, &cfg->colocation))
+                changed = true;
+            keycfg_release(&cfg->colocation);
+            cfg->colocation = next;
+        }
+        strbuf_release(&why);
+    }
+    {
+        const char *text = data_key(data, SLO_KEY_HOST_APP);
+        struct slo_keycfg next = {0};
+        struct strbuf why = STRBUF_INIT;
+
+        if (!text) {
+            next.cluster = cJSON_CreateArray();
+            next.nodes = xcalloc(1, sizeof(*next.nodes));
+            r = next.cluster ? 0 : -ENOMEM;
+        } else {
+            r = parse_host_apps(text, &next, &why);
+        }
+        if (r == -ENOMEM) {
+            keycfg_release(&next);
+            strbuf_release(&why);
+            return r;
+        }
+        if (r < 0) {
+            event_add(ev, SLO_KEY_HOST_APP, "SLOCfgUnmarshalFailed",
+                      "failed to unmarshal %s, err: %s", "HostApplicationCfg", why.buf);
+            keycfg_release(&next);
+        } else {
+            if (!keycfg_equal(&next, &cfg->host_apps))
+                changed = true;
+            keycfg_release(&cfg->host_apps);
+            cfg->host_apps = next;
+        }
+        strbuf_release(&why);
+    }
+    if (ret_changed)
+        *ret_changed = changed;
+    return 0;
+}
+
+const cJSON *slo__select(const struct slo_keycfg *k, const cJSON *node)
+{
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(node, "metadata"), "labels");
+
+    for (size_t i = 0; i < k->n; i++)
+        if (k->nodes[i].sel && label_selector_matches(k->nodes[i].sel, labels))
+            return k->nodes[i].strategy;
+    return k->cluster;
+}

@@ -1,0 +1,82 @@
+/*
+ * The SLO configuration engine: the `slo-controller-config` ConfigMap turned into a NodeSLO per
+ * node, exactly as upstream's slo-controller does it (reference/manager-behaviour.md sections
+ * 1 and 2). A pure library: the manager feeds it ConfigMap updates and nodes, `koord slo
+ * render` feeds it files. Parse failures of one key keep that key's last good value and are
+ * reported as events (the manager records them as Warning Events on the ConfigMap).
+ */
+#ifndef KOORD_SLO_H
+#define KOORD_SLO_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+#include "api/field.h"
+
+/* ConfigMap keys. */
+#define SLO_KEY_COLOCATION     "colocation-config"
+#define SLO_KEY_THRESHOLD      "resource-threshold-config"
+#define SLO_KEY_QOS            "resource-qos-config"
+#define SLO_KEY_CPU_BURST      "cpu-burst-config"
+#define SLO_KEY_SYSTEM         "system-config"
+#define SLO_KEY_HOST_APP       "host-application-config"
+#define SLO_DEFAULT_NAME       "slo-controller-config"
+#define SLO_DEFAULT_NAMESPACE  "koordinator-system"
+
+/* One thing worth telling the user about a ConfigMap update. */
+struct slo_event {
+    char *key;     /* the ConfigMap key */
+    char *reason;  /* Event reason (e.g. "SLOCfgUnmarshalFailed"), or NULL when upstream only logs */
+    char *message; /* e.g. "failed to unmarshal ThresholdCfg, err: ..." */
+};
+
+struct slo_events {
+    struct slo_event *v;
+    size_t n;
+};
+
+void slo_events_release(struct slo_events *ev);
+
+struct slo_config;
+
+/* A config holding the defaults of every key (as if the ConfigMap were absent). */
+struct slo_config *slo_config_new(void);
+void slo_config_free(struct slo_config *cfg);
+
+/*
+ * Applies a ConfigMap's `data` (a JSON object of key -> string; NULL = the ConfigMap has no
+ * data) on top of cfg, key by key, per manager-behaviour.md 1.5: a missing key takes its
+ * default, a key that fails to decode keeps its previous value and appends an event. Sets
+ * *ret_changed when the effective configuration changed. Returns 0 or -ENOMEM.
+ */
+int slo_config_update(struct slo_config *cfg, const cJSON *data, struct slo_events *ev,
+                      bool *ret_changed);
+
+/*
+ * The NodeSLO spec the manager writes for node (a core/v1 Node object; only its labels and
+ * annotations are read), per manager-behaviour.md 1.6 and 2.3, in Go-client encoding.
+ * old_spec: the current NodeSLO spec (its extensions are kept), or NULL on create.
+ * Returns 0 or -ENOMEM; *ret is a new tree.
+ */
+int slo_render_spec(const struct slo_config *cfg, const cJSON *node, const cJSON *old_spec,
+                    cJSON **ret);
+
+/* The whole NodeSLO object {apiVersion, kind, metadata: {name}, spec, status: {}}. */
+int slo_render_nodeslo(const struct slo_config *cfg, const cJSON *node, cJSON **ret);
+
+/* The node's effective colocation strategy (1.6: cluster, first matching nodeConfigs entry,
+ * the colocation-strategy annotation, then the reclaim-ratio labels). */
+int slo_node_colocation(const struct slo_config *cfg, const cJSON *node, cJSON **ret);
+
+/*
+ * The checks of upstream's ConfigMap validating webhook (1.7, steps 1-5) on a ConfigMap's data:
+ * JSON syntax, node selectors present and valid, value ranges and paired thresholds, node-entry
+ * names when need_names, and overlapping node selectors. Appends errors whose field is
+ * "data[<key>]..."; returns their number.
+ */
+size_t slo_config_validate(const cJSON *data, bool need_names, struct field_errors *errs);
+
+/* The ColocationStrategy description (colocation-config fields). */
+extern const struct api_schema slo_colocation_strategy;
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * The checks of upstream's slo-controller-config validating webhook (manager-behaviour.md 1.7,
+ * steps 1-5), offered as a separate check: the controller itself never range-validates.
+ * Errors are reported under "data[<key>]".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/labels.h"
+#include "base/base.h"
+#include "codec/codec.h"
+#include "slo/slo-int.h"
+#include "slo/slo.h"
+
+#define MAX_VIRTUAL_NODES 4096
+
+/* Step 2: every node entry needs a non-empty, parsable selector. */
+static void check_entry_selector(const cJSON *e, const char *path, struct field_errors *errs)
+{
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(e, "nodeSelector");
+    const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels");
+    const cJSON *me = cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions");
+    struct label_selector *ls = NULL;
+    struct strbuf why = STRBUF_INIT, p = STRBUF_INIT;
+
+    strbuf_addf(&p, "%s.nodeSelector", path);
+    if (!cJSON_IsObject(sel) || (cJSON_GetArraySize(ml) == 0 && cJSON_GetArraySize(me) == 0))
+        field_error_add(errs, FIELD_REQUIRED, p.buf, NULL,
+                        "a node entry needs matchLabels or matchExpressions");
+    else if (label_selector_from_json(sel, &ls, &why) < 0)
+        field_error_add(errs, FIELD_INVALID, p.buf, NULL, "%s", why.buf);
+    label_selector_free(ls);
+    strbuf_release(&why);
+    strbuf_release(&p);
+}
+
+/* Step 5: synthesise label sets from each entry and reject sets matched by two entries. */
+static void check_overlap(const char *key, const cJSON *entries, struct field_errors *errs)
+{
+    int n = cJSON_GetArraySize(entries);
+    struct label_selector **sels = xcalloc((size_t)(n ? n : 1), sizeof(*sels));
+    const cJSON *e;
+    int i = 0;
+
+    cJSON_ArrayForEach(e, entries)
+    {
+        struct strbuf why = STRBUF_INIT;
+        const cJSON *sel = cJSON_GetObjectItemCaseSensitive(e, "nodeSelector");
+        if (cJSON_IsObject(sel))
+            (void)label_selector_from_json(sel, &sels[i], &why);
+        strbuf_release(&why);
+        i++;
+    }
+    i = 0;
+    cJSON_ArrayForEach(e, entries)
+    {
+        const cJSON *sel = cJSON_GetObjectItemCaseSensitive(e, "nodeSelector");
+        const cJSON *me = cJSON_GetObjectItemCaseSensitive(sel, "matchExpressions"), *x;
+        long total = 1;
+        bool reported = false;
+
+        cJSON_ArrayForEach(x, me)
+        {
+            int nv = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(x, "values"));
+            if (nv > 0 && total < MAX_VIRTUAL_NODES)
+                total *= nv;
+        }
+        if (total > MAX_VIRTUAL_NODES)
+            total = MAX_VIRTUAL_NODES;
+        for (long v = 0; v < total && !reported && sels[i]; v++) {
+            cJSON *labels = cJSON_CreateObject();
+            const cJSON *ml = cJSON_GetObjectItemCaseSensitive(sel, "matchLabels"), *l;
+            int matches = 0;
+            CHECK(labels);
+            cJSON_ArrayForEach(l, ml)
+            {
+                if (cJSON_IsString(l))
+                    (void)cJSON_AddStringToObject(labels, l->string, l->valuestring);
+            }
+            cJSON_ArrayForEach(x, me)
+            {
+                const cJSON *vals = cJSON_GetObjectItemCaseSensitive(x, "values");
+                const cJSON *k = cJSON_GetObjectItemCaseSensitive(x, "key");
+                int nv = cJSON_GetArraySize(vals);
+                const cJSON *val = nv ? cJSON_GetArrayItem(vals, (int)(v % nv)) : NULL;
+                if (cJSON_IsString(k) && cJSON_IsString(val))
+                    (void)cJSON_AddStringToObject(labels, k->valuestring, val->valuestring);
+            }
+            for (int j = 0; j < n; j++)
+                matches += sels[j] && label_selector_matches(sels[j], labels);
+            cJSON_Delete(labels);
+            if (matches >= 2) {
+                struct strbuf p = STRBUF_INIT;
+                strbuf_addf(&p, "data[%s].nodeStrategies[%d].nodeSelector", key, i);
+                field_error_add(errs, FIELD_INVALID, p.buf, NULL,
+                                "NodeStrategiesOverlap: the node selector overlaps with another "
+                                "node entry");
+                strbuf_release(&p);
+                reported = true;
+            }
+        }
+        i++;
+    }
+    for (i = 0; i < n; i++)
+        label_selector_free(sels[i]);
+    free(sels);
+}
+
+/* Network QoS per class: all requests share one form, and their sum stays within 100. */
+static void check_network_sums(const char *path, const cJSON *strategy, struct field_errors *errs)
+{
+    static const char *const classes[] = {"lsrClass", "lsClass", "beClass"};
+    static const char *const dirs[] = {"ingressRequest", "egressRequest"};
+
+    for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
+        double sum = 0;
+        int ints = 0, strs = 0;
+        for (size_t c = 0; c < ARRAY_SIZE(classes); c++) {
+            const cJSON *nq = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(strategy, classes[c]), "networkQOS");
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(nq, dirs[d]);
+            if (cJSON_IsNumber(v)) {
+                ints++;
+                sum += v->valuedouble;
+            } else if (cJSON_IsString(v)) {
+                double x;
+                strs++;
+                if (parse_double(v->valuestring, &x) == 0)
+                    sum += x;
+            }
+        }
+        if (ints && strs)
+            field_error_add(errs, FIELD_INVALID, path, NULL,
+                            "networkQOS %s values of lsrClass, lsClass and beClass must all be "
+                            "integers or all be strings",
+                            dirs[d]);
+        else if (sum > 100)
+            field_error_add(errs, FIELD_INVALID, path, NULL,
+                            "the sum of networkQOS %s over lsrClass, lsClass and beClass must be "
+                            "at most 100",
+                            dirs[d]);
+    }
+}
+
+static void validate_key(const char *key, const cJSON *doc, bool need_names,
+                         struct field_errors *errs)
+{
+    const struct api_schema *s = NULL;
+    const cJSON *entries, *e;
+    struct strbuf p = STRBUF_INIT;
+    bool colocation = !strcmp(key, SLO_KEY_COLOCATION);
+    int i = 0;
+
+    for (int k = 0; k < SLO_NSTRATEGY; k++)
+        if (!strcmp(slo_strategy_keys[k].key, key))
+            s = slo_strategy_keys[k].strategy;
+    if (colocation)
+        s = &slo_colocation_strategy;
+    entries = cJSON_GetObjectItemCaseSensitive(doc, colocation ? "nodeConfigs" : "nodeStrategies");
+    cJSON_ArrayForEach(e, entries)
+    {
+        strbuf_reset(&p);
+        strbuf_addf(&p, "data[%s].%s[%d]", key, colocation ? "nodeConfigs" : "nodeStrategies", i++);
+        check_entry_selector(e, p.buf, errs);
+    }
+    if (field_errors_count(errs))
+        goto out;
+    strbuf_reset(&p);
+    strbuf_addf(&p, "data[%s]%s", key, colocation ? "" : ".clusterStrategy");
+    {
+        const cJSON *cluster = colocation ? doc : cJSON_GetObjectItemCaseSensitive(doc, "clusterStrategy");
+        struct field_errors tmp = FIELD_ERRORS_INIT;
+        api_validate(s, cluster, p.buf, API_V_WEBHOOK, &tmp);
+        for (size_t k = 0; k < tmp.n; k++)
+            if (tmp.v[k].type != FIELD_WARNING && tmp.v[k].type != FIELD_UNKNOWN)
+                field_error_add(errs, tmp.v[k].type, tmp.v[k].field, tmp.v[k].value, "%s",
+                                tmp.v[k].detail);
+        field_errors_release(&tmp);
+        if (!strcmp(key, SLO_KEY_QOS) && cluster)
+            check_network_sums(p.buf, cluster, errs);
+    }
+    i = 0;
+    cJSON_ArrayForEach(e, entries)
+    {
+        struct field_errors tmp = FIELD_ERRORS_INIT;
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        strbuf_reset(&p);
+        strbuf_addf(&p, "data[%s].%s[%d]", key, colocation ? "nodeConfigs" : "nodeStrategies", i);
+        api_validate(s, e, p.buf, API_V_WEBHOOK, &tmp);
+        for (size_t k = 0; k < tmp.n; k++)
+            if (tmp.v[k].type != FIELD_WARNING && tmp.v[k].type != FIELD_UNKNOWN)
+                field_error_add(errs, tmp.v[k].type, tmp.v[k].field, tmp.v[k].value, "%s",
+                                tmp.v[k].detail);
+        field_errors_release(&tmp);
+        if (!strcmp(key, SLO_KEY_QOS))
+            check_network_sums(p.buf, e, errs);
+        if (need_names) {
+            const cJSON *o;
+            int j = 0;
+            if (!cJSON_IsString(name) || !*name->valuestring)
+                field_error_add(errs, FIELD_REQUIRED, p.buf, NULL, "name must be set");
+            else
+                cJSON_ArrayForEach(o, entries)
+                {
+                    const cJSON *on = cJSON_GetObjectItemCaseSensitive(o, "name");
+                    if (j++ < i && cJSON_IsString(on) && !strcmp(on->valuestring, name->valuestring))
+                        field_error_add(errs, FIELD_DUPLICATE, p.buf, NULL, "name \"%s\"",
+                                        name->valuestring);
+                }
+        }
+        i++;
+    }
+    check_overlap(key, entries, errs);
+out:
+    strbuf_release(&p);
+}
+
+size_t slo_config_validate(const cJSON *data, bool need_names, struct field_errors *errs)
+{
+    static const char *const keys[] = {SLO_KEY_COLOCATION, SLO_KEY_THRESHOLD, SLO_KEY_QOS,
+                                       SLO_KEY_SYSTEM, SLO_KEY_CPU_BURST};
+    size_t before = field_errors_count(errs);
+
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, keys[i]);
+        struct codec_error cerr = {0};
+        cJSON *doc = NULL;
+        char path[64];
+
+        if (!cJSON_IsString(v) || !*v->valuestring)
+            continue;
+        (void)snprintf(path, sizeof(path), "data[%s]", keys[i]);
+        if (json_parse(v->valuestring, strlen(v->valuestring), NULL, &doc, &cerr) < 0) {
+            field_error_add(errs, FIELD_INVALID, path, NULL, "ParseConfigFail: %s", cerr.msg);
+            continue;
+        }
+        if (!cJSON_IsObject(doc))
+            field_error_add(errs, FIELD_INVALID, path, NULL, "ParseConfigFail: not an object");
+        else
+            validate_key(keys[i], doc, need_names, errs);
+        cJSON_Delete(doc);
+        if (field_errors_count(errs) > before)
+            break; /* the first failing key rejects, as upstream */
+    }
+    return field_errors_count(errs) - before;
+}
