@@ -44,9 +44,10 @@ check-format:
 fmt:
 	clang-format -i $(SRC_FILES)
 
-bench: build
-	cmake --build $(GCC_DIR) --target benches -j $(JOBS)
-	@for b in $(GCC_DIR)/bench_*; do echo "== $$b"; $$b || exit 1; done
+bench: deps
+	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
+	cmake --build build/release --target benches -j $(JOBS)
+	@for b in build/release/bench_*; do echo "== $$b"; $$b || exit 1; done
 
 # libFuzzer targets, each run for FUZZ_SECONDS on its seed corpus.
 fuzz: deps

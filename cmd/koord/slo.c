@@ -1,4 +1,6 @@
 /* koord slo render|check: the SLO configuration engine on the command line. */
+#include "slo/slo.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +10,6 @@
 #include "base/strbuf.h"
 #include "cmd.h"
 #include "codec/codec.h"
-#include "slo/slo.h"
 
 static const char usage[] =
     "usage: koord slo render --config CONFIGMAP --node NODE [-o yaml|json]\n"
@@ -120,8 +121,8 @@ int cmd_slo(int argc, char **argv)
     if (!strcmp(sub, "check")) {
         struct field_errors errs = FIELD_ERRORS_INIT;
         struct strbuf line = STRBUF_INIT;
-        size_t n = slo_config_validate(cJSON_GetObjectItemCaseSensitive(cm, "data"), need_names,
-                                       &errs);
+        size_t n =
+            slo_config_validate(cJSON_GetObjectItemCaseSensitive(cm, "data"), need_names, &errs);
         for (size_t i = 0; i < errs.n; i++) {
             strbuf_reset(&line);
             field_error_format(&errs.v[i], &line);

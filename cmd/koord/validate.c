@@ -183,8 +183,7 @@ int cmd_validate(int argc, char **argv)
             break;
         case 'd':
             if (strcmp(optarg, "crd") && strcmp(optarg, "all")) {
-                (void)fprintf(stderr,
-                              "koord validate: --defaults must be crd or all, not \"%s\"\n",
+                (void)fprintf(stderr, "koord validate: --defaults must be crd or all, not \"%s\"\n",
                               optarg);
                 free(paths);
                 return 2;

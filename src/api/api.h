@@ -32,8 +32,8 @@ struct api_kind {
     const char *const *short_names; /* NULL-terminated or NULL */
     bool namespaced;
     bool status_subresource;
-    bool crd;                                  /* shipped as a CustomResourceDefinition */
-    const char *crd_annotation;                /* "key=value" on the CRD object, or NULL */
+    bool crd;                                 /* shipped as a CustomResourceDefinition */
+    const char *crd_annotation;               /* "key=value" on the CRD object, or NULL */
     const struct api_printer_column *columns; /* terminated by name NULL; NULL = none */
     enum api_name_rule name_rule;
     const struct api_schema *spec;   /* the "spec" property, or NULL */

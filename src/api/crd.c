@@ -14,7 +14,7 @@
 #include "base/base.h"
 
 #define QTY_PATTERN                                                                                \
-    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(" \
+    "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+("   \
     "\\.[0-9]*)?)|(\\.[0-9]+))))?$"
 
 static int add(cJSON *o, const char *k, cJSON *v)
@@ -350,7 +350,7 @@ struct crd_check {
 };
 
 __attribute__((format(printf, 3, 4))) static void crd_error(struct crd_check *c, const char *child,
-                                                        const char *fmt, ...)
+                                                            const char *fmt, ...)
 {
     size_t len = c->path.len;
     struct strbuf msg = STRBUF_INIT;
@@ -434,9 +434,9 @@ static void check_node(struct crd_check *c, const cJSON *s, bool is_root, bool u
     bool ios = is_true(s, "x-kubernetes-int-or-string");
     bool preserve = is_true(s, "x-kubernetes-preserve-unknown-fields");
     const cJSON *any = cJSON_GetObjectItemCaseSensitive(s, "anyOf");
-    static const char *const forbidden[] = {"$ref", "uniqueItems", "additionalItems",
+    static const char *const forbidden[] = {"$ref",         "uniqueItems", "additionalItems",
                                             "dependencies", "definitions", "patternProperties",
-                                            "id", "$schema"};
+                                            "id",           "$schema"};
 
     for (size_t i = 0; i < ARRAY_SIZE(forbidden); i++)
         if (cJSON_GetObjectItemCaseSensitive(s, forbidden[i]))

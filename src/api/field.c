@@ -56,10 +56,14 @@ size_t field_errors_count(const struct field_errors *e)
 void field_error_format(const struct field_error *fe, struct strbuf *out)
 {
     static const char *const names[] = {
-        [FIELD_REQUIRED] = "Required value",       [FIELD_INVALID] = "Invalid value",
-        [FIELD_NOT_SUPPORTED] = "Unsupported value", [FIELD_FORBIDDEN] = "Forbidden",
-        [FIELD_DUPLICATE] = "Duplicate value",     [FIELD_TOO_LONG] = "Too long",
-        [FIELD_TOO_MANY] = "Too many",             [FIELD_UNKNOWN] = "",
+        [FIELD_REQUIRED] = "Required value",
+        [FIELD_INVALID] = "Invalid value",
+        [FIELD_NOT_SUPPORTED] = "Unsupported value",
+        [FIELD_FORBIDDEN] = "Forbidden",
+        [FIELD_DUPLICATE] = "Duplicate value",
+        [FIELD_TOO_LONG] = "Too long",
+        [FIELD_TOO_MANY] = "Too many",
+        [FIELD_UNKNOWN] = "",
         [FIELD_WARNING] = "",
     };
 

@@ -2,12 +2,11 @@
  * The kind registry and object-level validate/default/encode (see api.h). Whole-object schemas
  * (apiVersion, kind, metadata, spec, status, extras) are assembled once from each kind's parts.
  */
-#include "api/api.h"
-
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "api/labels.h"
 #include "base/base.h"
 
@@ -33,7 +32,7 @@ static const struct api_kind *const kinds[] = {
     NULL,
 };
 
-#define NKINDS (ARRAY_SIZE(kinds) - 1)
+#define NKINDS         (ARRAY_SIZE(kinds) - 1)
 #define MAX_ROOT_PROPS 24
 
 static struct api_prop root_props[NKINDS][MAX_ROOT_PROPS];

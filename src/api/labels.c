@@ -15,26 +15,28 @@
 
 /* ---- validation (pkg/util/validation/validation.go) ---- */
 
-#define QNAME_FMT   "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define QNAME_ERR   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+#define QNAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+#define QNAME_ERR                                                                                  \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
+    "alphanumeric character"
 /* RegexError(): each example is followed by "', " and joined with " or ", hence the two
  * spaces. */
-#define QNAME_REGEX_ERR                                                                            \
-    QNAME_ERR " (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '"      \
-              QNAME_FMT "')"
-#define QNAME_MAX   63
-#define VALUE_FMT   "(" QNAME_FMT ")?"
+#define QNAME_EXAMPLES                                                                             \
+    " (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '" QNAME_FMT "')"
+#define QNAME_REGEX_ERR QNAME_ERR QNAME_EXAMPLES
+#define QNAME_MAX       63
+#define VALUE_FMT       "(" QNAME_FMT ")?"
 #define VALUE_REGEX_ERR                                                                            \
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "    \
     "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "             \
     "'my_value',  or '12345', regex used for validation is '" VALUE_FMT "')"
-#define VALUE_MAX   63
+#define VALUE_MAX         63
 #define DNS1123_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 #define DNS1123_LABEL_REGEX_ERR                                                                    \
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
     "used for validation is '" DNS1123_LABEL_FMT "')"
-#define DNS1123_LABEL_MAX 63
+#define DNS1123_LABEL_MAX     63
 #define DNS1123_SUBDOMAIN_FMT DNS1123_LABEL_FMT "(\\." DNS1123_LABEL_FMT ")*"
 #define DNS1123_SUBDOMAIN_REGEX_ERR                                                                \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
@@ -219,12 +221,12 @@ enum label_op {
 };
 
 struct label_req {
-    char *key;      /* one block holding the key and, after it, every value */
-    char **values;  /* sorted bytewise; point into key's block; NULL when none */
+    char *key;     /* one block holding the key and, after it, every value */
+    char **values; /* sorted bytewise; point into key's block; NULL when none */
     size_t nvalues;
     enum label_op op;
-    int64_t num;    /* Gt/Lt operand */
-    size_t order;   /* insertion index, makes the sort by key stable */
+    int64_t num;  /* Gt/Lt operand */
+    size_t order; /* insertion index, makes the sort by key stable */
 };
 
 struct label_selector {
@@ -591,9 +593,9 @@ enum ctx {
 struct parser {
     const char *s;
     size_t len, pos;
-    struct token cur;   /* the lookahead token */
-    struct strbuf why;  /* message of the failing requirement */
-    struct span *vals;  /* values of the requirement being parsed */
+    struct token cur;  /* the lookahead token */
+    struct strbuf why; /* message of the failing requirement */
+    struct span *vals; /* values of the requirement being parsed */
     size_t nvals, vals_alloc;
     struct label_selector *sel;
 };
@@ -729,8 +731,7 @@ static int push_value(struct parser *p, const char *lit, size_t len)
 }
 
 /* parseKeyAndInferOperator: [!]KEY, then Exists/DoesNotExist when nothing binary follows. */
-static int parse_key(struct parser *p, struct span *ret_key, enum label_op *ret_op,
-                     bool *ret_unary)
+static int parse_key(struct parser *p, struct span *ret_key, enum label_op *ret_op, bool *ret_unary)
 {
     struct token t = consume(p, CTX_VALUES), la;
     struct strbuf detail = STRBUF_INIT;
@@ -990,10 +991,13 @@ static int json_string(const cJSON *o, const char *name, struct span *ret)
 
 static int add_match_label(struct label_selector *sel, const cJSON *c, struct strbuf *err)
 {
-    struct span key = {c->string ? c->string : empty_str, 0}, val = {empty_str, 0};
+    struct span key = {empty_str, 0}, val = {empty_str, 0};
     int r;
 
-    key.n = strlen(key.p);
+    if (c->string) {
+        key.p = c->string;
+        key.n = strlen(c->string);
+    }
     if (cJSON_IsString(c) && c->valuestring) {
         val.p = c->valuestring;
         val.n = strlen(val.p);
@@ -1169,7 +1173,7 @@ static bool req_has_value(const struct label_req *r, const char *v)
 static bool req_matches(const struct label_req *r, const cJSON *labels)
 {
     const cJSON *item = labels ? cJSON_GetObjectItemCaseSensitive(labels, r->key) : NULL;
-    const char *v = cJSON_IsString(item) ? item->valuestring : NULL;
+    const char *v = item && cJSON_IsString(item) ? item->valuestring : NULL;
     int64_t num;
 
     switch (r->op) {
@@ -1213,8 +1217,9 @@ bool label_selector_is_empty(const struct label_selector *sel)
 void label_selector_format(const struct label_selector *sel, struct strbuf *out)
 {
     static const char *const op_str[] = {
-        [LABEL_OP_IN] = " in (",    [LABEL_OP_NOT_IN] = " notin (", [LABEL_OP_EQUALS] = "=",
-        [LABEL_OP_DOUBLE_EQUALS] = "==", [LABEL_OP_NOT_EQUALS] = "!=", [LABEL_OP_GT] = ">",
+        [LABEL_OP_IN] = " in (",      [LABEL_OP_NOT_IN] = " notin (",
+        [LABEL_OP_EQUALS] = "=",      [LABEL_OP_DOUBLE_EQUALS] = "==",
+        [LABEL_OP_NOT_EQUALS] = "!=", [LABEL_OP_GT] = ">",
         [LABEL_OP_LT] = "<",
     };
 

@@ -1,10 +1,11 @@
 /*
  * Kubernetes label rules and label selectors. Validation mirrors apimachinery
  * pkg/util/validation/validation.go (IsQualifiedName, IsValidLabelValue, IsDNS1123Subdomain,
- * IsDNS1123Label) with the message strings of Kubernetes 1.20-1.34 ("must be no more than 63
- * characters", "a lowercase RFC 1123 subdomain ..."). Selectors mirror pkg/labels/selector.go
- * (the string grammar of labels.Parse, Requirement matching, Selector.String) and
- * pkg/apis/meta/v1/helpers.go LabelSelectorAsSelector for the structured JSON form.
+ * IsDNS1123Label) with the message strings Kubernetes has printed since 1.20 ("must be no more
+ * than 63 characters", "a lowercase RFC 1123 subdomain ..."; the newest releases, after the move
+ * to api/validate/content, say "bytes" and "a valid label key" instead). Selectors mirror
+ * pkg/labels/selector.go (the string grammar of labels.Parse, Requirement matching,
+ * Selector.String) and pkg/apis/meta/v1/helpers.go LabelSelectorAsSelector for the JSON form.
  */
 #ifndef KOORD_API_LABELS_H
 #define KOORD_API_LABELS_H
@@ -37,9 +38,9 @@ int labels_check_dns1123_label(const char *s, struct strbuf *why);
 struct label_selector;
 
 /* Peer-controlled input is bounded: longer strings or larger selectors fail with -E2BIG. */
-#define LABEL_SELECTOR_MAX_STR    (64 * 1024) /* bytes of a selector string */
-#define LABEL_SELECTOR_MAX_REQS   1000        /* requirements in one selector */
-#define LABEL_SELECTOR_MAX_VALUES 10000       /* values over all requirements */
+#define LABEL_SELECTOR_MAX_STR    65536 /* bytes of a selector string */
+#define LABEL_SELECTOR_MAX_REQS   1000  /* requirements in one selector */
+#define LABEL_SELECTOR_MAX_VALUES 10000 /* values over all requirements */
 
 /*
  * Parses the string syntax of labels.Parse, e.g. "a=b,c in (x,y),!d,e!=f,g==h,k,x notin (a),n>3".

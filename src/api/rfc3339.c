@@ -154,8 +154,8 @@ int rfc3339_parse(const char *s, int64_t *ret_sec, int32_t *ret_nsec)
     if (day < 1 || day > days_in_month(month, year))
         return -EINVAL;
 
-    *ret_sec = days_from_civil(year, month, day) * SECS_PER_DAY + hour * 3600 + min * 60 + sec -
-               off;
+    *ret_sec = days_from_civil(year, month, day) * SECS_PER_DAY +
+               (int64_t)(hour * 3600 + min * 60 + sec - off);
     *ret_nsec = nsec;
     return 0;
 }

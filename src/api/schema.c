@@ -15,10 +15,10 @@
 #include "base/base.h"
 
 static const char *const type_names[] = {
-    [API_ANY] = "any",         [API_OBJECT] = "object",         [API_MAP] = "object",
-    [API_ARRAY] = "array",     [API_STRING] = "string",         [API_INT] = "integer",
-    [API_NUMBER] = "number",   [API_BOOL] = "boolean",          [API_QUANTITY] = "string",
-    [API_INT_OR_STRING] = "",  [API_DURATION] = "string",       [API_TIME] = "string",
+    [API_ANY] = "any",        [API_OBJECT] = "object",   [API_MAP] = "object",
+    [API_ARRAY] = "array",    [API_STRING] = "string",   [API_INT] = "integer",
+    [API_NUMBER] = "number",  [API_BOOL] = "boolean",    [API_QUANTITY] = "string",
+    [API_INT_OR_STRING] = "", [API_DURATION] = "string", [API_TIME] = "string",
 };
 
 #define QUANTITY_REGEX "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
@@ -65,11 +65,24 @@ void api_value_repr(const cJSON *v, struct strbuf *out)
 size_t api_walk_push(struct api_walk *w, const char *name, long index)
 {
     size_t len = w->path.len;
+    char num[24];
+    size_t n = sizeof(num);
+    unsigned long u = index < 0 ? 0 : (unsigned long)index;
 
-    if (name)
-        strbuf_addf(&w->path, "%s%s", w->path.len ? "." : "", name);
-    else
-        strbuf_addf(&w->path, "[%ld]", index);
+    /* Hot path (every node of every object): no printf. */
+    if (name) {
+        if (w->path.len)
+            strbuf_addch(&w->path, '.');
+        strbuf_addstr(&w->path, name);
+        return len;
+    }
+    do {
+        num[--n] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    strbuf_addch(&w->path, '[');
+    strbuf_add(&w->path, num + n, sizeof(num) - n);
+    strbuf_addch(&w->path, ']');
     return len;
 }
 
@@ -344,7 +357,9 @@ static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w)
         cJSON_ArrayForEach(c, v)
         {
             size_t len = w->path.len;
-            strbuf_addf(&w->path, "[%s]", c->string);
+            strbuf_addch(&w->path, '[');
+            strbuf_addstr(&w->path, c->string);
+            strbuf_addch(&w->path, ']');
             walk(s->items, c, w);
             api_walk_pop(w, len);
         }
@@ -721,7 +736,8 @@ static int overlay_decoded(const struct api_schema *s, cJSON **base, const cJSON
             n = cJSON_Duplicate(c, true);
             if (!n)
                 return -ENOMEM;
-            if (bc ? !cJSON_ReplaceItemViaPointer(b, bc, n) : !cJSON_AddItemToObject(b, c->string, n)) {
+            if (bc ? !cJSON_ReplaceItemViaPointer(b, bc, n)
+                   : !cJSON_AddItemToObject(b, c->string, n)) {
                 cJSON_Delete(n);
                 return -ENOMEM;
             }

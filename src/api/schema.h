@@ -159,9 +159,9 @@ extern const struct api_schema api_any, api_string, api_bool, api_int32, api_int
     api_preserve_object;
 
 /* Compound-literal helpers for terse field tables. */
-#define API_OBJ(p)         (&(const struct api_schema){.type = API_OBJECT, .props = (p)})
-#define API_ARR(it)        (&(const struct api_schema){.type = API_ARRAY, .items = (it)})
-#define API_MAPOF(it)      (&(const struct api_schema){.type = API_MAP, .items = (it)})
+#define API_OBJ(p)    (&(const struct api_schema){.type = API_OBJECT, .props = (p)})
+#define API_ARR(it)   (&(const struct api_schema){.type = API_ARRAY, .items = (it)})
+#define API_MAPOF(it) (&(const struct api_schema){.type = API_MAP, .items = (it)})
 #define API_ENUM(...)                                                                              \
     (&(const struct api_schema){.type = API_STRING,                                                \
                                 .enums = (const char *const[]){__VA_ARGS__, NULL}})
@@ -170,17 +170,30 @@ extern const struct api_schema api_any, api_string, api_bool, api_int32, api_int
     (&(const struct api_schema){.type = API_STRING,                                                \
                                 .flags = API_S_NOENUMCRD,                                          \
                                 .enums = (const char *const[]){__VA_ARGS__, NULL}})
-#define API_RANGE(lo, hi)  {.has_min = true, .has_max = true, .min = (lo), .max = (hi)}
-#define API_MIN(lo)        {.has_min = true, .min = (lo)}
-#define API_GT(lo)         {.has_min = true, .excl_min = true, .min = (lo)}
-#define API_GT_LE(lo, hi)  {.has_min = true, .excl_min = true, .min = (lo), .has_max = true, .max = (hi)}
-#define API_NONE           {.has_min = false}
+#define API_RANGE(lo, hi)                                                                          \
+    {                                                                                              \
+        .has_min = true, .has_max = true, .min = (lo), .max = (hi)                                 \
+    }
+#define API_MIN(lo)                                                                                \
+    {                                                                                              \
+        .has_min = true, .min = (lo)                                                               \
+    }
+#define API_GT(lo)                                                                                 \
+    {                                                                                              \
+        .has_min = true, .excl_min = true, .min = (lo)                                             \
+    }
+#define API_GT_LE(lo, hi)                                                                          \
+    {                                                                                              \
+        .has_min = true, .excl_min = true, .min = (lo), .has_max = true, .max = (hi)               \
+    }
+#define API_NONE                                                                                   \
+    {                                                                                              \
+        .has_min = false                                                                           \
+    }
 /* int64 with CRD range c and webhook range w. */
 #define API_I64(c, w)                                                                              \
-    (&(const struct api_schema){                                                                   \
-        .type = API_INT, .format = "int64", .crd = c, .wh = w})
+    (&(const struct api_schema){.type = API_INT, .format = "int64", .crd = c, .wh = w})
 #define API_I32(c, w)                                                                              \
-    (&(const struct api_schema){                                                                   \
-        .type = API_INT, .format = "int32", .crd = c, .wh = w})
+    (&(const struct api_schema){.type = API_INT, .format = "int32", .crd = c, .wh = w})
 
 #endif

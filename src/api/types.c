@@ -145,14 +145,10 @@ const struct api_schema api_owner_reference = {
     .type = API_OBJECT, .props = owner_reference_props, .flags = API_S_ATOMIC};
 
 static const struct api_prop object_reference_props[] = {
-    {"apiVersion", &api_string, API_VAL},
-    {"fieldPath", &api_string, API_VAL},
-    {"kind", &api_string, API_VAL},
-    {"name", &api_string, API_VAL},
-    {"namespace", &api_string, API_VAL},
-    {"resourceVersion", &api_string, API_VAL},
-    {"uid", &api_string, API_VAL},
-    {NULL},
+    {"apiVersion", &api_string, API_VAL}, {"fieldPath", &api_string, API_VAL},
+    {"kind", &api_string, API_VAL},       {"name", &api_string, API_VAL},
+    {"namespace", &api_string, API_VAL},  {"resourceVersion", &api_string, API_VAL},
+    {"uid", &api_string, API_VAL},        {NULL},
 };
 
 const struct api_schema api_object_reference = {
@@ -267,7 +263,8 @@ static void check_owner_refs(const struct api_schema *s, const cJSON *v, struct 
             controllers++;
     }
     if (controllers > 1)
-        api_walk_error(w, NULL, FIELD_INVALID, v, "Only one reference can have Controller set to true");
+        api_walk_error(w, NULL, FIELD_INVALID, v,
+                       "Only one reference can have Controller set to true");
 }
 
 static const struct api_prop object_meta_props[] = {
@@ -284,9 +281,9 @@ static const struct api_prop object_meta_props[] = {
     {"managedFields", API_ARR(&api_preserve_object)},
     {"name", &api_string, API_VAL},
     {"namespace", &api_string, API_VAL},
-    {"ownerReferences",
-     &(const struct api_schema){
-         .type = API_ARRAY, .items = &api_owner_reference, .check = check_owner_refs}},
+    {"ownerReferences", &(const struct api_schema){.type = API_ARRAY,
+                                                   .items = &api_owner_reference,
+                                                   .check = check_owner_refs}},
     {"resourceVersion", &api_string, API_VAL},
     {"selfLink", &api_string, API_VAL},
     {"uid", &api_string, API_VAL},

@@ -19,14 +19,10 @@ static const cJSON *get(const cJSON *o, const char *k)
 /* ---- Node ---- */
 
 static const struct api_prop node_spec_props[] = {
-    {"podCIDR", &api_string, API_VAL},
-    {"podCIDRs", &api_string_list},
-    {"providerID", &api_string, API_VAL},
-    {"unschedulable", &api_bool, API_VAL},
-    {"taints", API_ARR(&api_taint)},
-    {"configSource", &api_any},
-    {"externalID", &api_string, API_VAL},
-    {NULL},
+    {"podCIDR", &api_string, API_VAL},    {"podCIDRs", &api_string_list},
+    {"providerID", &api_string, API_VAL}, {"unschedulable", &api_bool, API_VAL},
+    {"taints", API_ARR(&api_taint)},      {"configSource", &api_any},
+    {"externalID", &api_string, API_VAL}, {NULL},
 };
 
 static const struct api_prop node_status_props[] = {
@@ -180,10 +176,9 @@ static const struct api_prop pod_spec_props[] = {
     {"setHostnameAsFQDN", &api_bool},
     {"os", &api_preserve_object},
     {"hostUsers", &api_bool},
-    {"schedulingGates",
-     &(const struct api_schema){.type = API_ARRAY,
-                                .items = API_OBJ(scheduling_gate_props),
-                                .check = check_scheduling_gates}},
+    {"schedulingGates", &(const struct api_schema){.type = API_ARRAY,
+                                                   .items = API_OBJ(scheduling_gate_props),
+                                                   .check = check_scheduling_gates}},
     {"resourceClaims", API_ARR(&api_preserve_object)},
     {"resources", API_OBJ(resource_requirements_props)},
     {NULL},
@@ -224,8 +219,8 @@ static void check_configmap_keys(const struct api_schema *s, const cJSON *v, str
         size_t n = strlen(k);
         bool ok = n > 0 && n <= 253 && strcmp(k, ".") && strcmp(k, "..");
         for (const char *p = k; ok && *p; p++)
-            ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                 (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.';
+            ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                 *p == '-' || *p == '_' || *p == '.';
         if (!ok) {
             cJSON *key = cJSON_CreateString(k);
             api_walk_error(w, NULL, FIELD_INVALID, key,
@@ -238,12 +233,12 @@ static void check_configmap_keys(const struct api_schema *s, const cJSON *v, str
 }
 
 static const struct api_prop configmap_props[] = {
-    {"data",
-     &(const struct api_schema){
-         .type = API_MAP, .items = &api_string, .check = check_configmap_keys}},
-    {"binaryData",
-     &(const struct api_schema){
-         .type = API_MAP, .items = &api_string, .check = check_configmap_keys}},
+    {"data", &(const struct api_schema){.type = API_MAP,
+                                        .items = &api_string,
+                                        .check = check_configmap_keys}},
+    {"binaryData", &(const struct api_schema){.type = API_MAP,
+                                              .items = &api_string,
+                                              .check = check_configmap_keys}},
     {"immutable", &api_bool},
     {NULL},
 };
@@ -292,14 +287,10 @@ static const struct api_prop namespace_status_props[] = {
 /* ---- Lease ---- */
 
 static const struct api_prop lease_spec_props[] = {
-    {"holderIdentity", &api_string},
-    {"leaseDurationSeconds", &api_int32},
-    {"acquireTime", &micro_time},
-    {"renewTime", &micro_time},
-    {"leaseTransitions", &api_int32},
-    {"strategy", &api_string},
-    {"preferredHolder", &api_string},
-    {NULL},
+    {"holderIdentity", &api_string},  {"leaseDurationSeconds", &api_int32},
+    {"acquireTime", &micro_time},     {"renewTime", &micro_time},
+    {"leaseTransitions", &api_int32}, {"strategy", &api_string},
+    {"preferredHolder", &api_string}, {NULL},
 };
 
 const struct api_kind api_kind_node = {

@@ -168,8 +168,7 @@ static const struct api_prop eqp_spec_props[] = {
 
 /* ---- ElasticQuota: the quota webhook's value rules ---- */
 
-static void check_elastic_quota_spec(const struct api_schema *s, const cJSON *v,
-                                     struct api_walk *w)
+static void check_elastic_quota_spec(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
     const cJSON *min = get(v, "min"), *max = get(v, "max"), *c;
     (void)s;
@@ -270,13 +269,13 @@ static void check_reservation_spec(const struct api_schema *s, const cJSON *v, s
 static const struct api_prop reservation_spec_props[] = {
     {"template", &api_pod_template_spec, API_REQ},
     {"owners",
-     &(const struct api_schema){
-         .type = API_ARRAY,
-         .min_items = 1,
-         .items = &(const struct api_schema){.type = API_OBJECT,
-                                             .props = reservation_owner_props,
-                                             .min_props = 1,
-                                             .check = check_reservation_owner}},
+     &(const struct api_schema){.type = API_ARRAY,
+                                .min_items = 1,
+                                .items =
+                                    &(const struct api_schema){.type = API_OBJECT,
+                                                               .props = reservation_owner_props,
+                                                               .min_props = 1,
+                                                               .check = check_reservation_owner}},
      API_REQ | API_ALWAYS},
     {"ttl", &api_duration, 0, "\"24h\""},
     {"expires", &api_time},
@@ -324,13 +323,12 @@ const struct api_kind api_kind_recommendation = {
     .status_subresource = true,
     .crd = true,
     .columns =
-        (const struct api_printer_column[]){
-            {"Age", "date", ".metadata.creationTimestamp", NULL},
-            {"Type", "string", ".spec.target.type", NULL},
-            {"Kind", "string", ".spec.target.workload.kind", NULL},
-            {"Name", "string", ".spec.target.workload.name", NULL},
-            {"LastUpdateTime", "date", ".status.updateTime", NULL},
-            {NULL}},
+        (const struct api_printer_column[]){{"Age", "date", ".metadata.creationTimestamp", NULL},
+                                            {"Type", "string", ".spec.target.type", NULL},
+                                            {"Kind", "string", ".spec.target.workload.kind", NULL},
+                                            {"Name", "string", ".spec.target.workload.name", NULL},
+                                            {"LastUpdateTime", "date", ".status.updateTime", NULL},
+                                            {NULL}},
     .spec = API_OBJ(recommendation_spec_props),
     .status = API_OBJ(recommendation_status_props),
 };

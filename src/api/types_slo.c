@@ -12,7 +12,7 @@
 #include "api/schema.h"
 #include "base/base.h"
 
-#define PCT API_I64(API_RANGE(0, 100), API_RANGE(0, 100))
+#define PCT    API_I64(API_RANGE(0, 100), API_RANGE(0, 100))
 #define PCT_WH API_I64(API_NONE, API_RANGE(0, 100))
 #define NONNEG API_I64(API_MIN(0), API_MIN(0))
 
@@ -181,12 +181,12 @@ static const struct api_prop resource_qos_props[] = {
     {"cpuQOS", API_OBJ(cpu_qos_props)},
     {"memoryQOS", API_OBJ(memory_qos_props)},
     {"blkioQOS", API_OBJ(blkio_qos_props)},
-    {"resctrlQOS",
-     &(const struct api_schema){
-         .type = API_OBJECT, .props = resctrl_qos_props, .wh_pairs = resctrl_pairs}},
-    {"networkQOS",
-     &(const struct api_schema){
-         .type = API_OBJECT, .props = network_qos_props, .check = check_network_qos}},
+    {"resctrlQOS", &(const struct api_schema){.type = API_OBJECT,
+                                              .props = resctrl_qos_props,
+                                              .wh_pairs = resctrl_pairs}},
+    {"networkQOS", &(const struct api_schema){.type = API_OBJECT,
+                                              .props = network_qos_props,
+                                              .check = check_network_qos}},
     {NULL},
 };
 
@@ -239,16 +239,14 @@ static void check_nonneg_quantity(const struct api_schema *s, const cJSON *v, st
 
 static const struct api_prop system_props[] = {
     {"minFreeKbytesFactor", API_I64(API_NONE, API_GT(0))},
-    {"watermarkScaleFactor",
-     API_I64(API_NONE, API_GT_LE(0, 400))},
+    {"watermarkScaleFactor", API_I64(API_NONE, API_GT_LE(0, 400))},
     {"memcgReapBackGround", API_I64(API_NONE, API_RANGE(0, 1))},
     {"schedGroupIdentityEnabled", &api_int64},
     {"schedIdleSaverWmark", &api_int64},
     {"schedFeatures", API_MAPOF(&api_bool)},
     {"pageCacheLimitEnabled", API_I64(API_NONE, API_RANGE(0, 1))},
     {"totalNetworkBandwidth",
-     &(const struct api_schema){.type = API_QUANTITY, .check = check_nonneg_quantity},
-     API_ALWAYS},
+     &(const struct api_schema){.type = API_QUANTITY, .check = check_nonneg_quantity}, API_ALWAYS},
     {NULL},
 };
 
@@ -278,7 +276,7 @@ static const struct api_prop host_app_props[] = {
 const struct api_schema api_host_application_spec = {.type = API_OBJECT, .props = host_app_props};
 
 static const struct api_prop extensions_props[] = {
-    {"Object", API_MAPOF(&api_any)},
+    {"Object", API_MAPOF(&api_any), API_ALWAYS},
     {NULL},
 };
 
@@ -310,24 +308,35 @@ static const char nodeslo_default_spec_json[] =
     "\"resourceQOSStrategy\":{\"policies\":{\"cpuPolicy\":\"groupIdentity\",\"netQOSPolicy\":"
     "\"tc\"},"
 #define CLASS(gi, ce, wr, wsp, wma, cat)                                                           \
-    "{\"cpuQOS\":{\"enable\":false,\"groupIdentity\":" gi ",\"schedIdle\":0,\"coreExpeller\":" ce \
+    "{\"cpuQOS\":{\"enable\":false,\"groupIdentity\":" gi ",\"schedIdle\":0,\"coreExpeller\":" ce  \
     "},\"memoryQOS\":{\"enable\":false,\"minLimitPercent\":0,\"lowLimitPercent\":0,"               \
     "\"throttlingPercent\":0,\"wmarkRatio\":" wr ",\"wmarkScalePermill\":" wsp                     \
     ",\"wmarkMinAdj\":" wma ",\"priorityEnable\":0,\"priority\":0,\"oomKillGroup\":0},"            \
     "\"blkioQOS\":{\"enable\":false},\"resctrlQOS\":{\"enable\":false,\"catRangeStartPercent\":0," \
     "\"catRangeEndPercent\":" cat ",\"mbaPercent\":100},\"networkQOS\":{\"enable\":false,"         \
     "\"ingressRequest\":0,\"ingressLimit\":0,\"egressRequest\":0,\"egressLimit\":0}}"
-    "\"lsrClass\":" CLASS("2", "true", "95", "20", "-25", "100") ","
-    "\"lsClass\":" CLASS("2", "true", "95", "20", "-25", "100") ","
-    "\"beClass\":" CLASS("-1", "false", "95", "20", "50", "30") ","
-    "\"systemClass\":" CLASS("0", "false", "0", "50", "0", "100") ","
+    "\"lsrClass\":" CLASS(
+        "2", "true", "95", "20", "-25",
+        "100") ","
+               "\"lsClass\":" CLASS(
+                   "2", "true", "95", "20", "-25",
+                   "100") ","
+                          "\"beClass\":" CLASS(
+                              "-1", "false", "95", "20", "50",
+                              "30") ","
+                                    "\"systemClass\":" CLASS(
+                                        "0", "false", "0", "50", "0",
+                                        "100") ","
 #undef CLASS
-    "\"cgroupRoot\":{\"blkioQOS\":{\"enable\":false}}},"
-    "\"cpuBurstStrategy\":{\"policy\":\"none\",\"cpuBurstPercent\":1000,"
-    "\"cfsQuotaBurstPercent\":300,\"cfsQuotaBurstPeriodSeconds\":-1,"
-    "\"sharePoolThresholdPercent\":50},"
-    "\"systemStrategy\":{\"totalNetworkBandwidth\":\"0\"},"
-    "\"extensions\":{\"Object\":{}}}";
+                                               "\"cgroupRoot\":{\"blkioQOS\":{\"enable\":false}}},"
+                                               "\"cpuBurstStrategy\":{\"policy\":\"none\","
+                                               "\"cpuBurstPercent\":1000,"
+                                               "\"cfsQuotaBurstPercent\":300,"
+                                               "\"cfsQuotaBurstPeriodSeconds\":-1,"
+                                               "\"sharePoolThresholdPercent\":50},"
+                                               "\"systemStrategy\":{\"totalNetworkBandwidth\":"
+                                               "\"0\"},"
+                                               "\"extensions\":{\"Object\":{}}}";
 
 const cJSON *api_nodeslo_default_spec(void)
 {
@@ -415,8 +424,8 @@ static const struct api_prop aggregated_usage_props[] = {
     {NULL},
 };
 
-static const struct api_schema aggregated_usage = {
-    .type = API_OBJECT, .props = aggregated_usage_props};
+static const struct api_schema aggregated_usage = {.type = API_OBJECT,
+                                                   .props = aggregated_usage_props};
 
 static const struct api_prop numa_usage_props[] = {
     {"numaNodeID", &api_int32, API_REQ | API_ALWAYS},
@@ -489,7 +498,7 @@ static const struct api_prop nodemetric_spec_props[] = {
 };
 
 const struct api_schema api_nodemetric_spec = {.type = API_OBJECT, .props = nodemetric_spec_props};
-const struct api_schema api_nodemetric_status = {
-    .type = API_OBJECT, .props = nodemetric_status_props};
+const struct api_schema api_nodemetric_status = {.type = API_OBJECT,
+                                                 .props = nodemetric_status_props};
 const struct api_schema api_nodeslo_status = {.type = API_OBJECT,
                                               .props = (const struct api_prop[]){{NULL}}};

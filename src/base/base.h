@@ -26,7 +26,8 @@
 
 _Noreturn void check_failed(const char *expr, const char *file, int line);
 
-/* Checked integer parsing of a whole string: no sign tricks, no trailing bytes. -EINVAL, -ERANGE. */
+/* Checked integer parsing of a whole string: no sign tricks, no trailing bytes. -EINVAL, -ERANGE.
+ */
 int parse_i64(const char *s, int64_t *ret);
 int parse_u32(const char *s, uint32_t *ret);
 /* Checked float parsing (strtod on the whole string, finite values only). */

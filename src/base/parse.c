@@ -1,4 +1,5 @@
 /* Whole-string number parsing; the banned atoi() family silently accepts garbage. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +11,8 @@ int parse_i64(const char *s, int64_t *ret)
     char *end;
     long long v;
 
-    if (!s || !*s || *s == ' ' || *s == '\t' || *s == '\n')
+    /* strto*() skip every isspace() byte, which a whole-string parse must refuse. */
+    if (!s || !*s || isspace((unsigned char)*s))
         return -EINVAL;
     errno = 0;
     v = strtoll(s, &end, 10);
@@ -43,7 +45,8 @@ int parse_double(const char *s, double *ret)
     char *end;
     double v;
 
-    if (!s || !*s || *s == ' ' || *s == '\t' || *s == '\n')
+    /* strto*() skip every isspace() byte, which a whole-string parse must refuse. */
+    if (!s || !*s || isspace((unsigned char)*s))
         return -EINVAL;
     errno = 0;
     v = strtod(s, &end);

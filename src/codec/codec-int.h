@@ -46,17 +46,20 @@ size_t codec__utf8_check(const char *s, size_t len);
 #define CODEC_NUMBER_MAX 32
 size_t codec__format_number(double d, char buf[CODEC_NUMBER_MAX]);
 
-/* A set of borrowed NUL-terminated strings, hashed with SipHash under a per-process random key so
- * untrusted keys cannot force collisions. Zero-initialise; release with codec__keyset_release(). */
-struct codec_keyset {
-    struct codec_keyset_slot *slots;
+/* A map from borrowed NUL-terminated strings to pointers, hashed with SipHash under a
+ * per-process random key so untrusted keys cannot force collisions (duplicate-key detection,
+ * YAML anchors). Zero-initialise; release with codec__strmap_release(). */
+struct codec_strmap {
+    struct codec_strmap_slot *slots;
     size_t cap; /* power of two, or 0 */
     size_t n;
 };
 
-/* Adds key (borrowed: it must outlive the set). Returns 0 if added, 1 if already present,
- * -ENOMEM. */
-int codec__keyset_add(struct codec_keyset *ks, const char *key);
-void codec__keyset_release(struct codec_keyset *ks);
+/* Adds key -> val; key is borrowed and must outlive the map. Returns 0 if added, 1 if key was
+ * already present (the map is unchanged), -ENOMEM. */
+int codec__strmap_add(struct codec_strmap *m, const char *key, void *val);
+/* The value slot of key (to read or replace), or NULL when absent. */
+void **codec__strmap_find(const struct codec_strmap *m, const char *key);
+void codec__strmap_release(struct codec_strmap *m);
 
 #endif

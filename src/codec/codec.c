@@ -295,61 +295,83 @@ static uint64_t siphash13(const void *data, size_t len)
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
-struct codec_keyset_slot {
+struct codec_strmap_slot {
     const char *key; /* NULL: empty */
     uint64_t hash;
+    void *val;
 };
 
-static int keyset_grow(struct codec_keyset *ks)
+static int strmap_grow(struct codec_strmap *m)
 {
-    size_t cap = ks->cap ? ks->cap * 2 : 16, i;
-    struct codec_keyset_slot *slots;
+    size_t cap = m->cap ? m->cap * 2 : 16, i;
+    struct codec_strmap_slot *slots;
 
     slots = ccalloc(cap, sizeof(*slots));
     if (!slots)
         return -ENOMEM;
-    for (i = 0; i < ks->cap; i++) {
+    for (i = 0; i < m->cap; i++) {
         size_t j;
 
-        if (!ks->slots[i].key)
+        if (!m->slots[i].key)
             continue;
-        for (j = ks->slots[i].hash & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+        for (j = m->slots[i].hash & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
             ;
-        slots[j] = ks->slots[i];
+        slots[j] = m->slots[i];
     }
-    free(ks->slots);
-    ks->slots = slots;
-    ks->cap = cap;
+    free(m->slots);
+    m->slots = slots;
+    m->cap = cap;
     return 0;
 }
 
-int codec__keyset_add(struct codec_keyset *ks, const char *key)
+/* Index of key's slot, or of the empty slot where it would go; the map must not be empty. */
+static size_t strmap_slot(const struct codec_strmap *m, const char *key, uint64_t h)
 {
-    size_t len = strlen(key), j;
-    uint64_t h;
+    size_t j;
+
+    for (j = h & (m->cap - 1); m->slots[j].key; j = (j + 1) & (m->cap - 1)) {
+        if (m->slots[j].hash == h && strcmp(m->slots[j].key, key) == 0)
+            break;
+    }
+    return j;
+}
+
+int codec__strmap_add(struct codec_strmap *m, const char *key, void *val)
+{
+    uint64_t h = siphash13(key, strlen(key));
+    size_t j;
     int r;
 
-    if ((ks->n + 1) * 2 > ks->cap) {
-        r = keyset_grow(ks);
+    if ((m->n + 1) * 2 > m->cap) {
+        r = strmap_grow(m);
         if (r < 0)
             return r;
     }
-    h = siphash13(key, len);
-    for (j = h & (ks->cap - 1); ks->slots[j].key; j = (j + 1) & (ks->cap - 1)) {
-        if (ks->slots[j].hash == h && strcmp(ks->slots[j].key, key) == 0)
-            return 1;
-    }
-    ks->slots[j].key = key;
-    ks->slots[j].hash = h;
-    ks->n++;
+    j = strmap_slot(m, key, h);
+    if (m->slots[j].key)
+        return 1;
+    m->slots[j].key = key;
+    m->slots[j].hash = h;
+    m->slots[j].val = val;
+    m->n++;
     return 0;
 }
 
-void codec__keyset_release(struct codec_keyset *ks)
+void **codec__strmap_find(const struct codec_strmap *m, const char *key)
 {
-    FREE_AND_NULL(ks->slots);
-    ks->cap = 0;
-    ks->n = 0;
+    size_t j;
+
+    if (!m->n)
+        return NULL;
+    j = strmap_slot(m, key, siphash13(key, strlen(key)));
+    return m->slots[j].key ? &m->slots[j].val : NULL;
+}
+
+void codec__strmap_release(struct codec_strmap *m)
+{
+    FREE_AND_NULL(m->slots);
+    m->cap = 0;
+    m->n = 0;
 }
 
 int codec_read_file(const char *path, size_t max_bytes, struct strbuf *out)

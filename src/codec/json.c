@@ -284,7 +284,7 @@ static int dup_key_error(struct codec_error *err, const char *key)
 
 static int check_object_keys(const cJSON *obj, struct codec_error *err)
 {
-    struct codec_keyset ks = {0};
+    struct codec_strmap ks = {0};
     const cJSON *a, *b;
     size_t n = 0;
     int r = 0;
@@ -301,7 +301,7 @@ static int check_object_keys(const cJSON *obj, struct codec_error *err)
         return 0;
     }
     for (a = obj->child; a; a = a->next) {
-        r = codec__keyset_add(&ks, a->string);
+        r = codec__strmap_add(&ks, a->string, NULL);
         if (r < 0) {
             codec__set_error(err, 0, 0, "out of memory");
             goto out;
@@ -312,7 +312,7 @@ static int check_object_keys(const cJSON *obj, struct codec_error *err)
         }
     }
 out:
-    codec__keyset_release(&ks);
+    codec__strmap_release(&ks);
     return r;
 }
 

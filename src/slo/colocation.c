@@ -10,8 +10,8 @@ static const struct api_prop aggregate_policy_props[] = {
     {NULL},
 };
 
-#define WH_MIN(lo)    API_I64(API_NONE, API_MIN(lo))
-#define WH_PCT        API_I64(API_NONE, API_RANGE(0, 100))
+#define WH_MIN(lo) API_I64(API_NONE, API_MIN(lo))
+#define WH_PCT     API_I64(API_NONE, API_RANGE(0, 100))
 
 static const struct api_prop colocation_props[] = {
     {"enable", &api_bool},

@@ -3,8 +3,6 @@
  * (manager-behaviour.md 1.3-1.5) and selecting a node's strategy (1.6). Merges are the api
  * module's MergeCfg overlay, driven by the same field tables as the NodeSLO CRD.
  */
-#include "slo/slo.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include "base/base.h"
 #include "codec/codec.h"
 #include "slo/slo-int.h"
+#include "slo/slo.h"
 
 void slo_events_release(struct slo_events *ev)
 {
@@ -29,9 +28,8 @@ void slo_events_release(struct slo_events *ev)
     ev->n = 0;
 }
 
-__attribute__((format(printf, 4, 5))) static void event_add(struct slo_events *ev,
-                                                            const char *key, const char *reason,
-                                                            const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void
+event_add(struct slo_events *ev, const char *key, const char *reason, const char *fmt, ...)
 {
     struct strbuf msg = STRBUF_INIT;
     va_list ap;

@@ -49,8 +49,8 @@ int slo_render_spec(const struct slo_config *cfg, const cJSON *node, const cJSON
 
     if (!spec)
         return -ENOMEM;
-    if (add_dup(spec, "resourceUsedThresholdWithBE",
-                slo__select(&cfg->keys[SLO_THRESHOLD], node)) < 0 ||
+    if (add_dup(spec, "resourceUsedThresholdWithBE", slo__select(&cfg->keys[SLO_THRESHOLD], node)) <
+            0 ||
         add_dup(spec, "resourceQOSStrategy", slo__select(&cfg->keys[SLO_QOS], node)) < 0 ||
         add_dup(spec, "cpuBurstStrategy", slo__select(&cfg->keys[SLO_CPU_BURST], node)) < 0)
         goto out;
@@ -75,8 +75,8 @@ int slo_render_spec(const struct slo_config *cfg, const cJSON *node, const cJSON
         goto out;
     sys = NULL;
     /* Extensions: nothing is registered upstream; keep what the current object has. */
-    old_ext = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(old_spec, "extensions"),
-                                               "Object");
+    old_ext = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(old_spec, "extensions"), "Object");
     ext = cJSON_AddObjectToObject(spec, "extensions");
     if (!ext)
         goto out;

@@ -10,10 +10,10 @@
 enum slo_strategy_key { SLO_THRESHOLD, SLO_QOS, SLO_CPU_BURST, SLO_SYSTEM, SLO_NSTRATEGY };
 
 struct slo_key_desc {
-    const char *key;                 /* ConfigMap key */
-    const char *what;                /* upstream's type name in messages */
+    const char *key;  /* ConfigMap key */
+    const char *what; /* upstream's type name in messages */
     const struct api_schema *strategy;
-    const char *dflt;                /* default cluster strategy, JSON */
+    const char *dflt; /* default cluster strategy, JSON */
 };
 
 extern const struct slo_key_desc slo_strategy_keys[SLO_NSTRATEGY];

@@ -14,19 +14,19 @@
 #include "api/field.h"
 
 /* ConfigMap keys. */
-#define SLO_KEY_COLOCATION     "colocation-config"
-#define SLO_KEY_THRESHOLD      "resource-threshold-config"
-#define SLO_KEY_QOS            "resource-qos-config"
-#define SLO_KEY_CPU_BURST      "cpu-burst-config"
-#define SLO_KEY_SYSTEM         "system-config"
-#define SLO_KEY_HOST_APP       "host-application-config"
-#define SLO_DEFAULT_NAME       "slo-controller-config"
-#define SLO_DEFAULT_NAMESPACE  "koordinator-system"
+#define SLO_KEY_COLOCATION    "colocation-config"
+#define SLO_KEY_THRESHOLD     "resource-threshold-config"
+#define SLO_KEY_QOS           "resource-qos-config"
+#define SLO_KEY_CPU_BURST     "cpu-burst-config"
+#define SLO_KEY_SYSTEM        "system-config"
+#define SLO_KEY_HOST_APP      "host-application-config"
+#define SLO_DEFAULT_NAME      "slo-controller-config"
+#define SLO_DEFAULT_NAMESPACE "koordinator-system"
 
 /* One thing worth telling the user about a ConfigMap update. */
 struct slo_event {
-    char *key;     /* the ConfigMap key */
-    char *reason;  /* Event reason (e.g. "SLOCfgUnmarshalFailed"), or NULL when upstream only logs */
+    char *key;    /* the ConfigMap key */
+    char *reason; /* Event reason (e.g. "SLOCfgUnmarshalFailed"), or NULL when upstream only logs */
     char *message; /* e.g. "failed to unmarshal ThresholdCfg, err: ..." */
 };
 

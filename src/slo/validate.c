@@ -170,7 +170,8 @@ static void validate_key(const char *key, const cJSON *doc, bool need_names,
     strbuf_reset(&p);
     strbuf_addf(&p, "data[%s]%s", key, colocation ? "" : ".clusterStrategy");
     {
-        const cJSON *cluster = colocation ? doc : cJSON_GetObjectItemCaseSensitive(doc, "clusterStrategy");
+        const cJSON *cluster =
+            colocation ? doc : cJSON_GetObjectItemCaseSensitive(doc, "clusterStrategy");
         struct field_errors tmp = FIELD_ERRORS_INIT;
         api_validate(s, cluster, p.buf, API_V_WEBHOOK, &tmp);
         for (size_t k = 0; k < tmp.n; k++)
@@ -205,7 +206,8 @@ static void validate_key(const char *key, const cJSON *doc, bool need_names,
                 cJSON_ArrayForEach(o, entries)
                 {
                     const cJSON *on = cJSON_GetObjectItemCaseSensitive(o, "name");
-                    if (j++ < i && cJSON_IsString(on) && !strcmp(on->valuestring, name->valuestring))
+                    if (j++ < i && cJSON_IsString(on) &&
+                        !strcmp(on->valuestring, name->valuestring))
                         field_error_add(errs, FIELD_DUPLICATE, p.buf, NULL, "name \"%s\"",
                                         name->valuestring);
                 }

@@ -6,10 +6,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "api/duration.h"
 #include "base/base.h"
@@ -103,7 +103,9 @@ static const struct parse_row parse_rows[] = {
     {"--1s", -EINVAL, 0},
     {"1s-1s", -EINVAL, 0},
     {"\xff\xff", -EINVAL, 0},
-    {"hello \xff" "ff world", -EINVAL, 0},
+    {"hello \xff"
+     "ff world",
+     -EINVAL, 0},
     /* overflow */
     {"9223372036854775808ns", -ERANGE, 0},
     {"9223372036854775.808us", -ERANGE, 0},

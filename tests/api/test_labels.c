@@ -8,10 +8,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "api/labels.h"
 #include "base/base.h"
@@ -343,72 +343,70 @@ static void test_match_table(void **state)
 
 struct json_row {
     const char *json; /* NULL = C NULL */
+    const char *out;  /* format on success, message on failure */
     int r;
-    const char *out; /* format on success, message on failure */
     bool empty;      /* label_selector_is_empty */
     bool matches_x1; /* matches {"x":"1"} */
 };
 
 static const struct json_row json_rows[] = {
-    {NULL, 0, "", false, false},
-    {"null", 0, "", false, false},
-    {"{}", 0, "", true, true},
-    {"{\"matchLabels\":{}}", 0, "", true, true},
-    {"{\"matchLabels\":null,\"matchExpressions\":[]}", 0, "", true, true},
-    {"{\"matchLabels\":{\"x\":\"1\"}}", 0, "x=1", false, true},
-    {"{\"matchLabels\":{\"x\":\"2\"}}", 0, "x=2", false, false},
-    {"{\"matchLabels\":{\"y\":\"2\",\"x\":\"1\"}}", 0, "x=1,y=2", false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\",\"values\":[\"2\",\"1\"]}]}", 0,
-     "x in (1,2)", false, true},
+    {NULL, "", 0, false, false},
+    {"null", "", 0, false, false},
+    {"{}", "", 0, true, true},
+    {"{\"matchLabels\":{}}", "", 0, true, true},
+    {"{\"matchLabels\":null,\"matchExpressions\":[]}", "", 0, true, true},
+    {"{\"matchLabels\":{\"x\":\"1\"}}", "x=1", 0, false, true},
+    {"{\"matchLabels\":{\"x\":\"2\"}}", "x=2", 0, false, false},
+    {"{\"matchLabels\":{\"y\":\"2\",\"x\":\"1\"}}", "x=1,y=2", 0, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\",\"values\":[\"2\",\"1\"]}]}",
+     "x in (1,2)", 0, false, true},
     {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\",\"values\":[\"2\",\"1\",\"2\"]}]}",
-     0, "x in (1,2,2)", false, true},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"NotIn\",\"values\":[\"1\"]}]}", 0,
-     "x notin (1)", false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"Exists\"}]}", 0, "x", false, true},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"DoesNotExist\",\"values\":null}]}", 0,
-     "!x", false, false},
+     "x in (1,2,2)", 0, false, true},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"NotIn\",\"values\":[\"1\"]}]}",
+     "x notin (1)", 0, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"Exists\"}]}", "x", 0, false, true},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"DoesNotExist\",\"values\":null}]}", "!x",
+     0, false, false},
     {"{\"matchLabels\":{\"z\":\"1\"},\"matchExpressions\":[{\"key\":\"a\",\"operator\":"
      "\"DoesNotExist\"}],\"ignored\":true}",
-     0, "!a,z=1", false, false},
+     "!a,z=1", 0, false, false},
     /* errors */
-    {"[]", -EINVAL, "label selector must be an object", false, false},
-    {"{\"matchLabels\":[]}", -EINVAL, "matchLabels must be an object", false, false},
-    {"{\"matchExpressions\":{}}", -EINVAL, "matchExpressions must be an array", false, false},
-    {"{\"matchLabels\":{\"a\":1}}", -EINVAL, "matchLabels: value of \"a\" must be a string", false,
+    {"[]", "label selector must be an object", -EINVAL, false, false},
+    {"{\"matchLabels\":[]}", "matchLabels must be an object", -EINVAL, false, false},
+    {"{\"matchExpressions\":{}}", "matchExpressions must be an array", -EINVAL, false, false},
+    {"{\"matchLabels\":{\"a\":1}}", "matchLabels: value of \"a\" must be a string", -EINVAL, false,
      false},
-    {"{\"matchLabels\":{\"a b\":\"c\"}}", -EINVAL, "key: Invalid value: \"a b\": " NAME_MSG, false,
+    {"{\"matchLabels\":{\"a b\":\"c\"}}", "key: Invalid value: \"a b\": " NAME_MSG, -EINVAL, false,
      false},
-    {"{\"matchLabels\":{\"a\":\"b c\"}}", -EINVAL,
-     "values[0][a]: Invalid value: \"b c\": " VALUE_MSG, false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\"}]}", -EINVAL,
+    {"{\"matchLabels\":{\"a\":\"b c\"}}", "values[0][a]: Invalid value: \"b c\": " VALUE_MSG,
+     -EINVAL, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\"}]}",
      "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be "
      "empty",
-     false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"NotIn\",\"values\":[]}]}", -EINVAL,
+     -EINVAL, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"NotIn\",\"values\":[]}]}",
      "values: Invalid value: []string(nil): for 'in', 'notin' operators, values set can't be "
      "empty",
-     false, false},
+     -EINVAL, false, false},
     {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"Exists\",\"values\":[\"a\",\"b\"]}]}",
-     -EINVAL,
      "values: Invalid value: []string{\"a\", \"b\"}: values set must be empty for exists and does "
      "not exist",
-     false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}", -EINVAL,
-     "\"Gt\" is not a valid label selector operator", false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"in\",\"values\":[\"1\"]}]}", -EINVAL,
-     "\"in\" is not a valid label selector operator", false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\"}]}", -EINVAL,
-     "\"\" is not a valid label selector operator", false, false},
-    {"{\"matchExpressions\":[{\"operator\":\"Exists\"}]}", -EINVAL,
-     "key: Invalid value: \"\": name part must be non-empty; " NAME_MSG, false, false},
+     -EINVAL, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"Gt\",\"values\":[\"1\"]}]}",
+     "\"Gt\" is not a valid label selector operator", -EINVAL, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"in\",\"values\":[\"1\"]}]}",
+     "\"in\" is not a valid label selector operator", -EINVAL, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\"}]}", "\"\" is not a valid label selector operator",
+     -EINVAL, false, false},
+    {"{\"matchExpressions\":[{\"operator\":\"Exists\"}]}",
+     "key: Invalid value: \"\": name part must be non-empty; " NAME_MSG, -EINVAL, false, false},
     {"{\"matchExpressions\":[{\"key\":\"-x\",\"operator\":\"In\",\"values\":[\"ok\",\"-v\"]}]}",
-     -EINVAL,
      "[key: Invalid value: \"-x\": " NAME_MSG ", values[1][-x]: Invalid value: \"-v\": " VALUE_MSG
      "]",
-     false, false},
-    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\",\"values\":[1]}]}", -EINVAL,
-     "matchExpressions[0]: values must be strings", false, false},
-    {"{\"matchExpressions\":[\"x\"]}", -EINVAL, "matchExpressions[0]: must be an object", false,
+     -EINVAL, false, false},
+    {"{\"matchExpressions\":[{\"key\":\"x\",\"operator\":\"In\",\"values\":[1]}]}",
+     "matchExpressions[0]: values must be strings", -EINVAL, false, false},
+    {"{\"matchExpressions\":[\"x\"]}", "matchExpressions[0]: must be an object", -EINVAL, false,
      false},
 };
 

@@ -1,0 +1,159 @@
+/*
+ * bench/codec: the typed layer's cost. For a NodeMetric with 110 pods and a full NodeSLO it times
+ * decode + validate + default + encode through the type descriptions, next to cJSON parse +
+ * print of the same bytes (the baseline), in the same run. Prints µs per object, MB/s and the
+ * ratio typed/baseline (target: <= 2.0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "base/base.h"
+#include "base/strbuf.h"
+#include "codec/codec.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage_map(struct strbuf *sb, int cpu_m, int mem_mi)
+{
+    strbuf_addf(sb, "{\"resources\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"}}", cpu_m, mem_mi);
+}
+
+static char *nodemetric_json(int pods)
+{
+    static const char *const aggs[] = {"avg", "p50", "p90", "p95", "p99"};
+    static const char *const durs[] = {"5m0s", "10m0s", "30m0s"};
+    struct strbuf sb = STRBUF_INIT;
+
+    strbuf_addstr(&sb, "{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\","
+                       "\"metadata\":{\"name\":\"node-1\",\"resourceVersion\":\"12345\","
+                       "\"creationTimestamp\":\"2024-03-05T08:00:00Z\"},"
+                       "\"spec\":{\"metricCollectPolicy\":{\"aggregateDurationSeconds\":300,"
+                       "\"reportIntervalSeconds\":60,\"nodeAggregatePolicy\":{\"durations\":"
+                       "[\"5m0s\",\"10m0s\",\"30m0s\"]},\"nodeMemoryCollectPolicy\":"
+                       "\"usageWithoutPageCache\"}},\"status\":{\"updateTime\":"
+                       "\"2024-03-05T08:00:00Z\",\"nodeMetric\":{\"nodeUsage\":");
+    usage_map(&sb, 7500, 30720);
+    strbuf_addstr(&sb, ",\"systemUsage\":");
+    usage_map(&sb, 500, 2048);
+    strbuf_addstr(&sb, ",\"aggregatedNodeUsages\":[");
+    for (size_t d = 0; d < ARRAY_SIZE(durs); d++) {
+        strbuf_addf(&sb, "%s{\"usage\":{", d ? "," : "");
+        for (size_t a = 0; a < ARRAY_SIZE(aggs); a++) {
+            strbuf_addf(&sb, "%s\"%s\":", a ? "," : "", aggs[a]);
+            usage_map(&sb, 7000 + (int)a * 500, 29000 + (int)a * 512);
+        }
+        strbuf_addf(&sb, "},\"duration\":\"%s\"}", durs[d]);
+    }
+    strbuf_addstr(&sb, "]},\"podsMetric\":[");
+    for (int i = 0; i < pods; i++) {
+        strbuf_addf(&sb,
+                    "%s{\"namespace\":\"team-%d\",\"name\":\"web-%d-7d9f8c6b5-x%04d\","
+                    "\"priority\":\"%s\",\"qos\":\"%s\",\"podUsage\":",
+                    i ? "," : "", i % 7, i, i, i % 3 ? "koord-prod" : "koord-batch",
+                    i % 3 ? "LS" : "BE");
+        usage_map(&sb, 100 + i * 13, 128 + i * 7);
+        strbuf_addch(&sb, '}');
+    }
+    strbuf_addstr(&sb, "]}}");
+    return strbuf_detach(&sb, NULL);
+}
+
+static char *nodeslo_json(void)
+{
+    struct strbuf sb = STRBUF_INIT;
+    cJSON *spec = cJSON_Duplicate(api_nodeslo_default_spec(), true), *obj = cJSON_CreateObject();
+    CHECK(spec && obj);
+    (void)cJSON_AddStringToObject(obj, "apiVersion", "slo.koordinator.sh/v1alpha1");
+    (void)cJSON_AddStringToObject(obj, "kind", "NodeSLO");
+    (void)cJSON_AddStringToObject(cJSON_AddObjectToObject(obj, "metadata"), "name", "node-1");
+    (void)cJSON_AddItemToObject(obj, "spec", spec);
+    CHECK(json_print(obj, &sb) == 0);
+    cJSON_Delete(obj);
+    return strbuf_detach(&sb, NULL);
+}
+
+/* One typed round: decode, validate, default, encode. */
+static size_t typed_round(const char *buf, size_t len)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    const struct api_kind *k = NULL;
+    cJSON *doc = NULL, *enc = NULL;
+    struct strbuf out = STRBUF_INIT;
+    size_t n;
+
+    CHECK(json_parse(buf, len, NULL, &doc, NULL) == 0);
+    CHECK(api_object_validate(doc, 0, &k, &errs) == 0);
+    CHECK(api_object_default(k, doc, 0) == 0);
+    CHECK(api_object_encode(k, doc, &enc) == 0);
+    CHECK(json_print(enc, &out) == 0);
+    n = out.len;
+    strbuf_release(&out);
+    cJSON_Delete(enc);
+    cJSON_Delete(doc);
+    field_errors_release(&errs);
+    return n;
+}
+
+static size_t base_round(const char *buf, size_t len)
+{
+    cJSON *doc = cJSON_ParseWithLength(buf, len);
+    char *out;
+    size_t n;
+
+    CHECK(doc);
+    out = cJSON_PrintUnformatted(doc);
+    CHECK(out);
+    n = strlen(out);
+    cJSON_free(out);
+    cJSON_Delete(doc);
+    return n;
+}
+
+static void run(const char *name, const char *buf)
+{
+    size_t len = strlen(buf), sink = 0;
+    int iters = 0;
+    double t0, tb, tt;
+
+    /* Calibrate to about 0.5 s per side; warm up once. */
+    sink += base_round(buf, len) + typed_round(buf, len);
+    t0 = now();
+    while (now() - t0 < 0.5) {
+        sink += base_round(buf, len);
+        iters++;
+    }
+    t0 = now();
+    for (int i = 0; i < iters; i++)
+        sink += base_round(buf, len);
+    tb = (now() - t0) / iters;
+    t0 = now();
+    for (int i = 0; i < iters; i++)
+        sink += typed_round(buf, len);
+    tt = (now() - t0) / iters;
+    (void)printf("%-22s %7zu bytes  baseline cJSON parse+print %8.1f us %7.1f MB/s | "
+                 "typed decode+validate+default+encode %8.1f us %7.1f MB/s | ratio %.2f%s\n",
+                 name, len, tb * 1e6, (double)len / tb / 1e6, tt * 1e6, (double)len / tt / 1e6,
+                 tt / tb, sink ? "" : " ");
+}
+
+int main(void)
+{
+    char *nm, *slo;
+
+    codec_init();
+    nm = nodemetric_json(110);
+    slo = nodeslo_json();
+    run("NodeMetric (110 pods)", nm);
+    run("NodeSLO (full spec)", slo);
+    free(nm);
+    free(slo);
+    return 0;
+}

@@ -1,0 +1,1673 @@
+/*
+ * YAML <-> cJSON. Decoding drives libfyaml's event parser and builds cJSON trees ourselves, so
+ * that scalar typing, key conversion and duplicate keys follow sigs.k8s.io/yaml (what kubectl
+ * does to manifests), and so the limits hold while parsing: depth is checked as containers
+ * open, and every alias is charged its full expanded size before it is copied, which makes
+ * "billion laughs" fail fast. Emission is our own block-style writer over cJSON, with the quoting
+ * decided by the same resolver the decoder uses, so what we write reads back identically.
+ */
+#include "codec/codec.h"
+
+#include <inttypes.h>
+#include <libfyaml.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/strbuf.h"
+#include "codec/codec-int.h"
+
+/* Mappings up to this size are checked for duplicate keys by a scan; larger ones get a map. */
+#define DUP_LINEAR_MAX 8
+
+/* Keys longer than this are written as explicit "? key" entries: many YAML parsers (libyaml,
+ * go-yaml) refuse implicit keys past 1024 characters. */
+#define IMPLICIT_KEY_MAX 1024
+
+/* ---- scalar resolution (go-yaml v2 resolve.go, as used by sigs.k8s.io/yaml) ---- */
+
+enum ykind { Y_STR, Y_NULL, Y_BOOL, Y_INT, Y_BIGINT, Y_FLOAT, Y_INF, Y_NAN };
+
+struct yscalar {
+    enum ykind kind;
+    bool b;
+    int64_t i;
+    double d; /* Y_BIGINT, Y_FLOAT, Y_INF (sign) */
+};
+
+enum ytag { TAG_NONE, TAG_STR, TAG_BOOL, TAG_INT, TAG_FLOAT, TAG_NULL, TAG_TIMESTAMP, TAG_MERGE,
+            TAG_BINARY, TAG_OTHER };
+
+static const char *const tag_names[] = {
+    [TAG_NONE] = "", [TAG_STR] = "!!str", [TAG_BOOL] = "!!bool", [TAG_INT] = "!!int",
+    [TAG_FLOAT] = "!!float", [TAG_NULL] = "!!null", [TAG_TIMESTAMP] = "!!timestamp",
+    [TAG_MERGE] = "!!merge", [TAG_BINARY] = "!!binary", [TAG_OTHER] = "!",
+};
+
+static const struct {
+    const char *text;
+    enum ykind kind;
+    int sign; /* bool value, or the sign of an infinity */
+} resolve_words[] = {
+    {"y", Y_BOOL, 1},      {"Y", Y_BOOL, 1},      {"yes", Y_BOOL, 1},    {"Yes", Y_BOOL, 1},
+    {"YES", Y_BOOL, 1},    {"true", Y_BOOL, 1},   {"True", Y_BOOL, 1},   {"TRUE", Y_BOOL, 1},
+    {"on", Y_BOOL, 1},     {"On", Y_BOOL, 1},     {"ON", Y_BOOL, 1},     {"n", Y_BOOL, 0},
+    {"N", Y_BOOL, 0},      {"no", Y_BOOL, 0},     {"No", Y_BOOL, 0},     {"NO", Y_BOOL, 0},
+    {"false", Y_BOOL, 0},  {"False", Y_BOOL, 0},  {"FALSE", Y_BOOL, 0},  {"off", Y_BOOL, 0},
+    {"Off", Y_BOOL, 0},    {"OFF", Y_BOOL, 0},    {"", Y_NULL, 0},       {"~", Y_NULL, 0},
+    {"null", Y_NULL, 0},   {"Null", Y_NULL, 0},   {"NULL", Y_NULL, 0},   {".nan", Y_NAN, 0},
+    {".NaN", Y_NAN, 0},    {".NAN", Y_NAN, 0},    {".inf", Y_INF, 1},    {".Inf", Y_INF, 1},
+    {".INF", Y_INF, 1},    {"+.inf", Y_INF, 1},   {"+.Inf", Y_INF, 1},   {"+.INF", Y_INF, 1},
+    {"-.inf", Y_INF, -1},  {"-.Inf", Y_INF, -1},  {"-.INF", Y_INF, -1},
+};
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int digit_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A' + 10;
+    return 99;
+}
+
+/*
+ * Go's strconv.ParseUint/ParseInt with base 0 (prefixes 0x, 0o, 0b, and a bare leading 0 for
+ * octal) on s[0..len). Returns 0 with the magnitude in *mag, 1 when the syntax is fine but the
+ * value does not fit 64 bits, -1 on bad syntax.
+ */
+static int go_parse_uint(const char *s, size_t len, bool allow_sign, bool *neg, uint64_t *mag)
+{
+    unsigned base = 10;
+    size_t i = 0;
+    uint64_t v = 0;
+    bool overflow = false;
+
+    *neg = false;
+    if (allow_sign && len && (s[0] == '+' || s[0] == '-')) {
+        *neg = s[0] == '-';
+        i = 1;
+    }
+    if (i >= len)
+        return -1;
+    if (s[i] == '0') {
+        char p = len - i >= 3 ? (char)(s[i + 1] | 0x20) : 0;
+
+        if (p == 'b') {
+            base = 2;
+            i += 2;
+        } else if (p == 'o') {
+            base = 8;
+            i += 2;
+        } else if (p == 'x') {
+            base = 16;
+            i += 2;
+        } else {
+            base = 8;
+            i += 1;
+        }
+    }
+    for (; i < len; i++) {
+        int dv = digit_value(s[i]);
+
+        if (dv >= (int)base)
+            return -1;
+        if (v > (UINT64_MAX - (uint64_t)dv) / base)
+            overflow = true;
+        else
+            v = v * base + (uint64_t)dv;
+    }
+    *mag = v;
+    return overflow ? 1 : 0;
+}
+
+/* ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ (go-yaml's yamlStyleFloat). */
+static bool is_yaml_float(const char *s, size_t len)
+{
+    size_t i = 0, n;
+
+    if (i < len && (s[i] == '+' || s[i] == '-'))
+        i++;
+    if (i < len && s[i] == '.') {
+        i++;
+        for (n = 0; i < len && is_digit(s[i]); i++)
+            n++;
+        if (!n)
+            return false;
+    } else {
+        for (n = 0; i < len && is_digit(s[i]); i++)
+            n++;
+        if (!n)
+            return false;
+        if (i < len && s[i] == '.') {
+            i++;
+            while (i < len && is_digit(s[i]))
+                i++;
+        }
+    }
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-'))
+            i++;
+        for (n = 0; i < len && is_digit(s[i]); i++)
+            n++;
+        if (!n)
+            return false;
+    }
+    return i == len;
+}
+
+/* strtod on a copy (s is not NUL-terminated); false unless finite, as Go's ParseFloat errors on
+ * overflow but not on underflow. */
+static bool parse_float(const char *s, size_t len, double *ret)
+{
+    char tmp[128];
+    double d;
+
+    if (len >= sizeof(tmp))
+        return false; /* at most 127 characters of digits: nothing real is longer */
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    d = strtod(tmp, NULL);
+    if (!isfinite(d))
+        return false;
+    *ret = d;
+    return true;
+}
+
+/* The type of an untagged plain scalar, following go-yaml v2's resolve() with tag "". */
+static enum ykind resolve_plain(const char *s, size_t len, struct yscalar *out)
+{
+    char plain[128];
+    size_t i, n = 0;
+    uint64_t mag;
+    bool neg;
+    int r;
+
+    memset(out, 0, sizeof(*out));
+    out->kind = Y_STR;
+    for (i = 0; i < ARRAY_SIZE(resolve_words); i++) {
+        if (strlen(resolve_words[i].text) == len && memcmp(resolve_words[i].text, s, len) == 0) {
+            out->kind = resolve_words[i].kind;
+            out->b = resolve_words[i].sign > 0;
+            out->d = resolve_words[i].sign < 0 ? -INFINITY : INFINITY;
+            return out->kind;
+        }
+    }
+    if (!len)
+        return Y_STR;
+    if (s[0] == '.') {
+        /* Go's ParseFloat on the text as is; only decimal forms can start with '.'. */
+        if (is_yaml_float(s, len) && parse_float(s, len, &out->d))
+            out->kind = Y_FLOAT;
+        return out->kind;
+    }
+    if (!is_digit(s[0]) && s[0] != '+' && s[0] != '-')
+        return Y_STR;
+
+    /* Numbers: go-yaml drops every '_' first. Longer texts than 127 are no number we accept. */
+    if (len >= sizeof(plain))
+        return Y_STR;
+    for (i = 0; i < len; i++) {
+        if (s[i] != '_')
+            plain[n++] = s[i];
+    }
+    r = go_parse_uint(plain, n, true, &neg, &mag);
+    if (r == 0 && (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX)) {
+        out->kind = Y_INT;
+        out->i = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+        return Y_INT;
+    }
+    if (go_parse_uint(plain, n, false, &neg, &mag) == 0) {
+        out->kind = Y_BIGINT;
+        out->d = (double)mag;
+        return Y_BIGINT;
+    }
+    if (is_yaml_float(plain, n) && parse_float(plain, n, &out->d)) {
+        out->kind = Y_FLOAT;
+        return Y_FLOAT;
+    }
+    /* Newer go-yaml reads what overflows uint64 with math/big; kubectl 1.32 keeps it a string
+     * ("0x1FFFFFFFFFFFFFFFF"), and so do we. */
+    return Y_STR;
+}
+
+static enum ytag kind_tag(enum ykind k)
+{
+    switch (k) {
+    case Y_NULL:
+        return TAG_NULL;
+    case Y_BOOL:
+        return TAG_BOOL;
+    case Y_INT:
+    case Y_BIGINT:
+        return TAG_INT;
+    case Y_FLOAT:
+    case Y_INF:
+    case Y_NAN:
+        return TAG_FLOAT;
+    default:
+        return TAG_STR;
+    }
+}
+
+/* go-yaml's quick timestamp test (four digits and a dash); the value stays a string anyway. */
+static bool looks_like_timestamp(const char *s, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len && is_digit(s[i]); i++)
+        ;
+    return i == 4 && i < len && s[i] == '-';
+}
+
+/*
+ * The value of a scalar with its tag and style. Untagged non-plain scalars are strings; explicit
+ * standard tags convert or fail like go-yaml ("cannot decode !!str `abc` as a !!int").
+ * Returns 0 or -EINVAL with msg filled.
+ */
+static int resolve_scalar(const char *s, size_t len, bool plain, enum ytag tag,
+                          struct yscalar *out, char *msg, size_t msgsize)
+{
+    char preview[96];
+    enum ytag rtag;
+
+    memset(out, 0, sizeof(*out));
+    out->kind = Y_STR;
+    switch (tag) {
+    case TAG_NONE:
+        if (plain)
+            resolve_plain(s, len, out);
+        return 0;
+    case TAG_STR:
+    case TAG_MERGE:
+    case TAG_OTHER:
+        return 0;
+    case TAG_BINARY:
+        (void)snprintf(msg, msgsize, "!!binary scalars are not supported");
+        return -EINVAL;
+    case TAG_TIMESTAMP:
+        if (looks_like_timestamp(s, len))
+            return 0;
+        break;
+    default:
+        resolve_plain(s, len, out);
+        rtag = kind_tag(out->kind);
+        if (rtag == tag)
+            return 0;
+        if (tag == TAG_FLOAT && out->kind == Y_INT) {
+            out->kind = Y_FLOAT;
+            out->d = (double)out->i;
+            return 0;
+        }
+        if (tag == TAG_FLOAT && out->kind == Y_BIGINT) {
+            out->kind = Y_FLOAT;
+            return 0;
+        }
+        break;
+    }
+    codec__preview(preview, sizeof(preview), s, len);
+    (void)snprintf(msg, msgsize, "cannot decode %s as %s", preview, tag_names[tag]);
+    return -EINVAL;
+}
+
+/*
+ * Go's strconv.FormatFloat(f, 'g', -1, 32), which sigs.k8s.io/yaml uses for float keys: the
+ * shortest digits that read back as the same float32, in exponent form ("1e+06") when the
+ * decimal exponent is < -4 or >= 6 (Go's rule for the shortest form), else in fixed form.
+ * Infinities and NaN are spelled the YAML way, as sigs.k8s.io/yaml does.
+ */
+static void format_float32_key(double d, char *buf, size_t size)
+{
+    float f = (float)d;
+    char e[40], digits[16];
+    int p, exp, nd = 0, k;
+    const char *q;
+    struct strbuf sb = STRBUF_INIT;
+
+    if (isnan(f)) {
+        (void)snprintf(buf, size, ".nan");
+        return;
+    }
+    if (isinf(f)) {
+        (void)snprintf(buf, size, "%s", f > 0 ? ".inf" : "-.inf");
+        return;
+    }
+    if (f == 0) {
+        (void)snprintf(buf, size, "%s", signbit(f) ? "-0" : "0");
+        return;
+    }
+    for (p = 1; p < 9; p++) {
+        (void)snprintf(e, sizeof(e), "%.*e", p - 1, (double)f);
+        if ((float)strtod(e, NULL) == f)
+            break;
+    }
+    (void)snprintf(e, sizeof(e), "%.*e", p - 1, (double)f);
+    q = e;
+    if (*q == '-') {
+        strbuf_addch(&sb, '-');
+        q++;
+    }
+    for (; *q && *q != 'e'; q++) {
+        if (is_digit(*q) && nd < (int)sizeof(digits) - 1)
+            digits[nd++] = *q;
+    }
+    exp = (int)strtol(q + 1, NULL, 10);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    if (exp < -4 || exp >= 6) {
+        strbuf_addch(&sb, digits[0]);
+        if (nd > 1) {
+            strbuf_addch(&sb, '.');
+            strbuf_add(&sb, digits + 1, (size_t)nd - 1);
+        }
+        strbuf_addf(&sb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    } else if (exp >= 0) {
+        for (k = 0; k <= exp; k++)
+            strbuf_addch(&sb, k < nd ? digits[k] : '0');
+        if (nd > exp + 1) {
+            strbuf_addch(&sb, '.');
+            strbuf_add(&sb, digits + exp + 1, (size_t)(nd - exp - 1));
+        }
+    } else {
+        strbuf_addstr(&sb, "0.");
+        for (k = 0; k < -exp - 1; k++)
+            strbuf_addch(&sb, '0');
+        strbuf_add(&sb, digits, (size_t)nd);
+    }
+    (void)snprintf(buf, size, "%s", sb.buf);
+    strbuf_release(&sb);
+}
+
+/* ---- decoding ---- */
+
+struct yframe {
+    cJSON *node;           /* owned until attached to its parent */
+    char *anchor;          /* owned; registered when the node completes */
+    size_t nodes_at_start; /* ybuild.nodes before this node was counted */
+    int height;            /* of the tallest child so far */
+    bool is_map;
+    /* mappings only */
+    bool have_key;     /* the next node is the value of key */
+    bool key_is_merge; /* ... and key is "<<" */
+    char *key;         /* owned */
+    int key_line, key_column;
+    size_t nkeys;             /* explicit and merged keys so far */
+    bool use_map;             /* keys are tracked in keys rather than by scanning children */
+    struct codec_strmap keys; /* borrowed key strings */
+    struct ymerge *merges;    /* sources, in order of precedence */
+    size_t nmerges, cap_merges;
+};
+
+struct ymerge {
+    const cJSON *src; /* borrowed: lives in the tree or in ybuild.keep until the document ends */
+};
+
+struct yanchor {
+    char *name; /* owned */
+    cJSON *node; /* borrowed, as ymerge.src */
+    size_t size; /* expanded node count */
+    int height;
+};
+
+struct ybuild {
+    const struct codec_limits *lim;
+    struct codec_error *err;
+    const char *buf;
+    size_t len;
+    size_t nodes;      /* over the whole stream, aliases at their expanded size */
+    size_t docs_seen;
+    struct yframe *frames;
+    size_t nframes, cap_frames;
+    struct yanchor *anchors;
+    size_t nanchors, cap_anchors;
+    struct codec_strmap anchor_map; /* name -> index + 1 into anchors */
+    cJSON *keep;                    /* nodes anchors or merges refer to that are in no tree */
+    cJSON *root;
+    cJSON **docs;
+    size_t ndocs, cap_docs;
+};
+
+static void event_position(struct ybuild *b, struct fy_event *fye, int *line, int *column)
+{
+    const struct fy_mark *m = fye ? fy_event_start_mark(fye) : NULL;
+
+    if (!m) {
+        *line = 0;
+        *column = 0;
+        return;
+    }
+    /* libfyaml marks an alias at its name and a quoted scalar inside its quotes; point at the
+     * '*' or the opening quote, where the node starts. */
+    if (m->input_pos > 0 && m->input_pos <= b->len) {
+        char prev = b->buf[m->input_pos - 1];
+        enum fy_scalar_style style =
+            fye->type == FYET_SCALAR ? fy_token_scalar_style(fye->scalar.value) : FYSS_ANY;
+
+        if ((fye->type == FYET_ALIAS && prev == '*') ||
+            (style == FYSS_SINGLE_QUOTED && prev == '\'') ||
+            (style == FYSS_DOUBLE_QUOTED && prev == '"')) {
+            codec__position(b->buf, b->len, m->input_pos - 1, line, column);
+            return;
+        }
+    }
+    codec__position(b->buf, b->len, m->input_pos, line, column);
+}
+
+static int fail_at(struct ybuild *b, int line, int column, int r, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int fail_at(struct ybuild *b, int line, int column, int r, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    codec__set_error(b->err, line, column, "%s", msg);
+    return r;
+}
+
+static int fail_event(struct ybuild *b, struct fy_event *fye, int r, const char *msg)
+{
+    int line, column;
+
+    event_position(b, fye, &line, &column);
+    return fail_at(b, line, column, r, "%s", msg);
+}
+
+static int fail_nomem(struct ybuild *b)
+{
+    return fail_at(b, 0, 0, -ENOMEM, "out of memory");
+}
+
+/* Grows *arr (of *cap elements of size sz) so that one more fits; -ENOMEM. */
+static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+{
+    size_t ncap;
+    void *p;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : 8;
+    if (ncap > SIZE_MAX / sz)
+        return -ENOMEM;
+    p = crealloc(*arr, ncap * sz);
+    if (!p)
+        return -ENOMEM;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+static struct yframe *top(struct ybuild *b)
+{
+    return b->nframes ? &b->frames[b->nframes - 1] : NULL;
+}
+
+static bool want_key(struct ybuild *b)
+{
+    struct yframe *f = top(b);
+
+    return f && f->is_map && !f->have_key;
+}
+
+static void frame_release(struct yframe *f)
+{
+    cJSON_Delete(f->node);
+    free(f->anchor);
+    free(f->key);
+    codec__strmap_release(&f->keys);
+    free(f->merges);
+    memset(f, 0, sizeof(*f));
+}
+
+/* Parks a node that is in no tree but may be referred to until the document ends. */
+static int keep_node(struct ybuild *b, cJSON *node)
+{
+    if (!b->keep) {
+        b->keep = cJSON_CreateArray();
+        if (!b->keep) {
+            cJSON_Delete(node);
+            return -ENOMEM;
+        }
+    }
+    cJSON_AddItemToArray(b->keep, node);
+    return 0;
+}
+
+static void doc_reset(struct ybuild *b)
+{
+    size_t i;
+
+    while (b->nframes)
+        frame_release(&b->frames[--b->nframes]);
+    for (i = 0; i < b->nanchors; i++)
+        free(b->anchors[i].name);
+    b->nanchors = 0;
+    codec__strmap_release(&b->anchor_map);
+    cJSON_Delete(b->keep);
+    b->keep = NULL;
+    cJSON_Delete(b->root);
+    b->root = NULL;
+}
+
+/* Takes ownership of name. */
+static int anchor_register(struct ybuild *b, char *name, cJSON *node, size_t size, int height)
+{
+    void **slot;
+    int r;
+
+    r = grow((void **)&b->anchors, &b->cap_anchors, b->nanchors, sizeof(*b->anchors));
+    if (r < 0) {
+        free(name);
+        return r;
+    }
+    b->anchors[b->nanchors] = (struct yanchor){name, node, size, height};
+    b->nanchors++;
+    /* A later anchor of the same name replaces the earlier one for later aliases. */
+    slot = codec__strmap_find(&b->anchor_map, name);
+    if (slot) {
+        *slot = (void *)(uintptr_t)b->nanchors;
+        return 0;
+    }
+    r = codec__strmap_add(&b->anchor_map, name, (void *)(uintptr_t)b->nanchors);
+    return r < 0 ? r : 0;
+}
+
+static struct yanchor *anchor_find(struct ybuild *b, const char *name)
+{
+    void **slot = codec__strmap_find(&b->anchor_map, name);
+
+    return slot ? &b->anchors[(uintptr_t)*slot - 1] : NULL;
+}
+
+/* 0 if key is new in f (and now recorded), 1 if f already has it, -ENOMEM. */
+static int frame_add_key(struct yframe *f, const char *key)
+{
+    const cJSON *c;
+    int r;
+
+    if (!f->use_map && f->nkeys >= DUP_LINEAR_MAX) {
+        for (c = f->node->child; c; c = c->next) {
+            r = codec__strmap_add(&f->keys, c->string, NULL);
+            if (r < 0)
+                return r;
+        }
+        if (f->key) {
+            r = codec__strmap_add(&f->keys, f->key, NULL);
+            if (r < 0)
+                return r;
+        }
+        f->use_map = true;
+    }
+    if (f->use_map) {
+        r = codec__strmap_add(&f->keys, key, NULL);
+        if (r != 0)
+            return r;
+    } else {
+        for (c = f->node->child; c; c = c->next) {
+            if (strcmp(c->string, key) == 0)
+                return 1;
+        }
+    }
+    f->nkeys++;
+    return 0;
+}
+
+static int add_merge_source(struct ybuild *b, struct yframe *f, const cJSON *src)
+{
+    int r = grow((void **)&f->merges, &f->cap_merges, f->nmerges, sizeof(*f->merges));
+
+    if (r < 0)
+        return fail_nomem(b);
+    f->merges[f->nmerges++].src = src;
+    return 0;
+}
+
+/* The value of a "<<" key: a mapping or a sequence of mappings, whose keys the enclosing
+ * mapping takes unless it sets them itself (YAML merge key spec). src is borrowed. */
+static int add_merge(struct ybuild *b, struct yframe *f, const cJSON *src, int height)
+{
+    const cJSON *c;
+    int r;
+
+    if (cJSON_IsObject(src)) {
+        r = add_merge_source(b, f, src);
+    } else if (cJSON_IsArray(src)) {
+        for (r = 0, c = src->child; c && r == 0; c = c->next) {
+            if (!cJSON_IsObject(c))
+                break;
+            r = add_merge_source(b, f, c);
+        }
+        if (c && r == 0)
+            r = -EINVAL;
+    } else {
+        r = -EINVAL;
+    }
+    if (r == -EINVAL)
+        r = fail_at(b, f->key_line, f->key_column, -EINVAL,
+                    "the value of a merge key (<<) must be a mapping or a sequence of mappings");
+    if (r == 0 && height - 1 > f->height)
+        f->height = height - 1;
+    f->have_key = false;
+    f->key_is_merge = false;
+    FREE_AND_NULL(f->key);
+    return r;
+}
+
+static int apply_merges(struct ybuild *b, struct yframe *f)
+{
+    size_t i;
+    int r;
+
+    for (i = 0; i < f->nmerges; i++) {
+        const cJSON *c;
+
+        for (c = f->merges[i].src->child; c; c = c->next) {
+            cJSON *copy;
+
+            r = frame_add_key(f, c->string);
+            if (r < 0)
+                return fail_nomem(b);
+            if (r > 0)
+                continue;
+            copy = cJSON_Duplicate(c, true);
+            if (!copy)
+                return fail_nomem(b);
+            cJSON_AddItemToArray(f->node, copy);
+        }
+    }
+    return 0;
+}
+
+/*
+ * Places a finished node: as the document root, a sequence item, the value of the pending key,
+ * or a merge source. Takes ownership of node and anchor.
+ */
+static int add_value(struct ybuild *b, cJSON *node, size_t size, int height, char *anchor)
+{
+    struct yframe *f = top(b);
+    int r;
+
+    /* A copy of an aliased mapping member still carries its old key. */
+    if (node->string && !(node->type & cJSON_StringIsConst))
+        free(node->string);
+    node->string = NULL;
+    node->type &= ~cJSON_StringIsConst;
+
+    if (anchor) {
+        r = anchor_register(b, anchor, node, size, height);
+        if (r < 0) {
+            cJSON_Delete(node);
+            return fail_nomem(b);
+        }
+    }
+    if (!f) {
+        b->root = node;
+        return 0;
+    }
+    if (!f->is_map) {
+        if (height > f->height)
+            f->height = height;
+        cJSON_AddItemToArray(f->node, node);
+        return 0;
+    }
+    if (f->key_is_merge) {
+        r = keep_node(b, node);
+        if (r < 0)
+            return fail_nomem(b);
+        return add_merge(b, f, node, height);
+    }
+    if (height > f->height)
+        f->height = height;
+    node->string = f->key;
+    f->key = NULL;
+    f->have_key = false;
+    cJSON_AddItemToArray(f->node, node);
+    return 0;
+}
+
+static int accept_key(struct ybuild *b, struct fy_event *fye, char *key, bool is_merge)
+{
+    struct yframe *f = top(b);
+    char preview[96];
+    int r;
+
+    event_position(b, fye, &f->key_line, &f->key_column);
+    if (!is_merge) {
+        r = frame_add_key(f, key);
+        if (r < 0) {
+            free(key);
+            return fail_nomem(b);
+        }
+        if (r > 0) {
+            codec__preview(preview, sizeof(preview), key, strlen(key));
+            free(key);
+            return fail_at(b, f->key_line, f->key_column, -EINVAL, "duplicate key %s",
+                           preview);
+        }
+    }
+    f->key = key;
+    f->key_is_merge = is_merge;
+    f->have_key = true;
+    return 0;
+}
+
+static enum ytag event_tag(struct fy_event *fye)
+{
+    static const struct {
+        const char *name;
+        enum ytag tag;
+    } std[] = {
+        {"tag:yaml.org,2002:str", TAG_STR},     {"tag:yaml.org,2002:bool", TAG_BOOL},
+        {"tag:yaml.org,2002:int", TAG_INT},     {"tag:yaml.org,2002:float", TAG_FLOAT},
+        {"tag:yaml.org,2002:null", TAG_NULL},   {"tag:yaml.org,2002:timestamp", TAG_TIMESTAMP},
+        {"tag:yaml.org,2002:merge", TAG_MERGE}, {"tag:yaml.org,2002:binary", TAG_BINARY},
+    };
+    struct fy_token *t = fy_event_get_tag_token(fye);
+    const char *text;
+    size_t len, i;
+
+    if (!t)
+        return TAG_NONE;
+    text = fy_token_get_text(t, &len);
+    if (!text)
+        return TAG_OTHER;
+    for (i = 0; i < ARRAY_SIZE(std); i++) {
+        if (strlen(std[i].name) == len && memcmp(std[i].name, text, len) == 0)
+            return std[i].tag;
+    }
+    return TAG_OTHER;
+}
+
+/* The anchor of fye as an owned string in *ret (NULL if none); -ENOMEM. */
+static int event_anchor(struct fy_event *fye, char **ret)
+{
+    struct fy_token *t = fy_event_get_anchor_token(fye);
+    const char *text;
+    size_t len;
+
+    *ret = NULL;
+    if (!t)
+        return 0;
+    text = fy_token_get_text(t, &len);
+    if (!text)
+        return -ENOMEM;
+    *ret = cstrndup(text, len);
+    return *ret ? 0 : -ENOMEM;
+}
+
+static cJSON *scalar_node(const struct yscalar *sc, const char *text, size_t len)
+{
+    cJSON *n;
+
+    switch (sc->kind) {
+    case Y_NULL:
+        return cJSON_CreateNull();
+    case Y_BOOL:
+        return cJSON_CreateBool(sc->b);
+    case Y_INT:
+        return cJSON_CreateNumber((double)sc->i);
+    case Y_BIGINT:
+    case Y_FLOAT:
+        return cJSON_CreateNumber(sc->d);
+    default:
+        break;
+    }
+    /* cJSON_CreateString() wants a NUL-terminated copy; build the item around ours instead. */
+    n = cJSON_CreateNull();
+    if (!n)
+        return NULL;
+    n->valuestring = cstrndup(text, len);
+    if (!n->valuestring) {
+        cJSON_Delete(n);
+        return NULL;
+    }
+    n->type = cJSON_String;
+    return n;
+}
+
+/*
+ * A mapping key as sigs.k8s.io/yaml's convertToJSONableObject() writes it: strings as they are,
+ * integers in decimal, floats with FormatFloat(f, 'g', -1, 32), booleans as true/false; null and
+ * integers beyond int64 are refused. Returns an owned string via *ret, or -EINVAL (msg filled)
+ * or -ENOMEM.
+ */
+static int key_from_scalar(const struct yscalar *sc, const char *text, size_t len, char **ret,
+                           char *msg, size_t msgsize)
+{
+    char buf[64];
+
+    switch (sc->kind) {
+    case Y_STR:
+        *ret = cstrndup(text, len);
+        return *ret ? 0 : -ENOMEM;
+    case Y_NULL:
+        (void)snprintf(msg, msgsize, "null mapping keys are not supported");
+        return -EINVAL;
+    case Y_BIGINT:
+        (void)snprintf(msg, msgsize, "integer mapping keys must fit in 64 bits");
+        return -EINVAL;
+    case Y_BOOL:
+        (void)snprintf(buf, sizeof(buf), "%s", sc->b ? "true" : "false");
+        break;
+    case Y_INT:
+        (void)snprintf(buf, sizeof(buf), "%" PRId64, sc->i);
+        break;
+    case Y_FLOAT:
+        format_float32_key(sc->d, buf, sizeof(buf));
+        break;
+    case Y_INF:
+        (void)snprintf(buf, sizeof(buf), "%s", sc->d > 0 ? ".inf" : "-.inf");
+        break;
+    case Y_NAN:
+        (void)snprintf(buf, sizeof(buf), ".nan");
+        break;
+    }
+    *ret = cstrndup(buf, strlen(buf));
+    return *ret ? 0 : -ENOMEM;
+}
+
+/* A key taken from an aliased node: the same conversion from the node's JSON type. */
+static int key_from_node(const cJSON *n, char **ret, char *msg, size_t msgsize)
+{
+    struct yscalar sc = {.kind = Y_STR};
+    const char *text = "";
+
+    if (cJSON_IsString(n)) {
+        text = n->valuestring;
+    } else if (cJSON_IsBool(n)) {
+        sc.kind = Y_BOOL;
+        sc.b = cJSON_IsTrue(n);
+    } else if (cJSON_IsNull(n)) {
+        sc.kind = Y_NULL;
+    } else if (cJSON_IsNumber(n)) {
+        double d = n->valuedouble;
+
+        if (d == trunc(d) && fabs(d) < 9223372036854775808.0) {
+            sc.kind = Y_INT;
+            sc.i = (int64_t)d;
+        } else {
+            sc.kind = Y_FLOAT;
+            sc.d = d;
+        }
+    } else {
+        (void)snprintf(msg, msgsize, "mapping keys must be scalars");
+        return -EINVAL;
+    }
+    return key_from_scalar(&sc, text, strlen(text), ret, msg, msgsize);
+}
+
+static int check_node_budget(struct ybuild *b, struct fy_event *fye, size_t add)
+{
+    char msg[128];
+
+    if (add > b->lim->max_nodes || b->nodes > b->lim->max_nodes - add) {
+        (void)snprintf(msg, sizeof(msg),
+                       "input has more than %zu nodes (aliases counted at their expanded size)",
+                       b->lim->max_nodes);
+        return fail_event(b, fye, -E2BIG, msg);
+    }
+    b->nodes += add;
+    return 0;
+}
+
+static int check_depth(struct ybuild *b, struct fy_event *fye, size_t depth)
+{
+    char msg[128];
+
+    if (depth > (size_t)(b->lim->max_depth < 0 ? 0 : b->lim->max_depth)) {
+        (void)snprintf(msg, sizeof(msg), "nesting depth exceeds the limit of %d",
+                       b->lim->max_depth);
+        return fail_event(b, fye, -E2BIG, msg);
+    }
+    return 0;
+}
+
+static int on_scalar(struct ybuild *b, struct fy_event *fye)
+{
+    struct fy_token *t = fye->scalar.value;
+    enum ytag tag = event_tag(fye);
+    char msg[192], *anchor = NULL, *key = NULL;
+    struct yscalar sc;
+    const char *text;
+    cJSON *node = NULL;
+    size_t len = 0;
+    bool plain;
+    int r;
+
+    text = fy_token_get_text(t, &len);
+    if (!text) {
+        if (len)
+            return fail_nomem(b);
+        text = "";
+    }
+    if (memchr(text, '\0', len))
+        return fail_event(b, fye, -EINVAL, "strings may not contain NUL characters");
+    plain = fy_token_scalar_style(t) == FYSS_PLAIN;
+    r = resolve_scalar(text, len, plain, tag, &sc, msg, sizeof(msg));
+    if (r < 0)
+        return fail_event(b, fye, r, msg);
+    if (event_anchor(fye, &anchor) < 0)
+        return fail_nomem(b);
+
+    if (want_key(b)) {
+        /* go-yaml's isMerge(): the text "<<", plain and untagged or tagged !!merge. */
+        bool merge = len == 2 && memcmp(text, "<<", 2) == 0 &&
+                     ((plain && tag == TAG_NONE) || tag == TAG_MERGE);
+
+        if (!merge) {
+            r = key_from_scalar(&sc, text, len, &key, msg, sizeof(msg));
+            if (r == -EINVAL)
+                r = fail_event(b, fye, r, msg);
+            else if (r < 0)
+                r = fail_nomem(b);
+            if (r < 0)
+                goto out;
+        }
+        if (anchor) {
+            /* An anchored key may be aliased later, as a key or a value. */
+            if (sc.kind == Y_INF || sc.kind == Y_NAN)
+                sc.kind = Y_STR;
+            node = scalar_node(&sc, text, len);
+            if (!node || keep_node(b, node) < 0) {
+                r = fail_nomem(b);
+                goto out;
+            }
+            r = anchor_register(b, anchor, node, 1, 0);
+            anchor = NULL;
+            node = NULL;
+            if (r < 0) {
+                r = fail_nomem(b);
+                goto out;
+            }
+        }
+        r = accept_key(b, fye, key, merge);
+        key = NULL;
+        goto out;
+    }
+
+    if (sc.kind == Y_INF || sc.kind == Y_NAN) {
+        r = fail_event(b, fye, -EINVAL, "infinity and NaN cannot be represented in JSON");
+        goto out;
+    }
+    r = check_node_budget(b, fye, 1);
+    if (r < 0)
+        goto out;
+    node = scalar_node(&sc, text, len);
+    if (!node) {
+        r = fail_nomem(b);
+        goto out;
+    }
+    r = add_value(b, node, 1, 0, anchor);
+    anchor = NULL;
+    node = NULL;
+out:
+    cJSON_Delete(node);
+    free(anchor);
+    free(key);
+    return r;
+}
+
+static int on_alias(struct ybuild *b, struct fy_event *fye)
+{
+    char msg[192], name[256], preview[96], *key = NULL;
+    struct yframe *f = top(b);
+    struct yanchor *a;
+    const char *text;
+    cJSON *copy;
+    size_t len;
+    int r;
+
+    text = fy_token_get_text(fye->alias.anchor, &len);
+    if (!text)
+        return fail_nomem(b);
+    if (len >= sizeof(name) || memchr(text, '\0', len)) {
+        a = NULL;
+    } else {
+        memcpy(name, text, len);
+        name[len] = '\0';
+        a = anchor_find(b, name);
+    }
+    if (!a) {
+        codec__preview(preview, sizeof(preview), text, len);
+        (void)snprintf(msg, sizeof(msg), "unknown anchor %s", preview);
+        return fail_event(b, fye, -EINVAL, msg);
+    }
+
+    if (want_key(b)) {
+        r = key_from_node(a->node, &key, msg, sizeof(msg));
+        if (r == -EINVAL)
+            return fail_event(b, fye, r, msg);
+        if (r < 0)
+            return fail_nomem(b);
+        return accept_key(b, fye, key, false);
+    }
+
+    r = check_depth(b, fye, b->nframes + (size_t)a->height);
+    if (r < 0)
+        return r;
+    r = check_node_budget(b, fye, a->size);
+    if (r < 0)
+        return r;
+    if (f && f->is_map && f->key_is_merge) {
+        /* Merge straight from the anchored node: no copy needed. */
+        return add_merge(b, f, a->node, a->height);
+    }
+    copy = cJSON_Duplicate(a->node, true);
+    if (!copy)
+        return fail_nomem(b);
+    return add_value(b, copy, a->size, a->height, NULL);
+}
+
+static int on_container_start(struct ybuild *b, struct fy_event *fye, bool is_map)
+{
+    struct yframe *f;
+    size_t before = b->nodes;
+    char *anchor = NULL;
+    cJSON *node;
+    int r;
+
+    if (want_key(b))
+        return fail_event(b, fye, -EINVAL, "mapping keys must be scalars");
+    r = check_depth(b, fye, b->nframes + 1);
+    if (r < 0)
+        return r;
+    r = check_node_budget(b, fye, 1);
+    if (r < 0)
+        return r;
+    if (event_anchor(fye, &anchor) < 0)
+        return fail_nomem(b);
+    r = grow((void **)&b->frames, &b->cap_frames, b->nframes, sizeof(*b->frames));
+    node = r < 0 ? NULL : is_map ? cJSON_CreateObject() : cJSON_CreateArray();
+    if (!node) {
+        free(anchor);
+        return fail_nomem(b);
+    }
+    f = &b->frames[b->nframes++];
+    memset(f, 0, sizeof(*f));
+    f->node = node;
+    f->anchor = anchor;
+    f->is_map = is_map;
+    f->nodes_at_start = before;
+    return 0;
+}
+
+static int on_container_end(struct ybuild *b)
+{
+    struct yframe *f = top(b), done;
+    int r;
+
+    CHECK(f);
+    if (f->is_map) {
+        r = apply_merges(b, f);
+        if (r < 0)
+            return r;
+    }
+    done = *f;
+    b->nframes--;
+    r = add_value(b, done.node, b->nodes - done.nodes_at_start, done.height + 1, done.anchor);
+    done.node = NULL;
+    done.anchor = NULL;
+    frame_release(&done);
+    return r;
+}
+
+static int on_document_end(struct ybuild *b)
+{
+    int r = 0;
+
+    CHECK(b->nframes == 0);
+    if (b->root && !cJSON_IsNull(b->root)) {
+        r = grow((void **)&b->docs, &b->cap_docs, b->ndocs, sizeof(*b->docs));
+        if (r < 0) {
+            r = fail_nomem(b);
+        } else {
+            b->docs[b->ndocs++] = b->root;
+            b->root = NULL;
+        }
+    }
+    doc_reset(b);
+    return r;
+}
+
+static int on_event(struct ybuild *b, struct fy_event *fye)
+{
+    char msg[96];
+
+    switch (fye->type) {
+    case FYET_DOCUMENT_START:
+        if (++b->docs_seen > b->lim->max_docs) {
+            (void)snprintf(msg, sizeof(msg), "stream has more than %zu documents",
+                           b->lim->max_docs);
+            return fail_event(b, fye, -E2BIG, msg);
+        }
+        return 0;
+    case FYET_DOCUMENT_END:
+        return on_document_end(b);
+    case FYET_MAPPING_START:
+        return on_container_start(b, fye, true);
+    case FYET_SEQUENCE_START:
+        return on_container_start(b, fye, false);
+    case FYET_MAPPING_END:
+    case FYET_SEQUENCE_END:
+        return on_container_end(b);
+    case FYET_SCALAR:
+        return on_scalar(b, fye);
+    case FYET_ALIAS:
+        return on_alias(b, fye);
+    default:
+        return 0;
+    }
+}
+
+static void diag_discard(struct fy_diag *diag, void *user, const char *buf, size_t len)
+{
+    (void)diag;
+    (void)user;
+    (void)buf;
+    (void)len;
+}
+
+/* The first error libfyaml collected, positioned no further than the end of the input (it
+ * reports end-of-input problems one line past the last). */
+static int parse_error(struct ybuild *b, struct fy_diag *diag)
+{
+    struct fy_diag_error *de;
+    int line, column, eline, ecolumn;
+    void *it = NULL;
+
+    while ((de = fy_diag_errors_iterate(diag, &it)) != NULL) {
+        if (de->type < FYET_ERROR)
+            continue;
+        line = de->line;
+        column = de->column;
+        codec__position(b->buf, b->len, b->len, &eline, &ecolumn);
+        if (line > eline || (line == eline && column > ecolumn)) {
+            line = eline;
+            column = ecolumn;
+        }
+        return fail_at(b, line, column, -EINVAL, "invalid YAML: %s",
+                       de->msg ? de->msg : "syntax error");
+    }
+    return fail_at(b, 0, 0, -EINVAL, "invalid YAML");
+}
+
+int yaml_parse_stream(const char *buf, size_t len, const struct codec_limits *lim,
+                      cJSON ***ret_docs, size_t *ret_n, struct codec_error *err)
+{
+    struct ybuild b = {0};
+    struct fy_diag_cfg dcfg;
+    struct fy_parse_cfg pcfg;
+    struct fy_diag *diag = NULL;
+    struct fy_parser *fyp = NULL;
+    struct fy_event *fye;
+    size_t off, i;
+    int r, line, column;
+
+    codec_init();
+    lim = codec__limits(lim);
+    if (err)
+        memset(err, 0, sizeof(*err));
+    b.lim = lim;
+    b.err = err;
+    b.buf = buf;
+    b.len = len;
+    if (len > lim->max_bytes) {
+        codec__set_error(err, 0, 0, "input is %zu bytes, more than the limit of %zu", len,
+                         lim->max_bytes);
+        return -E2BIG;
+    }
+    off = codec__utf8_check(buf, len);
+    if (off < len) {
+        codec__position(buf, len, off, &line, &column);
+        codec__set_error(err, line, column, "invalid YAML: input is not valid UTF-8");
+        return -EINVAL;
+    }
+
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL;
+    dcfg.output_fn = diag_discard;
+    dcfg.level = FYET_ERROR;
+    dcfg.colorize = false;
+    diag = fy_diag_create(&dcfg);
+    if (!diag) {
+        r = fail_nomem(&b);
+        goto out;
+    }
+    fy_diag_set_collect_errors(diag, true);
+    memset(&pcfg, 0, sizeof(pcfg));
+    pcfg.flags = FYPCF_QUIET;
+    pcfg.diag = diag;
+    fyp = fy_parser_create(&pcfg);
+    if (!fyp || fy_parser_set_string(fyp, len ? buf : "", len) != 0) {
+        r = fail_nomem(&b);
+        goto out;
+    }
+    r = 0;
+    while (r == 0 && (fye = fy_parser_parse(fyp)) != NULL) {
+        r = on_event(&b, fye);
+        fy_parser_event_free(fyp, fye);
+    }
+    if (r == 0 && fy_parser_get_stream_error(fyp))
+        r = parse_error(&b, diag);
+    if (r < 0)
+        goto out;
+    *ret_docs = b.docs;
+    *ret_n = b.ndocs;
+    b.docs = NULL;
+    b.ndocs = 0;
+out:
+    doc_reset(&b);
+    for (i = 0; i < b.ndocs; i++)
+        cJSON_Delete(b.docs[i]);
+    free(b.docs);
+    free(b.frames);
+    free(b.anchors);
+    fy_parser_destroy(fyp);
+    if (diag)
+        fy_diag_destroy(diag);
+    return r;
+}
+
+void codec_docs_free(cJSON **docs, size_t n)
+{
+    size_t i;
+
+    if (!docs)
+        return;
+    for (i = 0; i < n; i++)
+        cJSON_Delete(docs[i]);
+    free(docs);
+}
+
+/* ---- emission ---- */
+
+enum ystyle { STYLE_PLAIN, STYLE_SINGLE, STYLE_DOUBLE, STYLE_LITERAL };
+
+static bool is_indicator(char c)
+{
+    return c && strchr("-?:,[]{}#&*!|>'\"%@`", c) != NULL;
+}
+
+/* Code points that must be escaped: controls, C1 controls (incl. NEL), line and paragraph
+ * separators, the BOM and the non-characters U+FFFE/U+FFFF. */
+static bool needs_escape(uint32_t cp)
+{
+    return (cp < 0x20 && cp != '\n') || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
+           cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff;
+}
+
+/* Whether s reads back as a string when unquoted (go-yaml's encoder tests the same before it
+ * picks plain style), including the YAML 1.1 base-60 numbers go-yaml still quotes ("1:20"). */
+static bool resolves_as_string(const char *s, size_t len)
+{
+    struct yscalar sc;
+    size_t i = 0;
+
+    if (resolve_plain(s, len, &sc) != Y_STR)
+        return false;
+    if (len == 2 && memcmp(s, "<<", 2) == 0)
+        return false;
+    if (i < len && (s[i] == '+' || s[i] == '-'))
+        i++;
+    if (i < len && is_digit(s[i]) && memchr(s, ':', len))
+        return false;
+    return true;
+}
+
+/* Whether YAML syntax lets s (single line, nothing to escape) be a plain scalar, as libyaml's
+ * analyzer decides it for block context. */
+static bool plain_syntax_ok(const char *s, size_t len)
+{
+    size_t i;
+
+    if (s[0] == ' ' || s[len - 1] == ' ' || s[len - 1] == ':')
+        return false;
+    /* '-' may start a plain scalar when no space follows ("-v", "--flag"); other indicators
+     * may not. Document markers may not either. */
+    if (s[0] == '-') {
+        if (len == 1 || s[1] == ' ')
+            return false;
+    } else if (is_indicator(s[0])) {
+        return false;
+    }
+    if (len >= 3 && (memcmp(s, "---", 3) == 0 || memcmp(s, "...", 3) == 0))
+        return false;
+    for (i = 0; i + 1 < len; i++) {
+        if (s[i] == ':' && s[i + 1] == ' ')
+            return false;
+        if (s[i] == ' ' && s[i + 1] == '#')
+            return false;
+    }
+    return true;
+}
+
+static enum ystyle choose_style(const char *s, size_t len, bool is_key)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    bool newline = false, space_break = false, special = false;
+    size_t i = 0;
+
+    if (!len)
+        return STYLE_DOUBLE;
+    while (i < len) {
+        uint32_t cp;
+        size_t n = codec__utf8_decode(p + i, len - i, &cp);
+
+        if (!n) {
+            special = true;
+            break;
+        }
+        if (cp == '\n') {
+            newline = true;
+            if (i && p[i - 1] == ' ')
+                space_break = true;
+        } else if (needs_escape(cp)) {
+            special = true;
+            break;
+        }
+        i += n;
+    }
+    if (special)
+        return STYLE_DOUBLE;
+    if (newline) {
+        /* A literal block is exact unless whitespace at a line edge would be lost or need an
+         * indentation indicator; keys cannot be blocks. */
+        if (is_key || space_break || s[0] == ' ' || s[0] == '\n' || s[len - 1] == ' ')
+            return STYLE_DOUBLE;
+        return STYLE_LITERAL;
+    }
+    /* Like kubectl: double quotes for strings that would read as another type, single quotes
+     * for those that clash with YAML syntax. */
+    if (!resolves_as_string(s, len))
+        return STYLE_DOUBLE;
+    return plain_syntax_ok(s, len) ? STYLE_PLAIN : STYLE_SINGLE;
+}
+
+static void write_double_quoted(struct strbuf *out, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, run;
+
+    strbuf_addch(out, '"');
+    while (i < len) {
+        uint32_t cp;
+        size_t n;
+
+        for (run = i; i < len && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' && p[i] != '\\'; i++)
+            ;
+        strbuf_add(out, s + run, i - run);
+        if (i >= len)
+            break;
+        n = codec__utf8_decode(p + i, len - i, &cp);
+        if (!n) {
+            strbuf_addstr(out, "\\uFFFD");
+            i++;
+            continue;
+        }
+        switch (cp) {
+        case '"':
+            strbuf_addstr(out, "\\\"");
+            break;
+        case '\\':
+            strbuf_addstr(out, "\\\\");
+            break;
+        case '\a':
+            strbuf_addstr(out, "\\a");
+            break;
+        case '\b':
+            strbuf_addstr(out, "\\b");
+            break;
+        case '\t':
+            strbuf_addstr(out, "\\t");
+            break;
+        case '\n':
+            strbuf_addstr(out, "\\n");
+            break;
+        case '\v':
+            strbuf_addstr(out, "\\v");
+            break;
+        case '\f':
+            strbuf_addstr(out, "\\f");
+            break;
+        case '\r':
+            strbuf_addstr(out, "\\r");
+            break;
+        case 0x1b:
+            strbuf_addstr(out, "\\e");
+            break;
+        case 0x85:
+            strbuf_addstr(out, "\\N");
+            break;
+        case 0x2028:
+            strbuf_addstr(out, "\\L");
+            break;
+        case 0x2029:
+            strbuf_addstr(out, "\\P");
+            break;
+        default:
+            if (cp < 0x100 && needs_escape(cp)) {
+                strbuf_addstr(out, "\\x");
+                strbuf_addch(out, hex[cp >> 4]);
+                strbuf_addch(out, hex[cp & 15]);
+            } else if (needs_escape(cp)) {
+                strbuf_addf(out, "\\u%04" PRIX32, cp);
+            } else {
+                strbuf_add(out, s + i, n);
+            }
+        }
+        i += n;
+    }
+    strbuf_addch(out, '"');
+}
+
+static void write_single_quoted(struct strbuf *out, const char *s, size_t len)
+{
+    const char *q;
+
+    strbuf_addch(out, '\'');
+    while ((q = memchr(s, '\'', len)) != NULL) {
+        strbuf_add(out, s, (size_t)(q - s) + 1);
+        strbuf_addch(out, '\'');
+        len -= (size_t)(q - s) + 1;
+        s = q + 1;
+    }
+    strbuf_add(out, s, len);
+    strbuf_addch(out, '\'');
+}
+
+static void write_indent(struct strbuf *out, int n)
+{
+    static const char spaces[] = "                                ";
+
+    while (n > 0) {
+        int k = n < (int)sizeof(spaces) - 1 ? n : (int)sizeof(spaces) - 1;
+
+        strbuf_add(out, spaces, (size_t)k);
+        n -= k;
+    }
+}
+
+/* "|" with the chomping indicator that gives back exactly s's trailing newlines, then each
+ * line at indent. choose_style() made sure s does not start with a space or newline. */
+static void write_literal(struct strbuf *out, const char *s, size_t len, int indent)
+{
+    size_t trailing = 0, body, i, start;
+
+    while (trailing < len && s[len - 1 - trailing] == '\n')
+        trailing++;
+    body = len - trailing;
+    strbuf_addstr(out, trailing == 0 ? "|-\n" : trailing == 1 ? "|\n" : "|+\n");
+    for (start = 0, i = 0; i <= body; i++) {
+        if (i < body && s[i] != '\n')
+            continue;
+        if (i > start) {
+            write_indent(out, indent);
+            strbuf_add(out, s + start, i - start);
+        }
+        strbuf_addch(out, '\n');
+        start = i + 1;
+    }
+    for (i = 1; i < trailing; i++)
+        strbuf_addch(out, '\n');
+}
+
+/* A scalar or empty container, then the end of the line. indent is where block lines go. */
+static void write_scalar(struct strbuf *out, const cJSON *v, int indent)
+{
+    char num[CODEC_NUMBER_MAX];
+    const char *s;
+    size_t len;
+
+    switch (v->type & 0xff) {
+    case cJSON_False:
+        strbuf_addstr(out, "false\n");
+        return;
+    case cJSON_True:
+        strbuf_addstr(out, "true\n");
+        return;
+    case cJSON_Number:
+        strbuf_add(out, num, codec__format_number(v->valuedouble, num));
+        strbuf_addch(out, '\n');
+        return;
+    case cJSON_Array:
+        strbuf_addstr(out, "[]\n");
+        return;
+    case cJSON_Object:
+        strbuf_addstr(out, "{}\n");
+        return;
+    case cJSON_String:
+    case cJSON_Raw:
+        break;
+    default:
+        strbuf_addstr(out, "null\n");
+        return;
+    }
+    s = v->valuestring ? v->valuestring : "";
+    len = strlen(s);
+    if ((v->type & 0xff) == cJSON_Raw) {
+        /* Raw JSON text is valid YAML flow content; written as is. */
+        strbuf_add(out, s, len);
+        strbuf_addch(out, '\n');
+        return;
+    }
+    switch (choose_style(s, len, false)) {
+    case STYLE_PLAIN:
+        strbuf_add(out, s, len);
+        break;
+    case STYLE_SINGLE:
+        write_single_quoted(out, s, len);
+        break;
+    case STYLE_DOUBLE:
+        write_double_quoted(out, s, len);
+        break;
+    case STYLE_LITERAL:
+        write_literal(out, s, len, indent);
+        return;
+    }
+    strbuf_addch(out, '\n');
+}
+
+static void write_key(struct strbuf *out, const char *s)
+{
+    size_t len = strlen(s);
+
+    switch (choose_style(s, len, true)) {
+    case STYLE_PLAIN:
+        strbuf_add(out, s, len);
+        break;
+    case STYLE_SINGLE:
+        write_single_quoted(out, s, len);
+        break;
+    default:
+        write_double_quoted(out, s, len);
+        break;
+    }
+}
+
+static bool is_block_collection(const cJSON *v)
+{
+    return (cJSON_IsObject(v) || cJSON_IsArray(v)) && v->child;
+}
+
+static void emit_mapping(struct strbuf *out, const cJSON *obj, int indent, bool first_inline);
+static void emit_sequence(struct strbuf *out, const cJSON *arr, int indent, bool first_inline);
+
+/* After "key:" of a mapping whose keys sit at column indent. */
+static void emit_after_key(struct strbuf *out, const cJSON *v, int indent)
+{
+    if (!is_block_collection(v)) {
+        strbuf_addch(out, ' ');
+        write_scalar(out, v, indent + 2);
+    } else if (cJSON_IsObject(v)) {
+        strbuf_addch(out, '\n');
+        emit_mapping(out, v, indent + 2, false);
+    } else {
+        /* kubectl style: the "- " of a sequence value lines up with its key. */
+        strbuf_addch(out, '\n');
+        emit_sequence(out, v, indent, false);
+    }
+}
+
+static void emit_mapping(struct strbuf *out, const cJSON *obj, int indent, bool first_inline)
+{
+    const cJSON *c;
+
+    for (c = obj->child; c; c = c->next) {
+        const char *key = c->string ? c->string : "";
+
+        if (c != obj->child || !first_inline)
+            write_indent(out, indent);
+        if (strlen(key) > IMPLICIT_KEY_MAX) {
+            strbuf_addstr(out, "? ");
+            write_double_quoted(out, key, strlen(key));
+            strbuf_addch(out, '\n');
+            write_indent(out, indent);
+        } else {
+            write_key(out, key);
+        }
+        strbuf_addch(out, ':');
+        emit_after_key(out, c, indent);
+    }
+}
+
+static void emit_sequence(struct strbuf *out, const cJSON *arr, int indent, bool first_inline)
+{
+    const cJSON *c;
+
+    for (c = arr->child; c; c = c->next) {
+        if (c != arr->child || !first_inline)
+            write_indent(out, indent);
+        strbuf_addstr(out, "- ");
+        if (!is_block_collection(c))
+            write_scalar(out, c, indent + 2);
+        else if (cJSON_IsObject(c))
+            emit_mapping(out, c, indent + 2, true);
+        else
+            emit_sequence(out, c, indent + 2, true);
+    }
+}
+
+int yaml_emit(const cJSON *doc, struct strbuf *out)
+{
+    if (cJSON_IsObject(doc) && doc->child)
+        emit_mapping(out, doc, 0, false);
+    else if (cJSON_IsArray(doc) && doc->child)
+        emit_sequence(out, doc, 0, false);
+    else
+        write_scalar(out, doc, 2);
+    return 0;
+}
