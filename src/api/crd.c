@@ -64,7 +64,7 @@ static int openapi(const struct api_schema *s, cJSON *o);
 static int openapi_object(const struct api_schema *s, cJSON *o)
 {
     cJSON *props, *req = NULL, *child;
-    int r;
+    int r = -ENOMEM;
 
     if (add(o, "type", cJSON_CreateString("object")) < 0)
         return -ENOMEM;
@@ -75,32 +75,35 @@ static int openapi_object(const struct api_schema *s, cJSON *o)
         for (const struct api_prop *p = s->props; p->name; p++) {
             child = cJSON_CreateObject();
             if (add(props, p->name, child) < 0)
-                return -ENOMEM;
-            if (p->dflt && !(p->flags & API_CTRL)) {
-                cJSON *d = cJSON_Parse(p->dflt);
-                CHECK(d); /* defaults are compile-time constants */
-                if (add(child, "default", d) < 0)
-                    return -ENOMEM;
-            }
+                goto out;
+            /* Defaults are compile-time constants: only allocation can make the parse fail. */
+            if (p->dflt && !(p->flags & API_CTRL) &&
+                add(child, "default", cJSON_Parse(p->dflt)) < 0)
+                goto out;
             r = openapi(p->schema, child);
             if (r < 0)
-                return r;
+                goto out;
+            r = -ENOMEM;
             if (p->flags & API_REQ) {
-                if (!req) {
-                    req = cJSON_CreateArray();
-                    if (!req)
-                        return -ENOMEM;
-                }
+                if (!req && !(req = cJSON_CreateArray()))
+                    goto out;
                 if (!cJSON_AddItemToArray(req, cJSON_CreateString(p->name)))
-                    return -ENOMEM;
+                    goto out;
             }
         }
-        if (req && add(o, "required", req) < 0)
-            return -ENOMEM;
+        if (req) {
+            r = add(o, "required", req); /* add() frees req on failure */
+            req = NULL;
+            if (r < 0)
+                return r;
+        }
     }
     if (s->min_props && add(o, "minProperties", cJSON_CreateNumber(s->min_props)) < 0)
         return -ENOMEM;
     return 0;
+out:
+    cJSON_Delete(req);
+    return r;
 }
 
 static int openapi(const struct api_schema *s, cJSON *o)
@@ -217,6 +220,7 @@ static int root_openapi(const struct api_kind *k, cJSON **ret)
     meta = cJSON_CreateObject();
     if (!meta || add(meta, "type", cJSON_CreateString("object")) < 0 ||
         !cJSON_ReplaceItemInObjectCaseSensitive(props, "metadata", meta)) {
+        cJSON_Delete(meta); /* not attached: the replacement failed or never ran */
         cJSON_Delete(o);
         return -ENOMEM;
     }
@@ -479,6 +483,16 @@ static void check_node(struct crd_check *c, const cJSON *s, bool is_root, bool u
             if (strcmp(k->string, "type") && strcmp(k->string, "description") &&
                 strcmp(k->string, "properties"))
                 crd_error(c, "properties[metadata]", "must not specify %s", k->string);
+        }
+        /* Only name and generateName may be restricted (validateStructuralMetadataInvariants). */
+        cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(meta, "properties"))
+        {
+            if (strcmp(k->string, "name") != 0 && strcmp(k->string, "generateName") != 0) {
+                crd_error(c, "properties[metadata]", "%s",
+                          "must not specify anything other than name and generateName, but "
+                          "metadata is implicitly specified");
+                break;
+            }
         }
     }
     check_children(c, s, under_preserve || preserve);

@@ -189,7 +189,8 @@ int api_object_default(const struct api_kind *k, cJSON *obj, unsigned flags)
         cJSON_Delete(base);
         return r;
     }
-    if (spec ? !cJSON_ReplaceItemViaPointer(obj, spec, base)
+    /* base is a copy of a root, so it has no key: replace by name to give it "spec". */
+    if (spec ? !cJSON_ReplaceItemInObjectCaseSensitive(obj, "spec", base)
              : !cJSON_AddItemToObject(obj, "spec", base)) {
         cJSON_Delete(base);
         return -ENOMEM;

@@ -184,12 +184,29 @@ static void check_enum(const struct api_schema *s, const cJSON *v, struct api_wa
     strbuf_release(&list);
 }
 
+/* kube-openapi's InvalidType ("%s in body must be of type %s: %q") names the JSON type found. */
+static const char *json_type_name(const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        return "string";
+    if (cJSON_IsBool(v))
+        return "boolean";
+    if (cJSON_IsNumber(v))
+        return is_integral(v) ? "integer" : "number";
+    if (cJSON_IsArray(v))
+        return "array";
+    if (cJSON_IsObject(v))
+        return "object";
+    return "null";
+}
+
 static void type_error(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
     const char *want = s->type == API_INT_OR_STRING || s->type == API_QUANTITY
                            ? "integer or string"
                            : type_names[s->type];
-    api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body must be of type %s", w->path.buf, want);
+    api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body must be of type %s: \"%s\"", w->path.buf,
+                   want, json_type_name(v));
 }
 
 static void check_pairs(const struct api_schema *s, const cJSON *v, struct api_walk *w)
@@ -485,7 +502,8 @@ int api_default(const struct api_schema *s, cJSON *v, unsigned flags)
                 if (!d)
                     return -ENOMEM;
                 if (c) {
-                    if (!cJSON_ReplaceItemViaPointer(v, c, d)) {
+                    /* Replacing via the pointer would drop the key: the parsed default has none. */
+                    if (!cJSON_ReplaceItemInObjectCaseSensitive(v, p->name, d)) {
                         cJSON_Delete(d);
                         return -ENOMEM;
                     }

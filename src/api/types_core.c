@@ -107,8 +107,9 @@ static void check_scheduling_gates(const struct api_schema *s, const cJSON *v, s
         len = api_walk_push(w, NULL, i);
         {
             struct strbuf why = STRBUF_INIT;
+            /* Reported at the element, as ValidateQualifiedName(name, fldPath.Index(i)). */
             if (labels_check_qualified_name(name->valuestring, &why) < 0)
-                api_walk_error(w, "name", FIELD_INVALID, name, "%s", why.buf);
+                api_walk_error(w, NULL, FIELD_INVALID, name, "%s", why.buf);
             strbuf_release(&why);
         }
         cJSON_ArrayForEach(d, v)

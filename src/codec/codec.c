@@ -124,8 +124,8 @@ void codec__preview(char *dst, size_t size, const char *s, size_t len)
         } else if (c >= 0x20 && c < 0x7f) {
             strbuf_addch(&sb, (char)c);
             i++;
-        } else if (c >= 0x80 && (n = codec__utf8_decode((const unsigned char *)s + i, len - i,
-                                                        &cp)) > 0 &&
+        } else if (c >= 0x80 &&
+                   (n = codec__utf8_decode((const unsigned char *)s + i, len - i, &cp)) > 0 &&
                    cp >= 0xa0) {
             strbuf_add(&sb, s + i, n);
             i += n;

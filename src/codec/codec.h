@@ -14,14 +14,13 @@
 #ifndef KOORD_CODEC_H
 #define KOORD_CODEC_H
 
-#include <stddef.h>
-
 #include <cjson/cJSON.h>
+#include <stddef.h>
 
 struct strbuf;
 
-/* Bounds on one decode. A field of 0 means "no input is allowed to need any of this", so start
- * from codec_default_limits and tighten fields instead of zero-initialising. */
+/* Bounds on one decode. Every field is a hard bound (0 allows none of that thing), so start
+ * from codec_default_limits and change fields rather than zero-initialising. */
 struct codec_limits {
     size_t max_bytes; /* input length */
     int max_depth;    /* nested containers: "[]" is depth 1, a bare scalar depth 0 */
@@ -33,8 +32,8 @@ struct codec_limits {
 /*
  * 32 MiB: ten times the apiserver's 3 MiB request body limit, so a large manifest bundle or a
  * big List fits, while a hostile body is refused before it is parsed.
- * Depth 100: Kubernetes objects nest far less (the deepest CRD schemas about 40 levels), and
- * cJSON parses, prints, compares and frees recursively, so depth is what protects the stack.
+ * Depth 100: Kubernetes objects nest a few tens of levels at most (CRD schemas are the deepest),
+ * and cJSON parses, prints, compares and frees recursively, so depth is what protects the stack.
  * 4M nodes: a cJSON item costs about 80 bytes with malloc overhead, so this caps one decode near
  * 320 MiB even when the bytes are dense ("[0,0,0,...]") or aliases expand them.
  * 10000 documents: bundles hold hundreds of objects; every document has a fixed cost.
@@ -50,10 +49,11 @@ struct codec_error {
 };
 
 /*
- * Installs cJSON hooks so every cJSON allocation goes through the checked allocator
- * (cmalloc/free), which makes allocation failures injectable in tests and lets the decoders tell
- * -ENOMEM from syntax errors. Also seeds the hash used for duplicate-key detection. Idempotent and
- * thread-safe; call it once at program start (the decoders call it too, to be safe).
+ * Installs cJSON hooks so every cJSON allocation in the process goes through the checked
+ * allocator (cmalloc/free), which makes allocation failures injectable in tests and lets the
+ * decoders tell -ENOMEM from syntax errors. Also seeds the keyed hash used for duplicate-key
+ * detection. Idempotent and thread-safe; call it once at program start, before other threads use
+ * cJSON (the decoders call it too, to be safe).
  */
 void codec_init(void);
 
@@ -64,8 +64,8 @@ void codec_init(void);
  * Stricter than cJSON alone, as the input is untrusted and the result must print back the same:
  * strict RFC 8259 numbers (no "01", "1.", "+1"; at most 63 characters, cJSON's own bound),
  * finite numbers only, strings must be valid UTF-8 without raw control characters, unpaired
- * surrogates or "\u0000", and duplicate keys in one object are an error (as kubectl's strict
- * decoding reports them; Go would keep the last value, cJSON lookups the first).
+ * surrogates or "\u0000", and duplicate keys in one object are an error (as the apiserver's strict
+ * field validation reports them; Go would keep the last value, cJSON lookups the first).
  * Integers beyond +-2^53 lose precision (cJSON stores doubles); Kubernetes carries such values as
  * strings (quantities).
  *
@@ -109,12 +109,15 @@ int json_print_pretty(const cJSON *v, struct strbuf *out);
  *  - plain ""/~/null/Null/NULL are null;
  *  - plain integers after removing "_": decimal, 0x hex, 0o or leading-0 octal ("0755" is 493),
  *    0b binary, with optional sign; then floats matching [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)
- *    ([eE][-+]?[0-9]+)? (so "08" is 8 and "1e3" is 1000); integers beyond int64 become doubles;
+ *    ([eE][-+]?[0-9]+)? (so "08" is 8 and "1e3" is 1000); numbers are doubles, so integers
+ *    beyond 2^53 lose precision; past uint64 only decimal digits still make a number, hex stays
+ *    a string (as in kubectl 1.32); texts over 127 characters are never numbers;
  *  - .inf/.nan and their spellings are an error (JSON cannot hold them);
  *  - everything else, and every quoted or block scalar, is a string (timestamps stay strings);
- *  - the tags !!str, !!int, !!float, !!bool, !!null, !!timestamp convert or fail as go-yaml does
- *    (!!int "5" is 5, !!int abc is an error); !!binary is refused; other tags are ignored
- *    (scalars with unknown tags stay strings).
+ *  - the tags !!str, !!int, !!float, !!bool, !!null convert or fail as go-yaml does (!!int "5"
+ *    is 5, !!int abc is an error); !!timestamp keeps the text if it starts like a date
+ *    (NNNN-); !!binary is refused; other tags are ignored (scalars with unknown tags stay
+ *    strings, tags on collections change nothing).
  * Mapping keys must be scalars and become strings: integers in decimal ("0x10: a" has key "16"),
  * floats in Go's shortest float32 form, booleans as "true"/"false" (so a plain "on:" key is
  * "true"), strings as they are; null and over-int64 keys are an error, as in sigs.k8s.io/yaml.

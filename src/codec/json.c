@@ -5,8 +5,6 @@
  * lone surrogates, raw control characters); a walk of the result then rejects non-finite numbers
  * and duplicate keys. Printing is our own so numbers read back exactly.
  */
-#include "codec/codec.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +12,7 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec-int.h"
+#include "codec/codec.h"
 
 /* cJSON copies a number into a 64-byte buffer before strtod(), so longer ones would be cut. */
 #define JSON_NUMBER_MAX_LEN 63
@@ -111,7 +110,8 @@ static int scan_string(struct scan *s)
             if (cp < 0)
                 return scan_fail(s, i, -EINVAL, "invalid JSON: invalid \\u escape in string");
             if (cp == 0)
-                return scan_fail(s, i, -EINVAL, "invalid JSON: \\u0000 is not supported in strings");
+                return scan_fail(s, i, -EINVAL,
+                                 "invalid JSON: \\u0000 is not supported in strings");
             if (cp >= 0xdc00 && cp <= 0xdfff)
                 return scan_fail(s, i, -EINVAL, "invalid JSON: unpaired UTF-16 surrogate");
             if (cp >= 0xd800 && cp <= 0xdbff) {
@@ -174,8 +174,8 @@ static int scan_number(struct scan *s)
         while (i < len && is_digit(p[i]))
             i++;
     }
-    if (i < len && (is_digit(p[i]) || p[i] == '.' || p[i] == 'e' || p[i] == 'E' || p[i] == 'x' ||
-                    p[i] == 'X'))
+    if (i < len &&
+        (is_digit(p[i]) || p[i] == '.' || p[i] == 'e' || p[i] == 'E' || p[i] == 'x' || p[i] == 'X'))
         return scan_fail(s, start, -EINVAL, "invalid JSON: invalid number");
     if (i - start > JSON_NUMBER_MAX_LEN)
         return scan_fail(s, start, -EINVAL, "invalid JSON: number longer than 63 characters");

@@ -6,8 +6,6 @@
  * "billion laughs" fail fast. Emission is our own block-style writer over cJSON, with the quoting
  * decided by the same resolver the decoder uses, so what we write reads back identically.
  */
-#include "codec/codec.h"
-
 #include <inttypes.h>
 #include <libfyaml.h>
 #include <math.h>
@@ -19,6 +17,7 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec-int.h"
+#include "codec/codec.h"
 
 /* Mappings up to this size are checked for duplicate keys by a scan; larger ones get a map. */
 #define DUP_LINEAR_MAX 8
@@ -38,13 +37,30 @@ struct yscalar {
     double d; /* Y_BIGINT, Y_FLOAT, Y_INF (sign) */
 };
 
-enum ytag { TAG_NONE, TAG_STR, TAG_BOOL, TAG_INT, TAG_FLOAT, TAG_NULL, TAG_TIMESTAMP, TAG_MERGE,
-            TAG_BINARY, TAG_OTHER };
+enum ytag {
+    TAG_NONE,
+    TAG_STR,
+    TAG_BOOL,
+    TAG_INT,
+    TAG_FLOAT,
+    TAG_NULL,
+    TAG_TIMESTAMP,
+    TAG_MERGE,
+    TAG_BINARY,
+    TAG_OTHER
+};
 
 static const char *const tag_names[] = {
-    [TAG_NONE] = "", [TAG_STR] = "!!str", [TAG_BOOL] = "!!bool", [TAG_INT] = "!!int",
-    [TAG_FLOAT] = "!!float", [TAG_NULL] = "!!null", [TAG_TIMESTAMP] = "!!timestamp",
-    [TAG_MERGE] = "!!merge", [TAG_BINARY] = "!!binary", [TAG_OTHER] = "!",
+    [TAG_NONE] = "",
+    [TAG_STR] = "!!str",
+    [TAG_BOOL] = "!!bool",
+    [TAG_INT] = "!!int",
+    [TAG_FLOAT] = "!!float",
+    [TAG_NULL] = "!!null",
+    [TAG_TIMESTAMP] = "!!timestamp",
+    [TAG_MERGE] = "!!merge",
+    [TAG_BINARY] = "!!binary",
+    [TAG_OTHER] = "!",
 };
 
 static const struct {
@@ -52,16 +68,16 @@ static const struct {
     enum ykind kind;
     int sign; /* bool value, or the sign of an infinity */
 } resolve_words[] = {
-    {"y", Y_BOOL, 1},      {"Y", Y_BOOL, 1},      {"yes", Y_BOOL, 1},    {"Yes", Y_BOOL, 1},
-    {"YES", Y_BOOL, 1},    {"true", Y_BOOL, 1},   {"True", Y_BOOL, 1},   {"TRUE", Y_BOOL, 1},
-    {"on", Y_BOOL, 1},     {"On", Y_BOOL, 1},     {"ON", Y_BOOL, 1},     {"n", Y_BOOL, 0},
-    {"N", Y_BOOL, 0},      {"no", Y_BOOL, 0},     {"No", Y_BOOL, 0},     {"NO", Y_BOOL, 0},
-    {"false", Y_BOOL, 0},  {"False", Y_BOOL, 0},  {"FALSE", Y_BOOL, 0},  {"off", Y_BOOL, 0},
-    {"Off", Y_BOOL, 0},    {"OFF", Y_BOOL, 0},    {"", Y_NULL, 0},       {"~", Y_NULL, 0},
-    {"null", Y_NULL, 0},   {"Null", Y_NULL, 0},   {"NULL", Y_NULL, 0},   {".nan", Y_NAN, 0},
-    {".NaN", Y_NAN, 0},    {".NAN", Y_NAN, 0},    {".inf", Y_INF, 1},    {".Inf", Y_INF, 1},
-    {".INF", Y_INF, 1},    {"+.inf", Y_INF, 1},   {"+.Inf", Y_INF, 1},   {"+.INF", Y_INF, 1},
-    {"-.inf", Y_INF, -1},  {"-.Inf", Y_INF, -1},  {"-.INF", Y_INF, -1},
+    {"y", Y_BOOL, 1},     {"Y", Y_BOOL, 1},     {"yes", Y_BOOL, 1},   {"Yes", Y_BOOL, 1},
+    {"YES", Y_BOOL, 1},   {"true", Y_BOOL, 1},  {"True", Y_BOOL, 1},  {"TRUE", Y_BOOL, 1},
+    {"on", Y_BOOL, 1},    {"On", Y_BOOL, 1},    {"ON", Y_BOOL, 1},    {"n", Y_BOOL, 0},
+    {"N", Y_BOOL, 0},     {"no", Y_BOOL, 0},    {"No", Y_BOOL, 0},    {"NO", Y_BOOL, 0},
+    {"false", Y_BOOL, 0}, {"False", Y_BOOL, 0}, {"FALSE", Y_BOOL, 0}, {"off", Y_BOOL, 0},
+    {"Off", Y_BOOL, 0},   {"OFF", Y_BOOL, 0},   {"", Y_NULL, 0},      {"~", Y_NULL, 0},
+    {"null", Y_NULL, 0},  {"Null", Y_NULL, 0},  {"NULL", Y_NULL, 0},  {".nan", Y_NAN, 0},
+    {".NaN", Y_NAN, 0},   {".NAN", Y_NAN, 0},   {".inf", Y_INF, 1},   {".Inf", Y_INF, 1},
+    {".INF", Y_INF, 1},   {"+.inf", Y_INF, 1},  {"+.Inf", Y_INF, 1},  {"+.INF", Y_INF, 1},
+    {"-.inf", Y_INF, -1}, {"-.Inf", Y_INF, -1}, {"-.INF", Y_INF, -1},
 };
 
 static bool is_digit(char c)
@@ -100,7 +116,7 @@ static int go_parse_uint(const char *s, size_t len, bool allow_sign, bool *neg, 
     if (i >= len)
         return -1;
     if (s[i] == '0') {
-        char p = len - i >= 3 ? (char)(s[i + 1] | 0x20) : 0;
+        int p = len - i >= 3 ? s[i + 1] | 0x20 : 0;
 
         if (p == 'b') {
             base = 2;
@@ -275,8 +291,8 @@ static bool looks_like_timestamp(const char *s, size_t len)
  * standard tags convert or fail like go-yaml ("cannot decode !!str `abc` as a !!int").
  * Returns 0 or -EINVAL with msg filled.
  */
-static int resolve_scalar(const char *s, size_t len, bool plain, enum ytag tag,
-                          struct yscalar *out, char *msg, size_t msgsize)
+static int resolve_scalar(const char *s, size_t len, bool plain, enum ytag tag, struct yscalar *out,
+                          char *msg, size_t msgsize)
 {
     char preview[96];
     enum ytag rtag;
@@ -329,8 +345,8 @@ static int resolve_scalar(const char *s, size_t len, bool plain, enum ytag tag,
 static void format_float32_key(double d, char *buf, size_t size)
 {
     float f = (float)d;
-    char e[40], digits[16];
-    int p, exp, nd = 0, k;
+    char sci[40], digits[16] = "0";
+    int p, dexp, nd = 0, k;
     const char *q;
     struct strbuf sb = STRBUF_INIT;
 
@@ -347,12 +363,12 @@ static void format_float32_key(double d, char *buf, size_t size)
         return;
     }
     for (p = 1; p < 9; p++) {
-        (void)snprintf(e, sizeof(e), "%.*e", p - 1, (double)f);
-        if ((float)strtod(e, NULL) == f)
+        (void)snprintf(sci, sizeof(sci), "%.*e", p - 1, (double)f);
+        if ((float)strtod(sci, NULL) == f)
             break;
     }
-    (void)snprintf(e, sizeof(e), "%.*e", p - 1, (double)f);
-    q = e;
+    (void)snprintf(sci, sizeof(sci), "%.*e", p - 1, (double)f);
+    q = sci;
     if (*q == '-') {
         strbuf_addch(&sb, '-');
         q++;
@@ -361,26 +377,32 @@ static void format_float32_key(double d, char *buf, size_t size)
         if (is_digit(*q) && nd < (int)sizeof(digits) - 1)
             digits[nd++] = *q;
     }
-    exp = (int)strtol(q + 1, NULL, 10);
+    dexp = (int)strtol(q + 1, NULL, 10);
+    if (!nd)
+        nd = 1; /* digits[0] is '0' */
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
-    if (exp < -4 || exp >= 6) {
+    if (dexp < -4 || dexp >= 6) {
         strbuf_addch(&sb, digits[0]);
         if (nd > 1) {
             strbuf_addch(&sb, '.');
             strbuf_add(&sb, digits + 1, (size_t)nd - 1);
         }
-        strbuf_addf(&sb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-    } else if (exp >= 0) {
-        for (k = 0; k <= exp; k++)
-            strbuf_addch(&sb, k < nd ? digits[k] : '0');
-        if (nd > exp + 1) {
+        strbuf_addf(&sb, "e%c%02d", dexp < 0 ? '-' : '+', dexp < 0 ? -dexp : dexp);
+    } else if (dexp >= 0) {
+        for (k = 0; k <= dexp; k++) {
+            if (k < nd)
+                strbuf_addch(&sb, digits[k]);
+            else
+                strbuf_addch(&sb, '0');
+        }
+        if (nd > dexp + 1) {
             strbuf_addch(&sb, '.');
-            strbuf_add(&sb, digits + exp + 1, (size_t)(nd - exp - 1));
+            strbuf_add(&sb, digits + dexp + 1, (size_t)(nd - dexp - 1));
         }
     } else {
         strbuf_addstr(&sb, "0.");
-        for (k = 0; k < -exp - 1; k++)
+        for (k = 0; k < -dexp - 1; k++)
             strbuf_addch(&sb, '0');
         strbuf_add(&sb, digits, (size_t)nd);
     }
@@ -404,18 +426,17 @@ struct yframe {
     size_t nkeys;             /* explicit and merged keys so far */
     bool use_map;             /* keys are tracked in keys rather than by scanning children */
     struct codec_strmap keys; /* borrowed key strings */
-    struct ymerge *merges;    /* sources, in order of precedence */
+    /* Merge sources in order of precedence, borrowed: they live in the tree or in
+     * ybuild.keep until the document ends. */
+    const cJSON **merges;
     size_t nmerges, cap_merges;
 };
 
-struct ymerge {
-    const cJSON *src; /* borrowed: lives in the tree or in ybuild.keep until the document ends */
-};
-
 struct yanchor {
-    char *name; /* owned */
-    cJSON *node; /* borrowed, as ymerge.src */
-    size_t size; /* expanded node count */
+    struct yanchor *next; /* all anchors of the document, newest first */
+    char *name;           /* owned */
+    cJSON *node;          /* borrowed, like yframe.merges */
+    size_t size;          /* expanded node count */
     int height;
 };
 
@@ -424,17 +445,18 @@ struct ybuild {
     struct codec_error *err;
     const char *buf;
     size_t len;
-    size_t nodes;      /* over the whole stream, aliases at their expanded size */
+    size_t nodes; /* over the whole stream, aliases at their expanded size */
     size_t docs_seen;
     struct yframe *frames;
     size_t nframes, cap_frames;
     struct yanchor *anchors;
-    size_t nanchors, cap_anchors;
-    struct codec_strmap anchor_map; /* name -> index + 1 into anchors */
+    struct codec_strmap anchor_map; /* name -> the latest struct yanchor of that name */
     cJSON *keep;                    /* nodes anchors or merges refer to that are in no tree */
     cJSON *root;
     cJSON **docs;
     size_t ndocs, cap_docs;
+    bool have_last; /* last_off is the start of the last event with a position */
+    size_t last_off;
 };
 
 static void event_position(struct ybuild *b, struct fy_event *fye, int *line, int *column)
@@ -442,8 +464,13 @@ static void event_position(struct ybuild *b, struct fy_event *fye, int *line, in
     const struct fy_mark *m = fye ? fy_event_start_mark(fye) : NULL;
 
     if (!m) {
-        *line = 0;
-        *column = 0;
+        /* Empty scalars have no mark: use the last event that had one. */
+        if (b->have_last) {
+            codec__position(b->buf, b->len, b->last_off, line, column);
+        } else {
+            *line = 0;
+            *column = 0;
+        }
         return;
     }
     /* libfyaml marks an alias at its name and a quoted scalar inside its quotes; point at the
@@ -463,17 +490,8 @@ static void event_position(struct ybuild *b, struct fy_event *fye, int *line, in
     codec__position(b->buf, b->len, m->input_pos, line, column);
 }
 
-static int fail_at(struct ybuild *b, int line, int column, int r, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int fail_at(struct ybuild *b, int line, int column, int r, const char *fmt, ...)
+static int fail_at(struct ybuild *b, int line, int column, int r, const char *msg)
 {
-    char msg[256];
-    va_list ap;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     codec__set_error(b->err, line, column, "%s", msg);
     return r;
 }
@@ -483,7 +501,7 @@ static int fail_event(struct ybuild *b, struct fy_event *fye, int r, const char 
     int line, column;
 
     event_position(b, fye, &line, &column);
-    return fail_at(b, line, column, r, "%s", msg);
+    return fail_at(b, line, column, r, msg);
 }
 
 static int fail_nomem(struct ybuild *b)
@@ -491,23 +509,22 @@ static int fail_nomem(struct ybuild *b)
     return fail_at(b, 0, 0, -ENOMEM, "out of memory");
 }
 
-/* Grows *arr (of *cap elements of size sz) so that one more fits; -ENOMEM. */
-static int grow(void **arr, size_t *cap, size_t n, size_t sz)
+/* arr (of *cap elements of size sz, n used) with room for one more: arr itself, or a larger
+ * copy (*cap updated), or NULL when out of memory (arr is then unchanged). */
+static void *grow(void *arr, size_t *cap, size_t n, size_t sz)
 {
     size_t ncap;
     void *p;
 
     if (n < *cap)
-        return 0;
+        return arr;
     ncap = *cap ? *cap * 2 : 8;
     if (ncap > SIZE_MAX / sz)
-        return -ENOMEM;
-    p = crealloc(*arr, ncap * sz);
-    if (!p)
-        return -ENOMEM;
-    *arr = p;
-    *cap = ncap;
-    return 0;
+        return NULL;
+    p = crealloc(arr, ncap * sz);
+    if (p)
+        *cap = ncap;
+    return p;
 }
 
 static struct yframe *top(struct ybuild *b)
@@ -548,13 +565,15 @@ static int keep_node(struct ybuild *b, cJSON *node)
 
 static void doc_reset(struct ybuild *b)
 {
-    size_t i;
-
     while (b->nframes)
         frame_release(&b->frames[--b->nframes]);
-    for (i = 0; i < b->nanchors; i++)
-        free(b->anchors[i].name);
-    b->nanchors = 0;
+    while (b->anchors) {
+        struct yanchor *a = b->anchors;
+
+        b->anchors = a->next;
+        free(a->name);
+        free(a);
+    }
     codec__strmap_release(&b->anchor_map);
     cJSON_Delete(b->keep);
     b->keep = NULL;
@@ -565,31 +584,29 @@ static void doc_reset(struct ybuild *b)
 /* Takes ownership of name. */
 static int anchor_register(struct ybuild *b, char *name, cJSON *node, size_t size, int height)
 {
+    struct yanchor *a = cmalloc(sizeof(*a));
     void **slot;
-    int r;
 
-    r = grow((void **)&b->anchors, &b->cap_anchors, b->nanchors, sizeof(*b->anchors));
-    if (r < 0) {
+    if (!a) {
         free(name);
-        return r;
+        return -ENOMEM;
     }
-    b->anchors[b->nanchors] = (struct yanchor){name, node, size, height};
-    b->nanchors++;
+    *a = (struct yanchor){b->anchors, name, node, size, height};
+    b->anchors = a;
     /* A later anchor of the same name replaces the earlier one for later aliases. */
     slot = codec__strmap_find(&b->anchor_map, name);
     if (slot) {
-        *slot = (void *)(uintptr_t)b->nanchors;
+        *slot = a;
         return 0;
     }
-    r = codec__strmap_add(&b->anchor_map, name, (void *)(uintptr_t)b->nanchors);
-    return r < 0 ? r : 0;
+    return codec__strmap_add(&b->anchor_map, name, a) < 0 ? -ENOMEM : 0;
 }
 
 static struct yanchor *anchor_find(struct ybuild *b, const char *name)
 {
     void **slot = codec__strmap_find(&b->anchor_map, name);
 
-    return slot ? &b->anchors[(uintptr_t)*slot - 1] : NULL;
+    return slot ? *slot : NULL;
 }
 
 /* 0 if key is new in f (and now recorded), 1 if f already has it, -ENOMEM. */
@@ -601,11 +618,6 @@ static int frame_add_key(struct yframe *f, const char *key)
     if (!f->use_map && f->nkeys >= DUP_LINEAR_MAX) {
         for (c = f->node->child; c; c = c->next) {
             r = codec__strmap_add(&f->keys, c->string, NULL);
-            if (r < 0)
-                return r;
-        }
-        if (f->key) {
-            r = codec__strmap_add(&f->keys, f->key, NULL);
             if (r < 0)
                 return r;
         }
@@ -627,11 +639,13 @@ static int frame_add_key(struct yframe *f, const char *key)
 
 static int add_merge_source(struct ybuild *b, struct yframe *f, const cJSON *src)
 {
-    int r = grow((void **)&f->merges, &f->cap_merges, f->nmerges, sizeof(*f->merges));
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    const cJSON **p = grow(f->merges, &f->cap_merges, f->nmerges, sizeof(*f->merges));
 
-    if (r < 0)
+    if (!p)
         return fail_nomem(b);
-    f->merges[f->nmerges++].src = src;
+    f->merges = p;
+    f->merges[f->nmerges++] = src;
     return 0;
 }
 
@@ -674,7 +688,7 @@ static int apply_merges(struct ybuild *b, struct yframe *f)
     for (i = 0; i < f->nmerges; i++) {
         const cJSON *c;
 
-        for (c = f->merges[i].src->child; c; c = c->next) {
+        for (c = f->merges[i]->child; c; c = c->next) {
             cJSON *copy;
 
             r = frame_add_key(f, c->string);
@@ -754,8 +768,8 @@ static int accept_key(struct ybuild *b, struct fy_event *fye, char *key, bool is
         if (r > 0) {
             codec__preview(preview, sizeof(preview), key, strlen(key));
             free(key);
-            return fail_at(b, f->key_line, f->key_column, -EINVAL, "duplicate key %s",
-                           preview);
+            codec__set_error(b->err, f->key_line, f->key_column, "duplicate key %s", preview);
+            return -EINVAL;
         }
     }
     f->key = key;
@@ -935,32 +949,115 @@ static int check_depth(struct ybuild *b, struct fy_event *fye, size_t depth)
     return 0;
 }
 
+static bool is_white(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/*
+ * The value of a single-quoted scalar from its source text (between the quotes): "''" is a quote,
+ * and line breaks fold as YAML 1.2 section 7.3.2 says (white space around a break is dropped, a
+ * lone break becomes a space, n empty lines become n newlines). libfyaml 0.7.12 garbles scalars
+ * with two escaped quotes in a row ('a '''' b' reads "a ''' "), so we decode these ourselves.
+ * Returns an owned string via *ret and its length, or -ENOMEM.
+ */
+static int decode_single_quoted(const char *raw, size_t len, char **ret, size_t *ret_len)
+{
+    char *out = cmalloc(len + 1);
+    size_t i = 0, n = 0, empty = 0;
+    bool first = true;
+
+    if (!out)
+        return -ENOMEM;
+    for (;;) {
+        size_t start = i, end, k;
+        bool last;
+
+        while (i < len && raw[i] != '\n' && raw[i] != '\r')
+            i++;
+        end = i;
+        last = i >= len;
+        if (!last) {
+            if (raw[i] == '\r' && i + 1 < len && raw[i + 1] == '\n')
+                i++;
+            i++;
+        }
+        if (!first) {
+            while (start < end && is_white(raw[start]))
+                start++;
+        }
+        if (!last) {
+            while (end > start && is_white(raw[end - 1]))
+                end--;
+        }
+        if (!first && !last && start == end) {
+            empty++;
+            continue;
+        }
+        if (!first) {
+            if (!empty)
+                out[n++] = ' ';
+            for (; empty; empty--)
+                out[n++] = '\n';
+        }
+        for (k = start; k < end; k++) {
+            out[n++] = raw[k];
+            if (raw[k] == '\'' && k + 1 < end && raw[k + 1] == '\'')
+                k++;
+        }
+        first = false;
+        if (last)
+            break;
+    }
+    out[n] = '\0';
+    *ret = out;
+    *ret_len = n;
+    return 0;
+}
+
 static int on_scalar(struct ybuild *b, struct fy_event *fye)
 {
     struct fy_token *t = fye->scalar.value;
     enum ytag tag = event_tag(fye);
-    char msg[192], *anchor = NULL, *key = NULL;
+    enum fy_scalar_style style = fy_token_scalar_style(t);
+    const struct fy_mark *start = fy_token_start_mark(t), *end = fy_token_end_mark(t);
+    char msg[192], *anchor = NULL, *key = NULL, *decoded = NULL;
     struct yscalar sc;
     const char *text;
     cJSON *node = NULL;
     size_t len = 0;
-    bool plain;
+    bool plain = style == FYSS_PLAIN;
     int r;
 
-    text = fy_token_get_text(t, &len);
-    if (!text) {
-        if (len)
+    if (style == FYSS_SINGLE_QUOTED && start && end && start->input_pos <= end->input_pos &&
+        end->input_pos <= b->len &&
+        memchr(b->buf + start->input_pos, '\'', end->input_pos - start->input_pos)) {
+        r = decode_single_quoted(b->buf + start->input_pos, end->input_pos - start->input_pos,
+                                 &decoded, &len);
+        if (r < 0)
             return fail_nomem(b);
-        text = "";
+        text = decoded;
+    } else {
+        text = fy_token_get_text(t, &len);
+        if (!text) {
+            if (len)
+                return fail_nomem(b);
+            text = "";
+        }
     }
-    if (memchr(text, '\0', len))
-        return fail_event(b, fye, -EINVAL, "strings may not contain NUL characters");
-    plain = fy_token_scalar_style(t) == FYSS_PLAIN;
+    if (memchr(text, '\0', len)) {
+        r = fail_event(b, fye, -EINVAL, "strings may not contain NUL characters");
+        goto out;
+    }
     r = resolve_scalar(text, len, plain, tag, &sc, msg, sizeof(msg));
-    if (r < 0)
-        return fail_event(b, fye, r, msg);
-    if (event_anchor(fye, &anchor) < 0)
-        return fail_nomem(b);
+    if (r < 0) {
+        r = fail_event(b, fye, r, msg);
+        goto out;
+    }
+    if (event_anchor(fye, &anchor) < 0) {
+        r = fail_nomem(b);
+        goto out;
+    }
 
     if (want_key(b)) {
         /* go-yaml's isMerge(): the text "<<", plain and untagged or tagged !!merge. */
@@ -981,12 +1078,11 @@ static int on_scalar(struct ybuild *b, struct fy_event *fye)
             if (sc.kind == Y_INF || sc.kind == Y_NAN)
                 sc.kind = Y_STR;
             node = scalar_node(&sc, text, len);
-            if (!node || keep_node(b, node) < 0) {
-                r = fail_nomem(b);
-                goto out;
+            r = node ? keep_node(b, node) : -ENOMEM;
+            if (r == 0) {
+                r = anchor_register(b, anchor, node, 1, 0);
+                anchor = NULL;
             }
-            r = anchor_register(b, anchor, node, 1, 0);
-            anchor = NULL;
             node = NULL;
             if (r < 0) {
                 r = fail_nomem(b);
@@ -1017,6 +1113,7 @@ out:
     cJSON_Delete(node);
     free(anchor);
     free(key);
+    free(decoded);
     return r;
 }
 
@@ -1073,7 +1170,7 @@ static int on_alias(struct ybuild *b, struct fy_event *fye)
 
 static int on_container_start(struct ybuild *b, struct fy_event *fye, bool is_map)
 {
-    struct yframe *f;
+    struct yframe *f, *frames;
     size_t before = b->nodes;
     char *anchor = NULL;
     cJSON *node;
@@ -1089,8 +1186,10 @@ static int on_container_start(struct ybuild *b, struct fy_event *fye, bool is_ma
         return r;
     if (event_anchor(fye, &anchor) < 0)
         return fail_nomem(b);
-    r = grow((void **)&b->frames, &b->cap_frames, b->nframes, sizeof(*b->frames));
-    node = r < 0 ? NULL : is_map ? cJSON_CreateObject() : cJSON_CreateArray();
+    frames = grow(b->frames, &b->cap_frames, b->nframes, sizeof(*b->frames));
+    if (frames)
+        b->frames = frames;
+    node = !frames ? NULL : is_map ? cJSON_CreateObject() : cJSON_CreateArray();
     if (!node) {
         free(anchor);
         return fail_nomem(b);
@@ -1126,14 +1225,17 @@ static int on_container_end(struct ybuild *b)
 
 static int on_document_end(struct ybuild *b)
 {
+    cJSON **docs;
     int r = 0;
 
     CHECK(b->nframes == 0);
     if (b->root && !cJSON_IsNull(b->root)) {
-        r = grow((void **)&b->docs, &b->cap_docs, b->ndocs, sizeof(*b->docs));
-        if (r < 0) {
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        docs = grow(b->docs, &b->cap_docs, b->ndocs, sizeof(*b->docs));
+        if (!docs) {
             r = fail_nomem(b);
         } else {
+            b->docs = docs;
             b->docs[b->ndocs++] = b->root;
             b->root = NULL;
         }
@@ -1144,7 +1246,13 @@ static int on_document_end(struct ybuild *b)
 
 static int on_event(struct ybuild *b, struct fy_event *fye)
 {
+    const struct fy_mark *m = fy_event_start_mark(fye);
     char msg[96];
+
+    if (m) {
+        b->have_last = true;
+        b->last_off = m->input_pos;
+    }
 
     switch (fye->type) {
     case FYET_DOCUMENT_START:
@@ -1198,8 +1306,9 @@ static int parse_error(struct ybuild *b, struct fy_diag *diag)
             line = eline;
             column = ecolumn;
         }
-        return fail_at(b, line, column, -EINVAL, "invalid YAML: %s",
-                       de->msg ? de->msg : "syntax error");
+        codec__set_error(b->err, line, column, "invalid YAML: %s",
+                         de->msg ? de->msg : "syntax error");
+        return -EINVAL;
     }
     return fail_at(b, 0, 0, -EINVAL, "invalid YAML");
 }
@@ -1274,7 +1383,6 @@ out:
         cJSON_Delete(b.docs[i]);
     free(b.docs);
     free(b.frames);
-    free(b.anchors);
     fy_parser_destroy(fyp);
     if (diag)
         fy_diag_destroy(diag);

@@ -72,11 +72,10 @@ const struct slo_key_desc slo_strategy_keys[SLO_NSTRATEGY] = {
                     "{\"totalNetworkBandwidth\":\"0\"}"},
 };
 
+/* The defaults are compile-time constants: NULL here can only mean out of memory. */
 static cJSON *parse_const(const char *json)
 {
-    cJSON *v = cJSON_Parse(json);
-    CHECK(v); /* compile-time constants */
-    return v;
+    return cJSON_Parse(json);
 }
 
 static void entries_free(struct slo_entry *e, size_t n)
@@ -102,9 +101,13 @@ struct slo_config *slo_config_new(void)
 {
     struct slo_config *cfg = xcalloc(1, sizeof(*cfg));
 
-    for (int i = 0; i < SLO_NSTRATEGY; i++)
+    /* Small internal constants: abort on OOM, as xcalloc() does. */
+    for (int i = 0; i < SLO_NSTRATEGY; i++) {
         cfg->keys[i].cluster = parse_const(slo_strategy_keys[i].dflt);
+        CHECK(cfg->keys[i].cluster);
+    }
     cfg->colocation.cluster = parse_const(colocation_default_json);
+    CHECK(cfg->colocation.cluster);
     cfg->host_apps.cluster = cJSON_CreateArray();
     CHECK(cfg->host_apps.cluster);
     return cfg;
@@ -137,27 +140,40 @@ static int type_check(const struct api_schema *s, const cJSON *v, const char *pa
     return r;
 }
 
-/* Parses a node entry's name and selector; a missing or unparsable selector matches nothing. */
-static int entry_init(struct slo_entry *e, const cJSON *entry, const char *path, struct strbuf *why)
+/* The decode checks of a node entry's name and selector (what json.Unmarshal rejects); run
+ * before anything is built so a failure keeps the key's previous value. */
+static int entry_check(const cJSON *entry, const char *path, struct strbuf *why)
 {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(entry, "name");
-    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(entry, "nodeSelector");
-    struct strbuf err = STRBUF_INIT;
-    char p[64];
+    char p[80];
 
     if (name && !cJSON_IsNull(name) && !cJSON_IsString(name)) {
         strbuf_addf(why, "%s.name: must be a string", path);
         return -EINVAL;
     }
     (void)snprintf(p, sizeof(p), "%s.nodeSelector", path);
-    if (type_check(&api_label_selector, sel, p, why) < 0)
-        return -EINVAL;
+    return type_check(&api_label_selector, cJSON_GetObjectItemCaseSensitive(entry, "nodeSelector"),
+                      p, why);
+}
+
+/* Builds a checked node entry's name and selector; a missing or unparsable selector matches
+ * nothing. 0 or -ENOMEM. */
+static int entry_init(struct slo_entry *e, const cJSON *entry)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(entry, "name");
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(entry, "nodeSelector");
+    struct strbuf err = STRBUF_INIT;
+    int r = 0;
+
     e->name = xstrdup(cJSON_IsString(name) ? name->valuestring : "");
     e->sel = NULL;
-    if (cJSON_IsObject(sel) && label_selector_from_json(sel, &e->sel, &err) < 0)
-        e->sel = NULL; /* upstream skips a selector that fails to parse */
+    if (cJSON_IsObject(sel)) {
+        r = label_selector_from_json(sel, &e->sel, &err);
+        if (r < 0)
+            e->sel = NULL; /* upstream skips a selector that fails to parse */
+    }
     strbuf_release(&err);
-    return 0;
+    return r == -ENOMEM ? r : 0;
 }
 
 /* Decodes one strategy key: {clusterStrategy, nodeStrategies[]}. -EINVAL with why on a decode
@@ -197,11 +213,11 @@ static int parse_strategy_key(const struct slo_key_desc *d, const char *text,
             strbuf_addf(why, "%s: must be an object", p);
             goto out;
         }
-        if (type_check(d->strategy, c, p, why) < 0)
+        if (type_check(d->strategy, c, p, why) < 0 || entry_check(c, p, why) < 0)
             goto out;
     }
     cluster = parse_const(d->dflt);
-    r = api_overlay(d->strategy, &cluster, cs);
+    r = cluster ? api_overlay(d->strategy, &cluster, cs) : -ENOMEM;
     if (r < 0)
         goto out;
     keycfg_release(out);
@@ -213,12 +229,13 @@ static int parse_strategy_key(const struct slo_key_desc *d, const char *text,
     cJSON_ArrayForEach(c, ns)
     {
         struct slo_entry *e = &out->nodes[i++];
-        (void)entry_init(e, c, "nodeStrategies", why);
-        e->strategy = cJSON_Duplicate(out->cluster, true);
-        if (!e->strategy || (r = api_overlay(d->strategy, &e->strategy, c)) < 0) {
-            r = -ENOMEM;
+        r = entry_init(e, c);
+        if (r < 0)
             goto out;
-        }
+        e->strategy = cJSON_Duplicate(out->cluster, true);
+        r = e->strategy ? api_overlay(d->strategy, &e->strategy, c) : -ENOMEM;
+        if (r < 0)
+            goto out;
     }
     r = 0;
 out:
@@ -296,14 +313,15 @@ static int parse_colocation(const char *text, struct slo_keycfg *out, struct str
     {
         char p[64];
         (void)snprintf(p, sizeof(p), "nodeConfigs[%d]", i++);
-        if (!cJSON_IsObject(c) || type_check(&slo_colocation_strategy, c, p, why) < 0) {
+        if (!cJSON_IsObject(c) || type_check(&slo_colocation_strategy, c, p, why) < 0 ||
+            entry_check(c, p, why) < 0) {
             if (!why->len)
                 strbuf_addf(why, "%s: must be an object", p);
             goto out;
         }
     }
     cluster = parse_const(colocation_default_json);
-    r = api_overlay(&slo_colocation_strategy, &cluster, doc);
+    r = cluster ? api_overlay(&slo_colocation_strategy, &cluster, doc) : -ENOMEM;
     if (r < 0)
         goto out;
     if (!slo_colocation_is_valid(cluster)) {
@@ -322,7 +340,9 @@ static int parse_colocation(const char *text, struct slo_keycfg *out, struct str
     cJSON_ArrayForEach(c, ns)
     {
         struct slo_entry *e = &out->nodes[i++];
-        (void)entry_init(e, c, "nodeConfigs", why);
+        r = entry_init(e, c);
+        if (r < 0)
+            goto out;
         /* Only entries with matchLabels count for colocation (Appendix A). */
         if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(c, "nodeSelector"), "matchLabels"))) {
@@ -377,24 +397,53 @@ static int parse_host_apps(const char *text, struct slo_keycfg *out, struct strb
     cJSON_ArrayForEach(c, ns)
     {
         if (type_check(&apps, cJSON_GetObjectItemCaseSensitive(c, "applications"),
-                       "nodeConfigs.applications", why) < 0)
+                       "nodeConfigs.applications", why) < 0 ||
+            entry_check(c, "nodeConfigs", why) < 0)
             goto out;
     }
+    r = -ENOMEM;
     keycfg_release(out);
     out->cluster = cJSON_IsArray(a) ? cJSON_Duplicate(a, true) : cJSON_CreateArray();
+    if (!out->cluster)
+        goto out;
     out->n = (size_t)(ns ? cJSON_GetArraySize(ns) : 0);
     out->nodes = xcalloc(out->n ? out->n : 1, sizeof(*out->nodes));
     cJSON_ArrayForEach(c, ns)
     {
         struct slo_entry *e = &out->nodes[i++];
         const cJSON *na = cJSON_GetObjectItemCaseSensitive(c, "applications");
-        (void)entry_init(e, c, "nodeConfigs", why);
+        r = entry_init(e, c);
+        if (r < 0)
+            goto out;
         e->strategy = cJSON_IsArray(na) ? cJSON_Duplicate(na, true) : cJSON_CreateArray();
+        if (!e->strategy) {
+            r = -ENOMEM;
+            goto out;
+        }
     }
     r = 0;
 out:
     cJSON_Delete(doc);
     return r;
+}
+
+/* Selectors are part of the config: a changed selector moves nodes between entries. NULL
+ * (matches nothing) and {} (matches everything) both print as "", hence the extra tests. */
+static bool selector_equal(const struct label_selector *a, const struct label_selector *b)
+{
+    struct strbuf sa = STRBUF_INIT, sb = STRBUF_INIT;
+    bool eq;
+
+    if (!a || !b)
+        return a == b;
+    if (label_selector_is_empty(a) != label_selector_is_empty(b))
+        return false;
+    label_selector_format(a, &sa);
+    label_selector_format(b, &sb);
+    eq = !strcmp(sa.buf, sb.buf);
+    strbuf_release(&sa);
+    strbuf_release(&sb);
+    return eq;
 }
 
 static bool keycfg_equal(const struct slo_keycfg *a, const struct slo_keycfg *b)
@@ -403,7 +452,8 @@ static bool keycfg_equal(const struct slo_keycfg *a, const struct slo_keycfg *b)
         return false;
     for (size_t i = 0; i < a->n; i++)
         if (!cJSON_Compare(a->nodes[i].strategy, b->nodes[i].strategy, true) ||
-            strcmp(a->nodes[i].name, b->nodes[i].name))
+            strcmp(a->nodes[i].name, b->nodes[i].name) != 0 ||
+            !selector_equal(a->nodes[i].sel, b->nodes[i].sel))
             return false;
     return true;
 }
@@ -429,6 +479,10 @@ int slo_config_update(struct slo_config *cfg, const cJSON *data, struct slo_even
         if (!text) {
             next.cluster = parse_const(d->dflt);
             next.nodes = xcalloc(1, sizeof(*next.nodes));
+            if (!next.cluster) {
+                keycfg_release(&next);
+                return -ENOMEM;
+            }
         } else {
             r = parse_strategy_key(d, text, &next, &why);
             if (r == -ENOMEM) {
@@ -459,7 +513,7 @@ int slo_config_update(struct slo_config *cfg, const cJSON *data, struct slo_even
         if (!text || !*text) {
             next.cluster = parse_const(colocation_default_json);
             next.nodes = xcalloc(1, sizeof(*next.nodes));
-            r = 0;
+            r = next.cluster ? 0 : -ENOMEM;
         } else {
             r = parse_colocation(text, &next, &why, &invalid);
         }

@@ -8,6 +8,7 @@
 #include "api/api.h"
 #include "api/quantity.h"
 #include "base/base.h"
+#include "codec/codec.h"
 #include "slo/slo-int.h"
 #include "slo/slo.h"
 
@@ -142,9 +143,12 @@ int slo_node_colocation(const struct slo_config *cfg, const cJSON *node, cJSON *
     if (!s)
         return -ENOMEM;
     if (ann) {
-        cJSON *ov = cJSON_Parse(ann);
+        cJSON *ov = NULL;
         struct field_errors errs = FIELD_ERRORS_INIT;
-        /* Unparsable JSON is ignored; values are not validated (as upstream). */
+        /* Unparsable JSON is ignored; values are not validated (as upstream). Running out of
+         * memory is not "unparsable": json_parse() tells the two apart. */
+        if (json_parse(ann, strlen(ann), NULL, &ov, NULL) == -ENOMEM)
+            r = -ENOMEM;
         if (cJSON_IsObject(ov)) {
             api_validate(&slo_colocation_strategy, ov, "", API_V_TYPES, &errs);
             if (!field_errors_count(&errs))

@@ -37,7 +37,8 @@ static void check_entry_selector(const cJSON *e, const char *path, struct field_
 }
 
 /* Step 5: synthesise label sets from each entry and reject sets matched by two entries. */
-static void check_overlap(const char *key, const cJSON *entries, struct field_errors *errs)
+static void check_overlap(const char *key, const char *list, const cJSON *entries,
+                          struct field_errors *errs)
 {
     int n = cJSON_GetArraySize(entries);
     struct label_selector **sels = xcalloc((size_t)(n ? n : 1), sizeof(*sels));
@@ -93,7 +94,7 @@ static void check_overlap(const char *key, const cJSON *entries, struct field_er
             cJSON_Delete(labels);
             if (matches >= 2) {
                 struct strbuf p = STRBUF_INIT;
-                strbuf_addf(&p, "data[%s].nodeStrategies[%d].nodeSelector", key, i);
+                strbuf_addf(&p, "data[%s].%s[%d].nodeSelector", key, list, i);
                 field_error_add(errs, FIELD_INVALID, p.buf, NULL,
                                 "NodeStrategiesOverlap: the node selector overlaps with another "
                                 "node entry");
@@ -151,6 +152,7 @@ static void validate_key(const char *key, const cJSON *doc, bool need_names,
     const cJSON *entries, *e;
     struct strbuf p = STRBUF_INIT;
     bool colocation = !strcmp(key, SLO_KEY_COLOCATION);
+    size_t before = field_errors_count(errs); /* errs may already hold the caller's errors */
     int i = 0;
 
     for (int k = 0; k < SLO_NSTRATEGY; k++)
@@ -165,7 +167,7 @@ static void validate_key(const char *key, const cJSON *doc, bool need_names,
         strbuf_addf(&p, "data[%s].%s[%d]", key, colocation ? "nodeConfigs" : "nodeStrategies", i++);
         check_entry_selector(e, p.buf, errs);
     }
-    if (field_errors_count(errs))
+    if (field_errors_count(errs) > before)
         goto out;
     strbuf_reset(&p);
     strbuf_addf(&p, "data[%s]%s", key, colocation ? "" : ".clusterStrategy");
@@ -214,7 +216,7 @@ static void validate_key(const char *key, const cJSON *doc, bool need_names,
         }
         i++;
     }
-    check_overlap(key, entries, errs);
+    check_overlap(key, colocation ? "nodeConfigs" : "nodeStrategies", entries, errs);
 out:
     strbuf_release(&p);
 }

@@ -9,11 +9,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "api/api.h"
 #include "api/field.h"
@@ -89,7 +89,8 @@ static void expect_error_at(const struct field_errors *e, const char *field,
     fail_msg("line %d: no %d error at %s%s%s\nhave:%s", line, (int)type, field,
              detail ? " with detail " : "", detail ? detail : "", all.buf);
 }
-#define expect_error(e, field, type, detail) expect_error_at((e), (field), (type), (detail), __LINE__)
+#define expect_error(e, field, type, detail)                                                       \
+    expect_error_at((e), (field), (type), (detail), __LINE__)
 
 static void expect_count_at(const struct field_errors *e, size_t nerr, size_t nwarn, int line)
 {
@@ -141,8 +142,7 @@ static void test_required_unsupported_invalid(void **state)
     expect_rendered(&e, "spec.template: Required value");
     expect_rendered(&e, "spec.allocatePolicy: Unsupported value: \"Foo\": supported values: "
                         "\"Aligned\", \"Restricted\"");
-    expect_rendered(&e,
-                    "spec.ttl: Invalid value: \"12h\": ttl and expires are mutually exclusive");
+    expect_rendered(&e, "spec.ttl: Invalid value: \"12h\": ttl and expires are mutually exclusive");
     field_errors_release(&e);
 }
 
@@ -234,8 +234,8 @@ static void test_type_messages(void **state)
     field_errors_release(&e);
 
     /* Durations and times must parse. */
-    validate(reservation_spec(),
-             "{\"template\":{},\"owners\":[{\"object\":{}}],\"ttl\":\"1 day\"}", "spec", 0, &e);
+    validate(reservation_spec(), "{\"template\":{},\"owners\":[{\"object\":{}}],\"ttl\":\"1 day\"}",
+             "spec", 0, &e);
     expect_count(&e, 1, 0);
     expect_error(&e, "spec.ttl", FIELD_INVALID, NULL);
     field_errors_release(&e);
@@ -327,8 +327,8 @@ static void test_webhook_ranges_and_pairs(void **state)
              "t", 0, &e);
     expect_count(&e, 0, 0);
     field_errors_release(&e);
-    validate(&api_cpu_burst_strategy, "{\"cpuBurstPercent\":0,\"cfsQuotaBurstPercent\":50}", "b",
-             0, &e);
+    validate(&api_cpu_burst_strategy, "{\"cpuBurstPercent\":0,\"cfsQuotaBurstPercent\":50}", "b", 0,
+             &e);
     expect_count(&e, 0, 0);
     field_errors_release(&e);
     validate(&api_cpu_burst_strategy, "{\"cpuBurstPercent\":0,\"cfsQuotaBurstPercent\":50}", "b",
@@ -340,8 +340,7 @@ static void test_webhook_ranges_and_pairs(void **state)
 
     /* The resctrl pair lives two levels down. */
     validate(&api_resource_qos_strategy,
-             "{\"beClass\":{\"resctrlQOS\":{\"catRangeStartPercent\":0}}}", "q", API_V_WEBHOOK,
-             &e);
+             "{\"beClass\":{\"resctrlQOS\":{\"catRangeStartPercent\":0}}}", "q", API_V_WEBHOOK, &e);
     expect_count(&e, 1, 0);
     expect_error(&e, "q.beClass.resctrlQOS.catRangeEndPercent", FIELD_REQUIRED, NULL);
     field_errors_release(&e);
@@ -393,8 +392,8 @@ static void test_types_mode(void **state)
              "{\"A\":\"yes\"}}}",
              "spec", API_V_TYPES, &e);
     expect_count(&e, 3, 0);
-    expect_error(&e, "spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent",
-                 FIELD_INVALID, NULL);
+    expect_error(&e, "spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent", FIELD_INVALID,
+                 NULL);
     expect_error(&e, "spec.hostApplications[0].name", FIELD_INVALID, NULL);
     expect_error(&e, "spec.systemStrategy.schedFeatures[A]", FIELD_INVALID, NULL);
     field_errors_release(&e);
@@ -426,8 +425,11 @@ static void test_value_repr_and_lookup(void **state)
         const char *json;
         const char *repr;
     } rows[] = {
-        {"\"a\\\"b\"", "\"a\\\"b\""}, {"12", "12"},   {"-1.5", "-1.5"},
-        {"true", "true"},             {"null", "null"},
+        {"\"a\\\"b\"", "\"a\\\"b\""},
+        {"12", "12"},
+        {"-1.5", "-1.5"},
+        {"true", "true"},
+        {"null", "null"},
     };
     (void)state;
 
@@ -451,8 +453,8 @@ static void test_zero_values(void **state)
         const struct api_schema *s;
         const char *zero;
     } rows[] = {
-        {&api_string, "\"\""},   {&api_int64, "0"},       {&api_bool, "false"},
-        {&api_quantity, "\"0\""}, {&api_duration, "\"0s\""}, {&api_time, "null"},
+        {&api_string, "\"\""},      {&api_int64, "0"},         {&api_bool, "false"},
+        {&api_quantity, "\"0\""},   {&api_duration, "\"0s\""}, {&api_time, "null"},
         {&api_string_list, "null"}, {&api_string_map, "null"},
     };
     (void)state;
@@ -594,8 +596,8 @@ static void test_encode_omitempty_always(void **state)
                "{\"conditions\":[{\"type\":\"Ready\",\"lastProbeTime\":null,"
                "\"lastTransitionTime\":null}]}",
                __LINE__);
-    run_encode(kind("analysis.koordinator.sh/v1alpha1", "Recommendation")->spec,
-               "{\"target\":{}}", "{\"target\":{\"type\":\"\"}}", __LINE__);
+    run_encode(kind("analysis.koordinator.sh/v1alpha1", "Recommendation")->spec, "{\"target\":{}}",
+               "{\"target\":{\"type\":\"\"}}", __LINE__);
     /* A nil pointer (null) is omitted. */
     run_encode(reservation_spec(), "{\"ttl\":null,\"owners\":[]}", "{\"owners\":[]}", __LINE__);
     run_encode(reservation_spec(), "{}", "{\"owners\":null}", __LINE__);
@@ -631,8 +633,8 @@ static void test_encode_order(void **state)
 
     assert_int_equal(api_encode(&api_cpu_burst_strategy, in, &out), 0);
     txt = print(out);
-    assert_string_equal(txt,
-                        "{\"policy\":\"auto\",\"cpuBurstPercent\":1000,\"sharePoolThresholdPercent\":50}");
+    assert_string_equal(
+        txt, "{\"policy\":\"auto\",\"cpuBurstPercent\":1000,\"sharePoolThresholdPercent\":50}");
     cJSON_free(txt);
     cJSON_Delete(out);
     cJSON_Delete(in);
@@ -922,6 +924,39 @@ static void test_fault_injection_overlay(void **state)
     cJSON_Delete(ov);
 }
 
+/* Defaulting allocates too (parsed defaults, keys); a failure must surface as -ENOMEM, never as a
+ * silently half-defaulted object. The document has a null-valued key to replace. */
+static void test_fault_injection_default(void **state)
+{
+    static const char doc[] = "{\"spec\":{\"ttl\":null,\"owners\":[]},\"status\":{}}";
+    static const char want[] = "{\"spec\":{\"ttl\":\"24h\",\"owners\":[],\"allocateOnce\":true},"
+                               "\"status\":{\"phase\":\"Pending\"}}";
+    const struct api_schema *s =
+        api_kind_schema(kind("scheduling.koordinator.sh/v1alpha1", "Reservation"));
+    long n;
+    (void)state;
+
+    for (n = 1;; n++) {
+        cJSON *v = J(doc);
+        int r, injected;
+
+        alloc_fail_after(n);
+        r = api_default(s, v, 0);
+        injected = alloc_injected();
+        alloc_fail_after(0);
+        if (!injected) {
+            assert_int_equal(r, 0);
+            assert_json_eq(v, want);
+            cJSON_Delete(v);
+            break;
+        }
+        if (r != -ENOMEM)
+            fail_msg("allocation %ld failed but api_default returned %d", n, r);
+        cJSON_Delete(v);
+    }
+    assert_true(n > 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -946,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_overlay_lists_and_maps),
         cmocka_unit_test(test_fault_injection_encode),
         cmocka_unit_test(test_fault_injection_overlay),
+        cmocka_unit_test(test_fault_injection_default),
     };
 
     codec_init();

@@ -4,14 +4,14 @@
  * must be the number (no leading or trailing bytes of any kind, whitespace included), a value
  * out of range is -ERANGE, anything else malformed is -EINVAL, and *ret is untouched on error.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
-#include <errno.h>
-#include <string.h>
 
 #include "base/base.h"
 
@@ -121,30 +121,12 @@ struct dbl_row {
 };
 
 static const struct dbl_row dbl_rows[] = {
-    {"0", 0, 0},
-    {"1.5", 0, 1.5},
-    {"-2.25", 0, -2.25},
-    {"+0.5", 0, 0.5},
-    {".5", 0, 0.5},
-    {"5.", 0, 5},
-    {"1e3", 0, 1000},
-    {"2.5E-1", 0, 0.25},
-    {"0.29", 0, 0.29},
-    {"1e400", -ERANGE, 0},
-    {"-1e400", -ERANGE, 0},
-    {"inf", 1, 0},
-    {"-Infinity", 1, 0},
-    {"nan", 1, 0},
-    {"", -EINVAL, 0},
-    {"abc", -EINVAL, 0},
-    {"1.5x", -EINVAL, 0},
-    {"1,5", -EINVAL, 0},
-    {"1.5 ", -EINVAL, 0},
-    {" 1.5", -EINVAL, 0},
-    {"\t1.5", -EINVAL, 0},
-    {"\r1.5", -EINVAL, 0},
-    {"\v1.5", -EINVAL, 0},
-    {"\f1.5", -EINVAL, 0},
+    {"0", 0, 0},           {"1.5", 0, 1.5},       {"-2.25", 0, -2.25},    {"+0.5", 0, 0.5},
+    {".5", 0, 0.5},        {"5.", 0, 5},          {"1e3", 0, 1000},       {"2.5E-1", 0, 0.25},
+    {"0.29", 0, 0.29},     {"1e400", -ERANGE, 0}, {"-1e400", -ERANGE, 0}, {"inf", 1, 0},
+    {"-Infinity", 1, 0},   {"nan", 1, 0},         {"", -EINVAL, 0},       {"abc", -EINVAL, 0},
+    {"1.5x", -EINVAL, 0},  {"1,5", -EINVAL, 0},   {"1.5 ", -EINVAL, 0},   {" 1.5", -EINVAL, 0},
+    {"\t1.5", -EINVAL, 0}, {"\r1.5", -EINVAL, 0}, {"\v1.5", -EINVAL, 0},  {"\f1.5", -EINVAL, 0},
 };
 
 static void test_parse_double(void **state)

@@ -7,10 +7,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "base/base.h"
 #include "base/strbuf.h"
@@ -199,7 +199,7 @@ static void test_add_json_str(void **state)
         struct strbuf sb = STRBUF_INIT;
         strbuf_addstr(&sb, "=");
         strbuf_add_json_str(&sb, json_rows[i].in);
-        if (strcmp(sb.buf + 1, json_rows[i].out))
+        if (strcmp(sb.buf + 1, json_rows[i].out) != 0)
             fail_msg("row %zu: got %s want %s", i, sb.buf + 1, json_rows[i].out);
         assert_int_equal(sb.buf[0], '=');
         strbuf_release(&sb);

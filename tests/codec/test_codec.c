@@ -32,10 +32,10 @@ static void test_format_number(void **state)
         {-0.0, "0"},
         {1.0, "1"},
         {-42.0, "-42"},
-        {1e15, "1000000000000000"},                  /* cJSON would print 1e+15 */
-        {9007199254740992.0, "9007199254740992"},    /* 2^53: still an integer */
-        {-9007199254740992.0, "-9007199254740992"},  /* -2^53 */
-        {9007199254740994.0, "9007199254740994"}, /* past 2^53: %.16g, no exponent below 1e16 */
+        {1e15, "1000000000000000"},                 /* cJSON would print 1e+15 */
+        {9007199254740992.0, "9007199254740992"},   /* 2^53: still an integer */
+        {-9007199254740992.0, "-9007199254740992"}, /* -2^53 */
+        {9007199254740994.0, "9007199254740994"},   /* past 2^53: %.16g, no exponent below 1e16 */
         {0.1, "0.1"},
         {0.1 + 0.2, "0.30000000000000004"}, /* needs all 17 digits */
         {1.5, "1.5"},
@@ -69,13 +69,13 @@ static void test_position(void **state)
         {"", 0, 1, 1},
         {"abc", 0, 1, 1},
         {"abc", 1, 1, 2},
-        {"abc", 3, 1, 4},        /* end of input: just after the last character */
-        {"abc", 99, 1, 4},       /* past the end clamps to the end */
-        {"a\nbc", 3, 2, 2},      /* 'c' */
-        {"a\nbc", 2, 2, 1},      /* 'b' */
-        {"a\n", 2, 1, 2},        /* end after a trailing newline: still line 1 */
-        {"a\n\n", 3, 2, 1},      /* only one trailing newline is ignored */
-        {"\xc3\xa9x", 2, 1, 2},  /* columns count characters: 'x' after 'é' */
+        {"abc", 3, 1, 4},       /* end of input: just after the last character */
+        {"abc", 99, 1, 4},      /* past the end clamps to the end */
+        {"a\nbc", 3, 2, 2},     /* 'c' */
+        {"a\nbc", 2, 2, 1},     /* 'b' */
+        {"a\n", 2, 1, 2},       /* end after a trailing newline: still line 1 */
+        {"a\n\n", 3, 2, 1},     /* only one trailing newline is ignored */
+        {"\xc3\xa9x", 2, 1, 2}, /* columns count characters: 'x' after 'é' */
         {"\xc3\xa9\nx", 3, 2, 1},
     };
     size_t i;
@@ -96,17 +96,19 @@ static void test_utf8(void **state)
         size_t bad; /* offset of the first invalid byte, or strlen(s) */
     } cases[] = {
         {"plain ascii", 11},
-        {"\xc3\xa9", 2},                 /* é */
-        {"\xe2\x82\xac", 3},             /* € */
-        {"\xf0\x9f\x98\x80", 4},         /* U+1F600 */
-        {"a\xff", 1},                    /* never valid */
-        {"ab\xc3", 2},                   /* truncated */
-        {"\xc3\x28", 0},                 /* bad continuation */
-        {"\xc0\x80", 0},                 /* overlong NUL */
-        {"\xe0\x80\xaf", 0},             /* overlong '/' */
-        {"x\xed\xa0\x80", 1},            /* UTF-16 surrogate D800 */
-        {"\xf4\x90\x80\x80", 0},         /* beyond U+10FFFF */
-        {"\xef\xbb\xbf" "ok", 5},        /* a BOM is valid UTF-8 */
+        {"\xc3\xa9", 2},         /* é */
+        {"\xe2\x82\xac", 3},     /* € */
+        {"\xf0\x9f\x98\x80", 4}, /* U+1F600 */
+        {"a\xff", 1},            /* never valid */
+        {"ab\xc3", 2},           /* truncated */
+        {"\xc3\x28", 0},         /* bad continuation */
+        {"\xc0\x80", 0},         /* overlong NUL */
+        {"\xe0\x80\xaf", 0},     /* overlong '/' */
+        {"x\xed\xa0\x80", 1},    /* UTF-16 surrogate D800 */
+        {"\xf4\x90\x80\x80", 0}, /* beyond U+10FFFF */
+        {"\xef\xbb\xbf"
+         "ok",
+         5}, /* a BOM is valid UTF-8 */
     };
     uint32_t cp;
     size_t i;
@@ -276,10 +278,10 @@ static void test_default_limits(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_format_number),  cmocka_unit_test(test_position),
-        cmocka_unit_test(test_utf8),           cmocka_unit_test(test_preview),
-        cmocka_unit_test(test_strmap),         cmocka_unit_test(test_init_installs_hooks),
-        cmocka_unit_test(test_read_file),      cmocka_unit_test(test_default_limits),
+        cmocka_unit_test(test_format_number), cmocka_unit_test(test_position),
+        cmocka_unit_test(test_utf8),          cmocka_unit_test(test_preview),
+        cmocka_unit_test(test_strmap),        cmocka_unit_test(test_init_installs_hooks),
+        cmocka_unit_test(test_read_file),     cmocka_unit_test(test_default_limits),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

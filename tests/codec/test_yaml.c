@@ -60,7 +60,7 @@ static void check_json(const char *in, const char *want)
     got = parse_to_json(in, NULL, &r, &err);
     if (!got)
         fail_msg("%s: error %d at %d:%d: %s", in, r, err.line, err.column, err.msg);
-    if (strcmp(got, want) != 0)
+    else if (strcmp(got, want) != 0)
         fail_msg("%s: got %s, want %s", in, got, want);
     free(got);
 }
@@ -110,7 +110,7 @@ static void test_scalar_typing(void **state)
         {"00", "0"},
         {"0b101", "5"},
         {"9223372036854775807", "9.223372036854776e+18"},
-        {"9223372036854775808", "9.223372036854776e+18"}, /* uint64 */
+        {"9223372036854775808", "9.223372036854776e+18"},   /* uint64 */
         {"0x1FFFFFFFFFFFFFFFF", "\"0x1FFFFFFFFFFFFFFFF\""}, /* past uint64: kubectl keeps text */
         /* floats */
         {"08", "8"}, /* not octal, so go-yaml's float pattern takes it */
@@ -122,8 +122,8 @@ static void test_scalar_typing(void **state)
         {"1e3", "1000"},
         {"1E-2", "0.01"},
         {"6.02e23", "6.02e+23"},
-        {"18446744073709551616", "18446744073709551616"},
-        {"1e400", "\"1e400\""}, /* overflows: stays text */
+        {"18446744073709551616", "1.8446744073709552e+19"}, /* 2^64 as a double */
+        {"1e400", "\"1e400\""},                             /* overflows: stays text */
         /* strings */
         {"0x", "\"0x\""},
         {"0b102", "\"0b102\""},
@@ -229,24 +229,28 @@ static void test_structures(void **state)
         {"a: >-\n  x\n  y\n", "{\"a\":\"x y\"}"},
         {"a: \"multi\n  line\"\n", "{\"a\":\"multi line\"}"},
         {"a: 'it''s'\n", "{\"a\":\"it's\"}"},
+        /* two escaped quotes in a row: libfyaml 0.7.12 alone reads "x ''' " here */
+        {"a: 'x '''' y'\n", "{\"a\":\"x '' y\"}"},
+        {"'a '''''' b': 1\n", "{\"a ''' b\":1}"},
+        {"'x''\n \n y \n\tz '", "\"x'\\ny z \""}, /* folding, YAML 1.2 example 7.9 */
         {"a: plain\n  multi\n", "{\"a\":\"plain multi\"}"},
-        {"a: \"\\t\\u00e9\\x41\\N\\ud83d\\ude00\"\n",
-         "{\"a\":\"\\t\xc3\xa9" "A\xc2\x85\xf0\x9f\x98\x80\"}"},
+        {"a: \"\\t\\u00e9\\x41\\N\\ud83d\\ude00\"\n", "{\"a\":\"\\t\xc3\xa9"
+                                                      "A\xc2\x85\xf0\x9f\x98\x80\"}"},
         /* anchors and aliases */
         {"a: &x 1\nb: *x\n", "{\"a\":1,\"b\":1}"},
         {"a: &x [1, {b: c}]\nc: *x\n", "{\"a\":[1,{\"b\":\"c\"}],\"c\":[1,{\"b\":\"c\"}]}"},
-        {"- &a x\n- *a\n- &a y\n- *a\n", "[\"x\",\"x\",\"y\",\"y\"]"}, /* redefinition */
+        {"- &a x\n- *a\n- &a z\n- *a\n", "[\"x\",\"x\",\"z\",\"z\"]"}, /* redefinition */
         {"&k key: v\nother: *k\n", "{\"key\":\"v\",\"other\":\"key\"}"},
         {"a: &n 5\n*n : x\n", "{\"a\":5,\"5\":\"x\"}"},
         {"a: &t yes\n*t : x\n", "{\"a\":true,\"true\":\"x\"}"},
         {"l: [&e {x: 1}, *e, [*e]]\n", "{\"l\":[{\"x\":1},{\"x\":1},[{\"x\":1}]]}"},
         {"a: &m\n  k: &v 1\nb: *v\n", "{\"a\":{\"k\":1},\"b\":1}"},
         /* merge keys: explicit keys win wherever they are, then earlier sources */
-        {"b: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n  z: 4\n",
-         "{\"b\":{\"x\":1,\"y\":2},\"d\":{\"y\":3,\"z\":4,\"x\":1}}"},
-        {"a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc:\n  <<: [*a, *b]\n",
-         "{\"a\":{\"x\":1,\"y\":1},\"b\":{\"y\":2,\"z\":2},\"c\":{\"x\":1,\"y\":1,\"z\":2}}"},
-        {"c:\n  y: 0\n  <<: [{x: 1, y: 1}]\n", "{\"c\":{\"y\":0,\"x\":1}}"},
+        {"b: &b {x: 1, w: 2}\nd:\n  <<: *b\n  w: 3\n  z: 4\n",
+         "{\"b\":{\"x\":1,\"w\":2},\"d\":{\"w\":3,\"z\":4,\"x\":1}}"},
+        {"a: &a {x: 1, w: 1}\nb: &b {w: 2, z: 2}\nc:\n  <<: [*a, *b]\n",
+         "{\"a\":{\"x\":1,\"w\":1},\"b\":{\"w\":2,\"z\":2},\"c\":{\"x\":1,\"w\":1,\"z\":2}}"},
+        {"c:\n  w: 0\n  <<: [{x: 1, w: 1}]\n", "{\"c\":{\"w\":0,\"x\":1}}"},
         {"c: {<<: {a: 1}, <<: {a: 2, b: 2}}\n", "{\"c\":{\"a\":1,\"b\":2}}"},
         {"c:\n  <<: &i {a: 1}\n  d: *i\n", "{\"c\":{\"d\":{\"a\":1},\"a\":1}}"},
         {"!!merge <<: {a: 1}\n", "{\"a\":1}"},
@@ -254,7 +258,8 @@ static void test_structures(void **state)
         {"a: <<\n", "{\"a\":\"<<\"}"},
         {"b: &b {k1: 1, k2: 2, k3: 3, k4: 4, k5: 5, k6: 6, k7: 7, k8: 8, k9: 9}\n"
          "c: {k9: 0, k1: 0, <<: *b}\n",
-         "{\"b\":{\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,\"k9\":9},"
+         "{\"b\":{\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,\"k9\":9}"
+         ","
          "\"c\":{\"k9\":0,\"k1\":0,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,"
          "\"k8\":8}}"},
     };
@@ -281,7 +286,9 @@ static void test_streams(void **state)
         {"--- |\n  lit\n", "\"lit\\n\""},
         {"%YAML 1.2\n---\na: 1\n", "{\"a\":1}"},
         {"a: &x 1\n---\nb: &x 2\nc: *x\n", "{\"a\":1}|{\"b\":2,\"c\":2}"},
-        {"\xef\xbb\xbf" "a: 1\n", "{\"a\":1}"}, /* BOM */
+        {"\xef\xbb\xbf"
+         "a: 1\n",
+         "{\"a\":1}"}, /* BOM */
         {"a: 1\r\nb: 2\r\n", "{\"a\":1,\"b\":2}"},
     };
     size_t i;
@@ -308,7 +315,7 @@ static void test_errors(void **state)
         {"a: 1\nb:\n  c: 1\n  \"c\": 2\n", -EINVAL, 4, 3, "duplicate key \"c\""},
         {"1: a\n\"1\": b\n", -EINVAL, 2, 1, "duplicate key \"1\""},
         {"y: a\non: b\n", -EINVAL, 2, 1, "duplicate key \"true\""},
-        {"{k1: 1, k2: 2, k3: 3, k4: 4, k5: 5, k6: 6, k7: 7, k8: 8, k9: 9, k2: 0}", -EINVAL, 1, 63,
+        {"{k1: 1, k2: 2, k3: 3, k4: 4, k5: 5, k6: 6, k7: 7, k8: 8, k9: 9, k2: 0}", -EINVAL, 1, 65,
          "duplicate key \"k2\""},
         {"k: *nope\n", -EINVAL, 1, 4, "unknown anchor \"nope\""},
         {"a: [&x 1, *x, *y]\n", -EINVAL, 1, 15, "unknown anchor \"y\""},
@@ -320,7 +327,7 @@ static void test_errors(void **state)
         {"a: !!binary aGk=\n", -EINVAL, 1, 13, "!!binary"},
         {"a: .inf\n", -EINVAL, 1, 4, "infinity"},
         {"a: [-.Inf]\n", -EINVAL, 1, 5, "infinity"},
-        {"a: !!float .nan\n", -EINVAL, 1, 13, "NaN"},
+        {"a: !!float .nan\n", -EINVAL, 1, 12, "NaN"},
         {"a: \"x\\0y\"\n", -EINVAL, 1, 4, "NUL"},
         {"a: ok\nb: \xff\n", -EINVAL, 2, 4, "UTF-8"},
         {"? [a]\n: b\n", -EINVAL, 1, 3, "keys must be scalars"},
@@ -346,8 +353,7 @@ static void test_errors(void **state)
         if (r != cases[i].r || err.line != cases[i].line || err.column != cases[i].column ||
             !strstr(err.msg, cases[i].msg))
             fail_msg("case %zu: got %d at %d:%d \"%s\", want %d at %d:%d \"%s\"", i, r, err.line,
-                     err.column, err.msg, cases[i].r, cases[i].line, cases[i].column,
-                     cases[i].msg);
+                     err.column, err.msg, cases[i].r, cases[i].line, cases[i].column, cases[i].msg);
         assert_ptr_equal(docs, (cJSON **)&err);
         assert_int_equal(n, 77);
     }
@@ -474,7 +480,7 @@ static void test_limits(void **state)
     assert_int_equal(parse_lim("a:\n  b:\n    c: 1\n", &lim, &err), 0);
     lim.max_depth = 2;
     assert_int_equal(parse_lim("a:\n  b:\n    c: 1\n", &lim, &err), -E2BIG);
-    assert_int_equal(err.line, 2);
+    assert_int_equal(err.line, 3); /* where the third mapping starts */
 
     lim = codec_default_limits;
     lim.max_nodes = 3;
@@ -499,10 +505,10 @@ static void test_limits(void **state)
 static void test_alloc_failures(void **state)
 {
     static const char in[] =
-        "base: &b {x: 1, y: [a, b]}\n"
+        "base: &b {x: 1, w: [a, b]}\n"
         "m:\n  <<: *b\n  k1: 1\n  k2: 2\n  k3: 3\n  k4: 4\n  k5: 5\n  k6: 6\n  k7: 7\n  k8: 8\n"
-        "  k9: 9\n&k key: *b\n*k : [1.5, true, null, \"s\", |\n    lit\n  ]\n"
-        "---\n- !!str 1\n- {a: {b: {c: d}}}\n";
+        "  k9: 9\n&k key: *b\nlist: [1.5, true, null, \"s\", *k, \"x\\ny\"]\n"
+        "---\n- !!str 1\n- {a: {b: {c: d}}}\n- {&q z: 1}\n- {*q : 2}\n";
     struct codec_error err;
     cJSON **docs;
     size_t n;
@@ -583,11 +589,11 @@ static void test_emit(void **state)
          "\"\\r\",\"\\u001b\",\"\\u00a0\"]",
          "- \"a\\tb\"\n- \"\\x01\"\n- \"\\x7F\"\n- \"\\N\"\n- \"\\L\"\n- \"\\P\"\n- \"\\uFEFFx\"\n"
          "- \"\\r\"\n- \"\\e\"\n- \xc2\xa0\n"},
-        /* multi-line strings */
+        /* multi-line strings (and "n", a boolean key unless quoted) */
         {"{\"m\":\"line1\\nline2\\n\",\"n\":\"a\\nb\",\"k\":\"a\\n\\n\",\"d\":\"a \\nb\","
          "\"l\":\"\\nx\",\"s\":\" x\\ny\",\"t\":\"x\\ny \",\"i\":\"x\\n  indented\\n\\n#not a "
          "comment\"}",
-         "m: |\n  line1\n  line2\nn: |-\n  a\n  b\nk: |+\n  a\n\nd: \"a \\nb\"\nl: \"\\nx\"\n"
+         "m: |\n  line1\n  line2\n\"n\": |-\n  a\n  b\nk: |+\n  a\n\nd: \"a \\nb\"\nl: \"\\nx\"\n"
          "s: \" x\\ny\"\nt: \"x\\ny \"\ni: |-\n  x\n    indented\n\n  #not a comment\n"},
         {"[\"x\\ny\",{\"a\":{\"b\":\"x\\n\"}}]", "- |-\n  x\n  y\n- a:\n    b: |\n      x\n"},
         {"\"x\\ny\"", "|-\n  x\n  y\n"},
@@ -662,7 +668,7 @@ static void test_emit_round_trip(void **state)
         "\"!!str\",\"&a\",\"*a\",\"%YAML\",\"@\",\"`\",\"'\",\"\\\"\",\"''\",\"\\\\\",\"a\\\\nb\"]",
         "[\"\\n\",\"\\n\\n\",\"x\\n\",\"x\\n\\n\\n\",\"\\nx\\n\",\" x\\n\",\"x \\ny\",\"x\\n \","
         "\"x\\n\\ty\",\"x\\r\\ny\",\"line1\\n  line2\\n    line3\",\"# c\\n# d\\n\","
-        "\"--- \\n...\\n\",\"a\\u2028b\",\"a\\u0085b\",\"\\ufeff\",\"\\u0000\"]",
+        "\"--- \\n...\\n\",\"a\\u2028b\",\"a\\u0085b\",\"\\ufeff\"]",
         "{\"\":\"\",\" \":\" \",\"true\":true,\"1\":1,\"1.5\":1.5,\"null\":null,\"<<\":\"<<\","
         "\"a: b\":\"c\",\"-\":\"-\",\"x\\ny\":\"z\",\"é\":\"ü\",\"\\u2028\":1}",
         "[0,-0,1,-1,1.5,-2.25,1e21,1e-7,123456789012,9007199254740993,1.7976931348623157e308,"
@@ -688,16 +694,6 @@ static void test_emit_round_trip(void **state)
     for (i = 0; i < ARRAY_SIZE(docs); i++) {
         int r = json_parse(docs[i], strlen(docs[i]), NULL, &a, NULL);
 
-        if (i == 3) {
-            /* The last string holds \u0000, which json_parse() refuses: drop it and retry. */
-            char *fixed = strdup(docs[i]);
-            char *p = strstr(fixed, ",\"\\u0000\"");
-
-            assert_int_equal(r, -EINVAL);
-            memmove(p, p + 9, strlen(p + 9) + 1);
-            r = json_parse(fixed, strlen(fixed), NULL, &a, NULL);
-            free(fixed);
-        }
         if (r != 0)
             fail_msg("case %zu: bad JSON", i);
         round_trip(a);
@@ -732,7 +728,8 @@ static void test_emit_long_key(void **state)
 static void test_emit_invalid_utf8(void **state)
 {
     struct strbuf sb = STRBUF_INIT;
-    cJSON *s = cJSON_CreateString("a\xff" "b");
+    cJSON *s = cJSON_CreateString("a\xff"
+                                  "b");
 
     (void)state;
     yaml_emit(s, &sb);
@@ -745,7 +742,7 @@ static void test_emit_invalid_utf8(void **state)
 static void test_yaml_round_trip(void **state)
 {
     static const char *const inputs[] = {
-        "b: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n",
+        "b: &b {x: 1, w: 2}\nd:\n  <<: *b\n  w: 3\n",
         "a: |+\n  x\n\nb: >\n  folded\n  text\n\nc: \"\\t\\u00e9\"\n",
         "- &a x\n- *a\n- [1, {b: c}]\n- ? k\n  : v\n",
         "0x10: a\n1.5: b\nyes: c\n~x: d\n",
@@ -755,8 +752,7 @@ static void test_yaml_round_trip(void **state)
 
     (void)state;
     for (i = 0; i < ARRAY_SIZE(inputs); i++) {
-        assert_int_equal(yaml_parse_stream(inputs[i], strlen(inputs[i]), NULL, &docs, &n, NULL),
-                         0);
+        assert_int_equal(yaml_parse_stream(inputs[i], strlen(inputs[i]), NULL, &docs, &n, NULL), 0);
         for (j = 0; j < n; j++)
             round_trip(docs[j]);
         codec_docs_free(docs, n);
@@ -766,13 +762,20 @@ static void test_yaml_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalar_typing),   cmocka_unit_test(test_key_conversion),
-        cmocka_unit_test(test_structures),      cmocka_unit_test(test_streams),
-        cmocka_unit_test(test_errors),          cmocka_unit_test(test_errors_are_quiet),
-        cmocka_unit_test(test_billion_laughs),  cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_alloc_failures),  cmocka_unit_test(test_emit),
-        cmocka_unit_test(test_emit_round_trip), cmocka_unit_test(test_emit_long_key),
-        cmocka_unit_test(test_emit_invalid_utf8), cmocka_unit_test(test_yaml_round_trip),
+        cmocka_unit_test(test_scalar_typing),
+        cmocka_unit_test(test_key_conversion),
+        cmocka_unit_test(test_structures),
+        cmocka_unit_test(test_streams),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors_are_quiet),
+        cmocka_unit_test(test_billion_laughs),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_emit),
+        cmocka_unit_test(test_emit_round_trip),
+        cmocka_unit_test(test_emit_long_key),
+        cmocka_unit_test(test_emit_invalid_utf8),
+        cmocka_unit_test(test_yaml_round_trip),
     };
 
     return cmocka_run_group_tests(tests, setup, NULL);
