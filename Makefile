@@ -6,7 +6,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_SECONDS ?= 30
 SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
 
-.PHONY: all deps build up test test-gcc test-asan test-valgrind check-format fmt bench fuzz crds clean
+.PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench fuzz crds clean
 
 all: build
 
@@ -23,7 +23,7 @@ build: deps $(GCC_DIR)/CMakeCache.txt
 up: build
 	@scripts/up.sh $(GCC_DIR)/koord
 
-test: deps test-gcc test-asan test-valgrind check-format
+test: deps test-gcc test-asan test-valgrind check-format check-tidy
 
 test-gcc: build
 	cd $(GCC_DIR) && ctest --output-on-failure -j $(JOBS)
@@ -40,6 +40,10 @@ test-valgrind: build
 
 check-format:
 	@clang-format --dry-run --Werror $(SRC_FILES)
+
+# clang-tidy with .clang-tidy over the library and command sources (warnings are errors).
+check-tidy: build
+	@git ls-files 'src/*.c' 'cmd/*.c' | xargs -P $(JOBS) -n 4 clang-tidy -p $(GCC_DIR) --quiet
 
 fmt:
 	clang-format -i $(SRC_FILES)

@@ -85,18 +85,17 @@ static size_t typed_round(const char *buf, size_t len)
 {
     struct field_errors errs = FIELD_ERRORS_INIT;
     const struct api_kind *k = NULL;
-    cJSON *doc = NULL, *enc = NULL;
+    cJSON *doc = NULL;
     struct strbuf out = STRBUF_INIT;
     size_t n;
 
     CHECK(json_parse(buf, len, NULL, &doc, NULL) == 0);
     CHECK(api_object_validate(doc, 0, &k, &errs) == 0);
     CHECK(api_object_default(k, doc, 0) == 0);
-    CHECK(api_object_encode(k, doc, &enc) == 0);
-    CHECK(json_print(enc, &out) == 0);
+    CHECK(api_object_canonicalize(k, doc) == 0);
+    CHECK(json_print(doc, &out) == 0);
     n = out.len;
     strbuf_release(&out);
-    cJSON_Delete(enc);
     cJSON_Delete(doc);
     field_errors_release(&errs);
     return n;

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/field.h"
@@ -13,7 +14,7 @@
 
 static const char usage[] =
     "usage: koord slo render --config CONFIGMAP --node NODE [-o yaml|json]\n"
-    "       koord slo check --config CONFIGMAP [--node-strategy-name-need-check]\n"
+    "       koord slo check --config CONFIGMAP [--nodes NODES] [--node-strategy-name-need-check]\n"
     "\n"
     "render  prints the NodeSLO object koord-manager writes for the node: the ConfigMap's\n"
     "        strategies, the first node entry whose nodeSelector matches the node's labels,\n"
@@ -24,6 +25,8 @@ static const char usage[] =
     "\n"
     "  --config FILE   the slo-controller-config ConfigMap, YAML or JSON (- for stdin)\n"
     "  --node FILE     the Node object, YAML or JSON\n"
+    "  --nodes FILE    check: Node objects (a YAML stream or a v1 List); rejects a config under\n"
+    "                  which one node matches two node entries of a key\n"
     "  -o FORMAT       yaml (default) or json\n"
     "  --node-strategy-name-need-check  require unique non-empty names in node entries\n"
     "\n"
@@ -62,12 +65,15 @@ int cmd_slo(int argc, char **argv)
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'c'},
         {"node", required_argument, NULL, 'n'},
+        {"nodes", required_argument, NULL, 'L'},
         {"output", required_argument, NULL, 'o'},
         {"node-strategy-name-need-check", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *config = NULL, *node_path = NULL, *format = "yaml", *sub;
+    const char *config = NULL, *node_path = NULL, *nodes_path = NULL, *format = "yaml", *sub;
+    cJSON **nodes = NULL;
+    size_t nnodes = 0;
     bool need_names = false;
     cJSON *cm = NULL, *node = NULL, *out = NULL;
     struct slo_config *cfg = NULL;
@@ -95,6 +101,9 @@ int cmd_slo(int argc, char **argv)
         case 'N':
             need_names = true;
             break;
+        case 'L':
+            nodes_path = optarg;
+            break;
         case 'o':
             if (strcmp(optarg, "yaml") && strcmp(optarg, "json")) {
                 (void)fprintf(stderr, "koord slo: -o must be yaml or json, not \"%s\"\n", optarg);
@@ -121,8 +130,25 @@ int cmd_slo(int argc, char **argv)
     if (!strcmp(sub, "check")) {
         struct field_errors errs = FIELD_ERRORS_INIT;
         struct strbuf line = STRBUF_INIT;
-        size_t n =
-            slo_config_validate(cJSON_GetObjectItemCaseSensitive(cm, "data"), need_names, &errs);
+        size_t n;
+
+        if (nodes_path && cmd_read_docs(nodes_path, &nodes, &nnodes) < 0)
+            goto out;
+        {
+            /* `kubectl get nodes -o yaml` writes one List; a stream holds Nodes directly. */
+            const cJSON *items =
+                nnodes == 1 ? cJSON_GetObjectItemCaseSensitive(nodes[0], "items") : NULL;
+            const cJSON **list = NULL, *it;
+            size_t nl = 0;
+            if (cJSON_IsArray(items)) {
+                list = xcalloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*list));
+                cJSON_ArrayForEach(it, items) list[nl++] = it;
+            }
+            n = slo_config_validate(cJSON_GetObjectItemCaseSensitive(cm, "data"),
+                                    list ? list : (const cJSON *const *)nodes, list ? nl : nnodes,
+                                    need_names, &errs);
+            free(list);
+        }
         for (size_t i = 0; i < errs.n; i++) {
             strbuf_reset(&line);
             field_error_format(&errs.v[i], &line);
@@ -158,5 +184,6 @@ out:
     cJSON_Delete(out);
     cJSON_Delete(node);
     cJSON_Delete(cm);
+    codec_docs_free(nodes, nnodes);
     return rc;
 }

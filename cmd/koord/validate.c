@@ -143,7 +143,8 @@ static void validate_path(struct opts *o, const char *path, int depth)
         }
     }
     (void)closedir(d);
-    qsort(names, n, sizeof(*names), cmp_str);
+    if (n)
+        qsort(names, n, sizeof(*names), cmp_str);
     for (size_t i = 0; i < n; i++) {
         validate_path(o, names[i], depth + 1);
         free(names[i]);

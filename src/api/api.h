@@ -72,6 +72,9 @@ int api_object_default(const struct api_kind *k, cJSON *obj, unsigned flags);
 /* Go-client encoding of the whole object (see api_encode). 0 or -ENOMEM. */
 int api_object_encode(const struct api_kind *k, const cJSON *obj, cJSON **ret);
 
+/* The same, in place on an object the caller owns (no copy). 0 or -ENOMEM. */
+int api_object_canonicalize(const struct api_kind *k, cJSON *obj);
+
 /* Node-side defaults of NodeSLO spec.resourceQOSStrategy and the rest of the NodeSLO spec
  * (DefaultNodeSLOSpecConfig); owned by the api module, a parsed tree the caller must not free. */
 const cJSON *api_nodeslo_default_spec(void);

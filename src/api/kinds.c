@@ -202,3 +202,8 @@ int api_object_encode(const struct api_kind *k, const cJSON *obj, cJSON **ret)
 {
     return api_encode(api_kind_schema(k), obj, ret);
 }
+
+int api_object_canonicalize(const struct api_kind *k, cJSON *obj)
+{
+    return api_canonicalize(api_kind_schema(k), obj);
+}

@@ -12,8 +12,9 @@
 
 #include "base/base.h"
 
-#define INT32_MAX_PRINTABLE_EXP 2147483646 /* largest multiple of 3 an exponent suffix may carry */
-#define ABS_INT64_MIN           ((uint64_t)INT64_MAX + 1)
+#define INT32_MAX_PRINTABLE_EXP 2147483646 /* largest multiple of 3 an exponent suffix may carry   \
+                                            */
+#define ABS_INT64_MIN ((uint64_t)INT64_MAX + 1)
 
 static const uint64_t pow10_u64[20] = {
     1ULL,
@@ -361,10 +362,9 @@ static int interpret_suffix(const char *s, size_t n, int *ret_base, int32_t *ret
         int base;
         int32_t exp;
     } table[] = {
-        {"", 10, 0},   {"n", 10, -9},  {"u", 10, -6},  {"m", 10, -3},  {"k", 10, 3},
-        {"M", 10, 6},  {"G", 10, 9},   {"T", 10, 12},  {"P", 10, 15},  {"E", 10, 18},
-        {"Ki", 2, 10}, {"Mi", 2, 20},  {"Gi", 2, 30},  {"Ti", 2, 40},  {"Pi", 2, 50},
-        {"Ei", 2, 60},
+        {"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},  {"M", 10, 6},
+        {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+        {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
     };
     size_t i = 1;
     int64_t v = 0;
@@ -527,7 +527,7 @@ static int parse_binary(const struct qscan *sc, int32_t exp, struct quantity *re
     bn_set_u64(&max, BN_BASE);
     return pack_bn(sc->neg, &total, QUANTITY_SCALE_NANO,
                    !bn_is_zero(&total) && bn_cmp(&total, &max) < 0 ? QUANTITY_DECIMAL_SI
-                                                                    : QUANTITY_BINARY_SI,
+                                                                   : QUANTITY_BINARY_SI,
                    ret);
 cap:
     return pack_u64(sc->neg, INT64_MAX, 0, QUANTITY_BINARY_SI, ret);
@@ -644,8 +644,8 @@ static int add_signed(struct quantity *a, const struct quantity *b, bool negate)
         if (a->value == 0)
             r = pack_u64(false, ABS_INT64_MIN, b->scale, a->format, &res);
         else
-            r = add_slow(a->value < 0, mag_u64(a->value), a->scale, false, ABS_INT64_MIN,
-                         b->scale, a->format, &res);
+            r = add_slow(a->value < 0, mag_u64(a->value), a->scale, false, ABS_INT64_MIN, b->scale,
+                         a->format, &res);
         if (r == 0)
             *a = res;
         return r;
@@ -751,7 +751,8 @@ static double go_pow10(int64_t n)
         1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21,
         1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31,
     };
-    static const double pos32[] = {1e00, 1e32, 1e64, 1e96, 1e128, 1e160, 1e192, 1e224, 1e256, 1e288};
+    static const double pos32[] = {1e00,  1e32,  1e64,  1e96,  1e128,
+                                   1e160, 1e192, 1e224, 1e256, 1e288};
     static const double neg32[] = {1e-00,  1e-32,  1e-64,  1e-96,  1e-128, 1e-160,
                                    1e-192, 1e-224, 1e-256, 1e-288, 1e-320};
 

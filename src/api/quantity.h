@@ -63,18 +63,18 @@ struct quantity {
  * BinarySI values above 2^63-1 are capped to 2^63-1 ("9Ei", "8Ei"); a BinarySI value strictly
  * between -1 and 1 (after rounding) becomes DecimalSI ("0.000000000001Ki" is 2n).
  *
- * Upstream's scanner also quirks, which we mirror because they decide what kube-apiserver
+ * Upstream's scanner also has quirks, which we mirror because they decide what kube-apiserver
  * accepts: a sign or suffix with no digits reads as 0 ("-", "+", ".", "Mi", "-.Ki", "e5"), except
- * where upstream takes its inf.Dec path and fails ("Pi", "Ei", ".e-10"); a 19-digit mantissa
- * above 2^63-1 is an error when no fraction pushes it below 1n ("9999999999999999999",
- * "9223372036854775808"), while a longer one is fine ("10000000000000000000").
+ * where upstream takes its inf.Dec path and fails ("Pi", "Ei", ".e-10"); a mantissa of exactly
+ * 19 digits above 2^63-1 is an error unless its scale is below 1n ("9999999999999999999",
+ * "9223372036854775808k"), while a longer one is fine ("10000000000000000000").
  *
  * Returns 0 and fills *ret; -EINVAL where ParseQuantity returns an error ("", " 1", "1 ", "1.1.1",
  * "1i", "1e", "1GI", "1gi", "1e2147483648"); -ERANGE for a valid quantity whose exact value does
  * not fit value * 10^scale (more than 19 significant digits, magnitude above 2^63-1 (2^63 for a
  * negative value), or an exponent beyond int32 even after moving zeros into value), e.g.
- * "12345678901234567890123" or "1.0000000000000000001". *ret is untouched on failure. s may be
- * any length; the result is normalised (no trailing zeros in value unless the scale would
+ * "12345678901234567890123", "12345678901.000000001" or "0.33Ei". *ret is untouched on failure. s
+ * may be any length; the result is normalised (no trailing zeros in value unless the scale would
  * overflow).
  */
 int quantity_parse(const char *s, struct quantity *ret);
@@ -124,8 +124,10 @@ bool quantity_is_zero(const struct quantity *q);
 int quantity_sign(const struct quantity *q);
 
 /*
- * AsApproximateFloat64(): (double)value * 10^scale with Go's math.Pow10 table, so results match
- * upstream bit for bit; +-inf when out of range, 0 for zero.
+ * AsApproximateFloat64(): (double)value * 10^scale with Go's math.Pow10 table, so the result
+ * matches upstream's bit for bit for the same (value, scale); upstream's internal pair for a
+ * parsed string may differ from ours ({15, -1} vs {150, -2}), and so may the last bit.
+ * +-inf when out of range, 0 for zero.
  */
 double quantity_as_double(const struct quantity *q);
 
@@ -142,8 +144,9 @@ double quantity_as_double(const struct quantity *q);
  *     an integer ("1.5Gi" -> "1536Mi", "2000" -> "2000"); otherwise it prints as DecimalSI
  *     ("0.5Ki" -> "512", "100.035Ki" -> "102435840m"); past Ei, as DecimalExponent.
  * Differences from upstream, only for values no parse produces: a BinarySI string that would not
- * fit buf prints as DecimalSI instead; an exponent is never printed above 2^31-2, so the output
- * always parses back (extra zeros go into the mantissa). Upstream also echoes some inputs
+ * fit buf prints as DecimalSI instead; an exponent is never printed above 2^31-2 (extra zeros go
+ * into the mantissa), so the output parses back to the same value whenever that value is a
+ * multiple of 1n (parsing rounds anything finer up to 1n). Upstream also echoes some inputs
  * verbatim from a cache ("+1", "01", "1E3" stay as written); this prints the canonical form.
  */
 size_t quantity_format(const struct quantity *q, char buf[QUANTITY_STR_MAX]);

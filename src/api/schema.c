@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/duration.h"
@@ -23,14 +24,23 @@ static const char *const type_names[] = {
 
 #define QUANTITY_REGEX "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 
+/* Most keys differ from most property names in their first byte: test it before strcmp. */
+static int prop_index(const struct api_schema *s, const char *name)
+{
+    int i = 0;
+
+    if (!s || s->type != API_OBJECT || !s->props || !name)
+        return -1;
+    for (const struct api_prop *p = s->props; p->name; p++, i++)
+        if (p->name[0] == name[0] && !strcmp(p->name, name))
+            return i;
+    return -1;
+}
+
 const struct api_prop *api_schema_prop(const struct api_schema *s, const char *name)
 {
-    if (!s || s->type != API_OBJECT || !s->props)
-        return NULL;
-    for (const struct api_prop *p = s->props; p->name; p++)
-        if (!strcmp(p->name, name))
-            return p;
-    return NULL;
+    int i = prop_index(s, name);
+    return i < 0 ? NULL : &s->props[i];
 }
 
 void api_value_repr(const cJSON *v, struct strbuf *out)
@@ -235,6 +245,7 @@ static void check_pairs(const struct api_schema *s, const cJSON *v, struct api_w
 }
 
 static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w);
+static void walk_object(const struct api_schema *s, const cJSON *v, struct api_walk *w);
 
 /* Type-only walk: the checks Go's json.Unmarshal performs when decoding into the type. */
 static void walk_types(const struct api_schema *s, const cJSON *v, struct api_walk *w)
@@ -249,14 +260,7 @@ static void walk_types(const struct api_schema *s, const cJSON *v, struct api_wa
     case API_OBJECT:
         if (!(ok = cJSON_IsObject(v)))
             break;
-        for (const struct api_prop *p = s->props; p && p->name; p++) {
-            c = cJSON_GetObjectItemCaseSensitive(v, p->name);
-            if (is_absent(c))
-                continue;
-            size_t len = api_walk_push(w, p->name, 0);
-            walk(p->schema, c, w);
-            api_walk_pop(w, len);
-        }
+        walk_object(s, v, w);
         return;
     case API_MAP:
     case API_ARRAY:
@@ -309,40 +313,41 @@ static void walk_types(const struct api_schema *s, const cJSON *v, struct api_wa
         type_error(s, v, w);
 }
 
+/* One pass over the object's keys; required keys are checked from a bitmap afterwards. */
 static void walk_object(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
     const cJSON *c;
-    int nprops = 0;
+    uint64_t present = 0;
+    int nprops = 0, i;
 
-    if (s->props) {
-        for (const struct api_prop *p = s->props; p->name; p++) {
-            c = cJSON_GetObjectItemCaseSensitive(v, p->name);
-            if (is_absent(c)) {
-                if ((p->flags & API_REQ) && !(w->flags & API_V_TYPES))
-                    walk_add(w, p->name, FIELD_REQUIRED, NULL, "");
-                continue;
-            }
-            size_t len = api_walk_push(w, p->name, 0);
-            walk(p->schema, c, w);
-            api_walk_pop(w, len);
-        }
-    }
     cJSON_ArrayForEach(c, v)
     {
         nprops++;
-        if (!c->string || (s->flags & API_S_PRESERVE) || (w->flags & API_V_TYPES) ||
-            api_schema_prop(s, c->string))
+        i = prop_index(s, c->string);
+        if (i >= 0) {
+            CHECK(i < 64);
+            if (is_absent(c))
+                continue;
+            present |= UINT64_C(1) << i;
+            size_t len = api_walk_push(w, s->props[i].name, 0);
+            walk(s->props[i].schema, c, w);
+            api_walk_pop(w, len);
+            continue;
+        }
+        if (!c->string || (s->flags & API_S_PRESERVE) || (w->flags & API_V_TYPES))
             continue;
         size_t len = api_walk_push(w, c->string, 0);
-        if (w->flags & API_V_STRICT)
-            field_error_add(w->errs, FIELD_UNKNOWN, w->path.buf, NULL, "unknown field \"%s\"",
-                            w->path.buf);
-        else
-            field_error_add(w->errs, FIELD_WARNING, w->path.buf, NULL, "unknown field \"%s\"",
-                            w->path.buf);
+        field_error_add(w->errs, (w->flags & API_V_STRICT) ? FIELD_UNKNOWN : FIELD_WARNING,
+                        w->path.buf, NULL, "unknown field \"%s\"", w->path.buf);
         api_walk_pop(w, len);
     }
-    if (s->min_props && nprops < s->min_props)
+    if (s->props && !(w->flags & API_V_TYPES)) {
+        i = 0;
+        for (const struct api_prop *p = s->props; p->name; p++, i++)
+            if ((p->flags & API_REQ) && !(present & (UINT64_C(1) << i)))
+                walk_add(w, p->name, FIELD_REQUIRED, NULL, "");
+    }
+    if (s->min_props && nprops < s->min_props && !(w->flags & API_V_TYPES))
         api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body should have at least %d properties",
                        w->path.buf, s->min_props);
     if ((w->flags & API_V_WEBHOOK) && s->wh_pairs)
@@ -484,10 +489,12 @@ void api_validate(const struct api_schema *s, const cJSON *v, const char *prefix
     strbuf_release(&w.path);
 }
 
+/* One pass over the keys to recurse and note what is present, then the missing defaults. */
 int api_default(const struct api_schema *s, cJSON *v, unsigned flags)
 {
+    uint64_t present = 0, nulls = 0;
     cJSON *c;
-    int r;
+    int r, i;
 
     if (is_absent(v))
         return 0;
@@ -495,25 +502,38 @@ int api_default(const struct api_schema *s, cJSON *v, unsigned flags)
     case API_OBJECT:
         if (!cJSON_IsObject(v) || !s->props)
             return 0;
-        for (const struct api_prop *p = s->props; p->name; p++) {
-            c = cJSON_GetObjectItemCaseSensitive(v, p->name);
-            if (is_absent(c) && p->dflt && (!(p->flags & API_CTRL) || (flags & API_D_CTRL))) {
-                cJSON *d = cJSON_Parse(p->dflt);
-                if (!d)
-                    return -ENOMEM;
-                if (c) {
-                    /* Replacing via the pointer would drop the key: the parsed default has none. */
-                    if (!cJSON_ReplaceItemInObjectCaseSensitive(v, p->name, d)) {
-                        cJSON_Delete(d);
-                        return -ENOMEM;
-                    }
-                } else if (!cJSON_AddItemToObject(v, p->name, d)) {
-                    cJSON_Delete(d);
-                    return -ENOMEM;
-                }
-                c = d;
+        cJSON_ArrayForEach(c, v)
+        {
+            i = prop_index(s, c->string);
+            if (i < 0)
+                continue;
+            CHECK(i < 64);
+            if (cJSON_IsNull(c)) {
+                nulls |= UINT64_C(1) << i;
+                continue;
             }
-            r = api_default(p->schema, c, flags);
+            present |= UINT64_C(1) << i;
+            r = api_default(s->props[i].schema, c, flags);
+            if (r < 0)
+                return r;
+        }
+        i = 0;
+        for (const struct api_prop *p = s->props; p->name; p++, i++) {
+            cJSON *d;
+            if ((present & (UINT64_C(1) << i)) || !p->dflt ||
+                ((p->flags & API_CTRL) && !(flags & API_D_CTRL)))
+                continue;
+            d = cJSON_Parse(p->dflt);
+            if (!d)
+                return -ENOMEM;
+            /* Replacing via the pointer would drop the key: the parsed default has none. */
+            if ((nulls & (UINT64_C(1) << i))
+                    ? !cJSON_ReplaceItemInObjectCaseSensitive(v, p->name, d)
+                    : !cJSON_AddItemToObject(v, p->name, d)) {
+                cJSON_Delete(d);
+                return -ENOMEM;
+            }
+            r = api_default(p->schema, d, flags);
             if (r < 0)
                 return r;
         }
@@ -577,152 +597,191 @@ static bool is_empty_value(const cJSON *v)
     return false;
 }
 
-static int encode_scalar(const struct api_schema *s, const cJSON *v, cJSON **ret)
+/* Replaces a scalar's text in place (number -> string too). */
+static int set_string(cJSON *v, const char *str)
 {
-    char buf[QUANTITY_STR_MAX > DURATION_STR_MAX ? QUANTITY_STR_MAX : DURATION_STR_MAX];
+    char *copy;
 
-    switch (s->type) {
-    case API_QUANTITY: {
-        struct quantity q;
-        int r = -EINVAL;
-        if (cJSON_IsString(v))
-            r = quantity_parse(v->valuestring, &q);
-        else if (is_integral(v)) {
-            quantity_from_int((int64_t)v->valuedouble, QUANTITY_DECIMAL_SI, &q);
-            r = 0;
-        }
-        if (r < 0)
-            break;
-        (void)quantity_format(&q, buf);
-        *ret = cJSON_CreateString(buf);
-        return *ret ? 0 : -ENOMEM;
-    }
-    case API_DURATION: {
-        int64_t ns;
-        if (!cJSON_IsString(v) || duration_parse(v->valuestring, &ns) < 0)
-            break;
-        (void)duration_format(ns, buf);
-        *ret = cJSON_CreateString(buf);
-        return *ret ? 0 : -ENOMEM;
-    }
-    case API_TIME: {
-        int64_t sec;
-        int32_t nsec;
-        char tb[RFC3339_STR_MAX];
-        if (!cJSON_IsString(v) || rfc3339_parse(v->valuestring, &sec, &nsec) < 0)
-            break;
-        (void)rfc3339_format(sec, tb);
-        *ret = cJSON_CreateString(tb);
-        return *ret ? 0 : -ENOMEM;
-    }
-    default:
-        break;
-    }
-    *ret = cJSON_Duplicate(v, true);
-    return *ret ? 0 : -ENOMEM;
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, str))
+        return 0;
+    copy = cstrndup(str, strlen(str));
+    if (!copy)
+        return -ENOMEM;
+    if (cJSON_IsString(v) && !(v->type & cJSON_IsReference))
+        free(v->valuestring);
+    v->type = cJSON_String;
+    v->valuestring = copy;
+    v->valueint = 0;
+    v->valuedouble = 0;
+    return 0;
 }
 
-static int encode_prop(const struct api_prop *p, const cJSON *c, cJSON *out)
+static int canon_scalar(const struct api_schema *s, cJSON *v)
 {
-    cJSON *e = NULL;
-    int r;
+    char buf[QUANTITY_STR_MAX > DURATION_STR_MAX ? QUANTITY_STR_MAX : DURATION_STR_MAX];
+    char tb[RFC3339_STR_MAX];
+    struct quantity q;
+    int64_t ns, sec;
+    int32_t nsec;
 
-    if (is_absent(c)) {
-        if (!(p->flags & API_ALWAYS))
-            return 0;
-        e = api_zero_value(p->schema);
-        if (!e)
-            return -ENOMEM;
-    } else {
-        r = api_encode(p->schema, c, &e);
-        if (r < 0)
-            return r;
-        if (!e)
-            return 0;
-        if (!(p->flags & API_ALWAYS) &&
-            (((p->flags & API_VAL) && is_empty_value(e)) ||
-             ((p->schema->type == API_ARRAY || p->schema->type == API_MAP) &&
-              cJSON_GetArraySize(e) == 0))) {
-            cJSON_Delete(e);
+    switch (s->type) {
+    case API_QUANTITY:
+        if (cJSON_IsString(v)) {
+            if (quantity_parse(v->valuestring, &q) < 0)
+                return 0;
+        } else if (is_integral(v)) {
+            quantity_from_int((int64_t)v->valuedouble, QUANTITY_DECIMAL_SI, &q);
+        } else {
             return 0;
         }
+        (void)quantity_format(&q, buf);
+        return set_string(v, buf);
+    case API_DURATION:
+        if (!cJSON_IsString(v) || duration_parse(v->valuestring, &ns) < 0)
+            return 0;
+        (void)duration_format(ns, buf);
+        return set_string(v, buf);
+    case API_TIME:
+        if (!cJSON_IsString(v) || rfc3339_parse(v->valuestring, &sec, &nsec) < 0)
+            return 0;
+        (void)rfc3339_format(sec, tb);
+        return set_string(v, tb);
+    default:
+        return 0;
     }
-    if (!cJSON_AddItemToObject(out, p->name, e)) {
-        cJSON_Delete(e);
-        return -ENOMEM;
+}
+
+/* Appends c to the list headed by *head (cJSON keeps the tail in head->prev). */
+static void list_append(cJSON **head, cJSON *c)
+{
+    c->next = NULL;
+    if (!*head) {
+        *head = c;
+        c->prev = c;
+        return;
     }
-    return 0;
+    c->prev = (*head)->prev;
+    (*head)->prev->next = c;
+    (*head)->prev = c;
+}
+
+static bool omitted(const struct api_prop *p, const cJSON *c)
+{
+    if (p->flags & API_ALWAYS)
+        return false;
+    if ((p->flags & API_VAL) && is_empty_value(c))
+        return true;
+    return (p->schema->type == API_ARRAY || p->schema->type == API_MAP) &&
+           (cJSON_IsArray(c) || cJSON_IsObject(c)) && !c->child;
+}
+
+static int canon(const struct api_schema *s, cJSON *v);
+
+/*
+ * Rebuilds the object's key list in schema order without copying: known keys are relinked in
+ * property order (canonicalised, omitted per Go's rules), absent always-emitted properties get
+ * their zero value, unknown keys follow when the schema preserves them and are freed otherwise.
+ */
+static int canon_object(const struct api_schema *s, cJSON *v)
+{
+    cJSON *slots[64] = {0}, *unknown = NULL, *head = NULL, *c, *next;
+    int r = 0, i;
+
+    for (c = v->child; c; c = next) {
+        next = c->next;
+        c->prev = c->next = NULL;
+        i = prop_index(s, c->string);
+        CHECK(i < 64);
+        if (i >= 0 && !slots[i])
+            slots[i] = c;
+        else if (i < 0 && (s->flags & API_S_PRESERVE))
+            list_append(&unknown, c);
+        else
+            cJSON_Delete(c);
+    }
+    v->child = NULL;
+    i = 0;
+    for (const struct api_prop *p = s->props; p && p->name; p++, i++) {
+        c = slots[i];
+        slots[i] = NULL;
+        if (r < 0 || !c || cJSON_IsNull(c)) {
+            cJSON_Delete(c);
+            if (r < 0 || !(p->flags & API_ALWAYS))
+                continue;
+            c = api_zero_value(p->schema);
+            if (c)
+                c->string = cstrndup(p->name, strlen(p->name));
+            if (!c || !c->string) {
+                cJSON_Delete(c);
+                r = -ENOMEM;
+                continue;
+            }
+        } else {
+            r = canon(p->schema, c);
+            if (r < 0 || omitted(p, c)) {
+                cJSON_Delete(c);
+                continue;
+            }
+        }
+        list_append(&head, c);
+    }
+    for (c = unknown; c; c = next) {
+        next = c->next;
+        list_append(&head, c);
+    }
+    v->child = head;
+    return r;
+}
+
+static int canon(const struct api_schema *s, cJSON *v)
+{
+    cJSON *c;
+    int r;
+
+    if (cJSON_IsNull(v))
+        return 0;
+    switch (s->type) {
+    case API_OBJECT:
+        return cJSON_IsObject(v) ? canon_object(s, v) : 0;
+    case API_MAP:
+    case API_ARRAY:
+        if (!(s->type == API_MAP ? cJSON_IsObject(v) : cJSON_IsArray(v)))
+            return 0;
+        cJSON_ArrayForEach(c, v)
+        {
+            r = canon(s->items, c);
+            if (r < 0)
+                return r;
+        }
+        return 0;
+    default:
+        return canon_scalar(s, v);
+    }
+}
+
+int api_canonicalize(const struct api_schema *s, cJSON *v)
+{
+    return v ? canon(s, v) : 0;
 }
 
 int api_encode(const struct api_schema *s, const cJSON *v, cJSON **ret)
 {
-    cJSON *out = NULL, *e;
-    const cJSON *c;
-    int r = -ENOMEM;
+    cJSON *out;
+    int r;
 
     *ret = NULL;
     if (!v && s->type != API_OBJECT)
         return 0;
-    if (v && cJSON_IsNull(v)) {
-        *ret = cJSON_CreateNull();
-        return *ret ? 0 : -ENOMEM;
-    }
-    switch (s->type) {
-    case API_OBJECT:
-        if (v && !cJSON_IsObject(v))
-            return encode_scalar(s, v, ret);
-        out = cJSON_CreateObject();
-        if (!out)
-            return -ENOMEM;
-        for (const struct api_prop *p = s->props; p && p->name; p++) {
-            r = encode_prop(p, v ? cJSON_GetObjectItemCaseSensitive(v, p->name) : NULL, out);
-            if (r < 0)
-                goto err;
-        }
-        if (v && (s->flags & API_S_PRESERVE)) {
-            cJSON_ArrayForEach(c, v)
-            {
-                if (api_schema_prop(s, c->string))
-                    continue;
-                e = cJSON_Duplicate(c, true);
-                if (!e || !cJSON_AddItemToObject(out, c->string, e)) {
-                    cJSON_Delete(e);
-                    r = -ENOMEM;
-                    goto err;
-                }
-            }
-        }
-        break;
-    case API_MAP:
-    case API_ARRAY:
-        if (!(s->type == API_MAP ? cJSON_IsObject(v) : cJSON_IsArray(v)))
-            return encode_scalar(s, v, ret);
-        out = s->type == API_MAP ? cJSON_CreateObject() : cJSON_CreateArray();
-        if (!out)
-            return -ENOMEM;
-        cJSON_ArrayForEach(c, v)
-        {
-            r = api_encode(s->items, c, &e);
-            if (r < 0)
-                goto err;
-            if (!e)
-                e = cJSON_CreateNull();
-            if (!e || !(s->type == API_MAP ? cJSON_AddItemToObject(out, c->string, e)
-                                           : cJSON_AddItemToArray(out, e))) {
-                cJSON_Delete(e);
-                r = -ENOMEM;
-                goto err;
-            }
-        }
-        break;
-    default:
-        return encode_scalar(s, v, ret);
+    out = v ? cJSON_Duplicate(v, true) : cJSON_CreateObject();
+    if (!out)
+        return -ENOMEM;
+    r = canon(s, out);
+    if (r < 0) {
+        cJSON_Delete(out);
+        return r;
     }
     *ret = out;
     return 0;
-err:
-    cJSON_Delete(out);
-    return r;
 }
 
 /* Decodes the canonical override ov on top of *base the way encoding/json does. */

@@ -129,6 +129,10 @@ int api_default(const struct api_schema *s, cJSON *v, unsigned flags);
  * object's zero value). *ret is NULL when nothing is written. Returns 0 or -ENOMEM. */
 int api_encode(const struct api_schema *s, const cJSON *v, cJSON **ret);
 
+/* api_encode in place: v (owned by the caller) becomes its canonical form without copying.
+ * Returns 0 or -ENOMEM (v is then partly canonical but a valid tree). */
+int api_canonicalize(const struct api_schema *s, cJSON *v);
+
 /* Upstream MergeCfg (manager-behaviour.md 1.4): encodes ov canonically and decodes it on top of
  * *base as Go's encoding/json does (objects field by field, maps key-wise with whole values
  * replaced, arrays index-wise with the override's length). *base may be NULL or replaced.
@@ -190,10 +194,12 @@ extern const struct api_schema api_any, api_string, api_bool, api_int32, api_int
     {                                                                                              \
         .has_min = false                                                                           \
     }
-/* int64 with CRD range c and webhook range w. */
+/* int64 with CRD range c and webhook range w (c and w are brace initialisers: no parentheses). */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define API_I64(c, w)                                                                              \
     (&(const struct api_schema){.type = API_INT, .format = "int64", .crd = c, .wh = w})
 #define API_I32(c, w)                                                                              \
     (&(const struct api_schema){.type = API_INT, .format = "int32", .crd = c, .wh = w})
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 #endif

@@ -223,7 +223,7 @@ static void check_labels_map(const struct api_schema *s, const cJSON *v, struct 
     }
 }
 
-#define TOTAL_ANNOTATION_SIZE_LIMIT (256 * 1024)
+#define TOTAL_ANNOTATION_SIZE_LIMIT ((size_t)256 * 1024)
 
 static void check_annotations(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
@@ -247,7 +247,7 @@ static void check_annotations(const struct api_schema *s, const cJSON *v, struct
         strbuf_release(&why);
     }
     if (total > TOTAL_ANNOTATION_SIZE_LIMIT)
-        api_walk_error(w, NULL, FIELD_TOO_LONG, NULL, "must have at most %d bytes",
+        api_walk_error(w, NULL, FIELD_TOO_LONG, NULL, "must have at most %zu bytes",
                        TOTAL_ANNOTATION_SIZE_LIMIT);
 }
 

@@ -231,9 +231,8 @@ static void check_nonneg_quantity(const struct api_schema *s, const cJSON *v, st
     struct quantity q;
     (void)s;
 
-    if (cJSON_IsString(v) && quantity_parse(v->valuestring, &q) == 0 && quantity_sign(&q) < 0)
-        api_walk_error(w, NULL, FIELD_INVALID, v, "must be greater than or equal to 0");
-    else if (cJSON_IsNumber(v) && v->valuedouble < 0)
+    if ((cJSON_IsString(v) && quantity_parse(v->valuestring, &q) == 0 && quantity_sign(&q) < 0) ||
+        (cJSON_IsNumber(v) && v->valuedouble < 0))
         api_walk_error(w, NULL, FIELD_INVALID, v, "must be greater than or equal to 0");
 }
 

@@ -98,11 +98,13 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 
     strbuf_grow(sb, 64);
     va_copy(cp, ap);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_copy initialised cp */
     n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
     va_end(cp);
     CHECK(n >= 0);
     if ((size_t)n >= sb->alloc - sb->len) {
         strbuf_grow(sb, (size_t)n);
+        /* ap is untouched: the first pass used the copy. */
         n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
         CHECK(n >= 0);
     }

@@ -69,12 +69,15 @@ int slo_render_nodeslo(const struct slo_config *cfg, const cJSON *node, cJSON **
 int slo_node_colocation(const struct slo_config *cfg, const cJSON *node, cJSON **ret);
 
 /*
- * The checks of upstream's ConfigMap validating webhook (1.7, steps 1-5) on a ConfigMap's data:
- * JSON syntax, node selectors present and valid, value ranges and paired thresholds, node-entry
- * names when need_names, and overlapping node selectors. Appends errors whose field is
- * "data[<key>]..."; returns their number.
+ * The checks of upstream's ConfigMap validating webhook (1.7) on a ConfigMap's data: JSON syntax,
+ * node selectors present and valid, value ranges and paired thresholds, network QoS forms and
+ * sums (bounded by system-config's totalNetworkBandwidth), node-entry names when need_names,
+ * overlapping node selectors, and, when nodes are given, that no node matches two entries of
+ * one key. Upstream's quirk of rejecting resource-qos-config when system-config is absent is
+ * not copied. Appends errors whose field is "data[<key>]..."; returns their number.
  */
-size_t slo_config_validate(const cJSON *data, bool need_names, struct field_errors *errs);
+size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t nnodes,
+                           bool need_names, struct field_errors *errs);
 
 /* The ColocationStrategy description (colocation-config fields). */
 extern const struct api_schema slo_colocation_strategy;

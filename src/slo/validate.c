@@ -9,6 +9,7 @@
 
 #include "api/api.h"
 #include "api/labels.h"
+#include "api/quantity.h"
 #include "base/base.h"
 #include "codec/codec.h"
 #include "slo/slo-int.h"
@@ -41,7 +42,7 @@ static void check_overlap(const char *key, const char *list, const cJSON *entrie
                           struct field_errors *errs)
 {
     int n = cJSON_GetArraySize(entries);
-    struct label_selector **sels = xcalloc((size_t)(n ? n : 1), sizeof(*sels));
+    struct label_selector **sels = xcalloc((size_t)(n ? n : 1), sizeof(struct label_selector *));
     const cJSON *e;
     int i = 0;
 
@@ -86,7 +87,7 @@ static void check_overlap(const char *key, const char *list, const cJSON *entrie
                 const cJSON *k = cJSON_GetObjectItemCaseSensitive(x, "key");
                 int nv = cJSON_GetArraySize(vals);
                 const cJSON *val = nv ? cJSON_GetArrayItem(vals, (int)(v % nv)) : NULL;
-                if (cJSON_IsString(k) && cJSON_IsString(val))
+                if (k && val && cJSON_IsString(k) && cJSON_IsString(val))
                     (void)cJSON_AddStringToObject(labels, k->valuestring, val->valuestring);
             }
             for (int j = 0; j < n; j++)
@@ -110,7 +111,11 @@ static void check_overlap(const char *key, const char *list, const cJSON *entrie
 }
 
 /* Network QoS per class: all requests share one form, and their sum stays within 100. */
-static void check_network_sums(const char *path, const cJSON *strategy, struct field_errors *errs)
+/* Network QoS per class: all requests share one form; their sum (strings count as their
+ * quantity value, as upstream subtracts them) stays within 100 and within the applicable
+ * system-config totalNetworkBandwidth. */
+static void check_network_sums(const char *path, const cJSON *strategy, double bandwidth,
+                               struct field_errors *errs)
 {
     static const char *const classes[] = {"lsrClass", "lsClass", "beClass"};
     static const char *const dirs[] = {"ingressRequest", "egressRequest"};
@@ -126,10 +131,10 @@ static void check_network_sums(const char *path, const cJSON *strategy, struct f
                 ints++;
                 sum += v->valuedouble;
             } else if (cJSON_IsString(v)) {
-                double x;
+                struct quantity q;
                 strs++;
-                if (parse_double(v->valuestring, &x) == 0)
-                    sum += x;
+                if (quantity_parse(v->valuestring, &q) == 0)
+                    sum += quantity_as_double(&q);
             }
         }
         if (ints && strs)
@@ -142,10 +147,48 @@ static void check_network_sums(const char *path, const cJSON *strategy, struct f
                             "the sum of networkQOS %s over lsrClass, lsClass and beClass must be "
                             "at most 100",
                             dirs[d]);
+        else if (sum > bandwidth)
+            field_error_add(errs, FIELD_INVALID, path, NULL,
+                            "the sum of networkQOS %s over lsrClass, lsClass and beClass exceeds "
+                            "the system-config totalNetworkBandwidth (%g)",
+                            dirs[d], bandwidth);
     }
 }
 
-static void validate_key(const char *key, const cJSON *doc, bool need_names,
+static double bandwidth_of(const cJSON *strategy)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(strategy, "totalNetworkBandwidth");
+    struct quantity q;
+
+    if (cJSON_IsNumber(b))
+        return b->valuedouble;
+    if (cJSON_IsString(b) && quantity_parse(b->valuestring, &q) == 0)
+        return quantity_as_double(&q);
+    return 0;
+}
+
+/* The totalNetworkBandwidth that bounds a resource-qos entry (1.7): the system cluster value
+ * for the cluster strategy; for a node entry, the system node entry with a deep-equal
+ * nodeSelector, else the system cluster value when system-config has no node entries, else 0. */
+static double applicable_bandwidth(const cJSON *system, const cJSON *entry)
+{
+    const cJSON *cluster = cJSON_GetObjectItemCaseSensitive(system, "clusterStrategy");
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(system, "nodeStrategies"), *n;
+
+    if (!entry)
+        return bandwidth_of(cluster);
+    if (cJSON_GetArraySize(nodes) == 0)
+        return bandwidth_of(cluster);
+    cJSON_ArrayForEach(n, nodes)
+    {
+        if (cJSON_Compare(cJSON_GetObjectItemCaseSensitive(n, "nodeSelector"),
+                          cJSON_GetObjectItemCaseSensitive(entry, "nodeSelector"), true))
+            return bandwidth_of(n);
+    }
+    return 0;
+}
+
+static void validate_key(const char *key, const cJSON *doc, const cJSON *system, bool need_names,
                          struct field_errors *errs)
 {
     const struct api_schema *s = NULL;
@@ -182,7 +225,7 @@ static void validate_key(const char *key, const cJSON *doc, bool need_names,
                                 tmp.v[k].detail);
         field_errors_release(&tmp);
         if (!strcmp(key, SLO_KEY_QOS) && cluster)
-            check_network_sums(p.buf, cluster, errs);
+            check_network_sums(p.buf, cluster, applicable_bandwidth(system, NULL), errs);
     }
     i = 0;
     cJSON_ArrayForEach(e, entries)
@@ -198,7 +241,7 @@ static void validate_key(const char *key, const cJSON *doc, bool need_names,
                                 tmp.v[k].detail);
         field_errors_release(&tmp);
         if (!strcmp(key, SLO_KEY_QOS))
-            check_network_sums(p.buf, e, errs);
+            check_network_sums(p.buf, e, applicable_bandwidth(system, e), errs);
         if (need_names) {
             const cJSON *o;
             int j = 0;
@@ -221,32 +264,99 @@ out:
     strbuf_release(&p);
 }
 
-size_t slo_config_validate(const cJSON *data, bool need_names, struct field_errors *errs)
+/* Step 6: no real node may match two node entries of one key. */
+static void check_nodes(const char *key, const cJSON *doc, const cJSON *const *nodes, size_t nnodes,
+                        struct field_errors *errs)
+{
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(
+        doc, strcmp(key, SLO_KEY_COLOCATION) ? "nodeStrategies" : "nodeConfigs");
+    int n = cJSON_GetArraySize(entries), i = 0;
+    struct label_selector **sels;
+    const cJSON *e;
+
+    if (n < 2)
+        return;
+    sels = xcalloc((size_t)n, sizeof(struct label_selector *));
+    cJSON_ArrayForEach(e, entries)
+    {
+        struct strbuf why = STRBUF_INIT;
+        const cJSON *sel = cJSON_GetObjectItemCaseSensitive(e, "nodeSelector");
+        if (cJSON_IsObject(sel))
+            (void)label_selector_from_json(sel, &sels[i], &why);
+        strbuf_release(&why);
+        i++;
+    }
+    for (size_t k = 0; k < nnodes; k++) {
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(nodes[k], "metadata");
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
+        int first = -1, second = -1;
+        for (i = 0; i < n && second < 0; i++) {
+            if (!sels[i] || !label_selector_matches(sels[i], labels))
+                continue;
+            if (first < 0)
+                first = i;
+            else
+                second = i;
+        }
+        if (second >= 0) {
+            struct strbuf p = STRBUF_INIT;
+            strbuf_addf(&p, "data[%s]", key);
+            field_error_add(errs, FIELD_INVALID, p.buf, NULL,
+                            "ExistNodeConflict: node \"%s\" matches node entries %d and %d",
+                            name ? name : "", first, second);
+            strbuf_release(&p);
+            break;
+        }
+    }
+    for (i = 0; i < n; i++)
+        label_selector_free(sels[i]);
+    free(sels);
+}
+
+size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t nnodes,
+                           bool need_names, struct field_errors *errs)
 {
     static const char *const keys[] = {SLO_KEY_COLOCATION, SLO_KEY_THRESHOLD, SLO_KEY_QOS,
                                        SLO_KEY_SYSTEM, SLO_KEY_CPU_BURST};
+    cJSON *docs[ARRAY_SIZE(keys)] = {0};
+    const cJSON *system = NULL;
     size_t before = field_errors_count(errs);
 
     for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, keys[i]);
         struct codec_error cerr = {0};
-        cJSON *doc = NULL;
         char path[64];
 
         if (!cJSON_IsString(v) || !*v->valuestring)
             continue;
         (void)snprintf(path, sizeof(path), "data[%s]", keys[i]);
-        if (json_parse(v->valuestring, strlen(v->valuestring), NULL, &doc, &cerr) < 0) {
+        if (json_parse(v->valuestring, strlen(v->valuestring), NULL, &docs[i], &cerr) < 0) {
             field_error_add(errs, FIELD_INVALID, path, NULL, "ParseConfigFail: %s", cerr.msg);
-            continue;
+            goto out;
         }
-        if (!cJSON_IsObject(doc))
+        if (!cJSON_IsObject(docs[i])) {
             field_error_add(errs, FIELD_INVALID, path, NULL, "ParseConfigFail: not an object");
-        else
-            validate_key(keys[i], doc, need_names, errs);
-        cJSON_Delete(doc);
-        if (field_errors_count(errs) > before)
-            break; /* the first failing key rejects, as upstream */
+            goto out;
+        }
+        if (!strcmp(keys[i], SLO_KEY_SYSTEM))
+            system = docs[i];
     }
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        if (!docs[i])
+            continue;
+        validate_key(keys[i], docs[i], system, need_names, errs);
+        if (field_errors_count(errs) > before)
+            goto out; /* the first failing key rejects, as upstream */
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(keys) && nodes; i++) {
+        if (docs[i])
+            check_nodes(keys[i], docs[i], nodes, nnodes, errs);
+        if (field_errors_count(errs) > before)
+            break;
+    }
+out:
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+        cJSON_Delete(docs[i]);
     return field_errors_count(errs) - before;
 }

@@ -46,4 +46,15 @@ expect_out "expected a ConfigMap" "render with a Node as config"
 
 run "$KOORD" slo check --config "$CM"
 expect_rc 0 "check template"
+
+# Step 6 with real nodes: each example node matches at most one entry per key.
+for f in examples/nodes/*.yaml; do cat "$f"; echo "---"; done >"$TMP/nodes.yaml"
+run "$KOORD" slo check --config "$CM" --nodes "$TMP/nodes.yaml"
+expect_rc 0 "check with nodes"
+# A second threshold entry that also matches the anolis node is rejected.
+sed 's/"cpuEvictBEUsageThresholdPercent": 80/&}, {"name": "all-linux", "nodeSelector": {"matchLabels": {"kubernetes.io\/hostname": "anolis-node"}}, "enable": true/' \
+    "$CM" >"$TMP/cm2.yaml"
+run "$KOORD" slo check --config "$TMP/cm2.yaml" --nodes "$TMP/nodes.yaml"
+expect_rc 1 "check with a node matching two entries"
+expect_out 'ExistNodeConflict: node "anolis-node"' "check with a node matching two entries"
 finish

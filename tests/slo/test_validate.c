@@ -287,7 +287,7 @@ static void test_rows(void **state)
         cJSON *data = !strcmp(rows[i].key, QOS)
                           ? data_of(rows[i].key, rows[i].value, SYS, SYS_BW, NULL)
                           : data_of(rows[i].key, rows[i].value, NULL);
-        size_t n = slo_config_validate(data, false, &e);
+        size_t n = slo_config_validate(data, NULL, 0, false, &e);
         bool found = false;
 
         for (size_t j = 0; j < e.n; j++)
@@ -316,7 +316,7 @@ static void test_parse_error_reason(void **state)
     cJSON *data = data_of(SLO_KEY_CPU_BURST, "{\"clusterStrategy\":", NULL);
     (void)state;
 
-    assert_int_equal(slo_config_validate(data, false, &e), 1);
+    assert_int_equal(slo_config_validate(data, NULL, 0, false, &e), 1);
     assert_string_equal(e.v[0].field, "data[cpu-burst-config]");
     assert_true(!strncmp(e.v[0].detail, "ParseConfigFail", strlen("ParseConfigFail")));
     field_errors_release(&e);
@@ -340,8 +340,8 @@ static void test_names(void **state)
     (void)state;
 
     data = data_of(SLO_KEY_THRESHOLD, no_name, NULL);
-    assert_int_equal(slo_config_validate(data, false, &e), 0);
-    assert_int_equal(slo_config_validate(data, true, &e), 2);
+    assert_int_equal(slo_config_validate(data, NULL, 0, false, &e), 0);
+    assert_int_equal(slo_config_validate(data, NULL, 0, true, &e), 2);
     assert_string_equal(e.v[0].field, "data[resource-threshold-config].nodeStrategies[0]");
     assert_int_equal(e.v[0].type, FIELD_REQUIRED);
     assert_string_equal(e.v[1].field, "data[resource-threshold-config].nodeStrategies[1]");
@@ -350,15 +350,15 @@ static void test_names(void **state)
     cJSON_Delete(data);
 
     data = data_of(SLO_KEY_SYSTEM, dup, NULL);
-    assert_int_equal(slo_config_validate(data, false, &e), 0);
-    assert_int_equal(slo_config_validate(data, true, &e), 1);
+    assert_int_equal(slo_config_validate(data, NULL, 0, false, &e), 0);
+    assert_int_equal(slo_config_validate(data, NULL, 0, true, &e), 1);
     assert_string_equal(e.v[0].field, "data[system-config].nodeStrategies[1]");
     assert_int_equal(e.v[0].type, FIELD_DUPLICATE);
     field_errors_release(&e);
     cJSON_Delete(data);
 
     data = data_of(SLO_KEY_SYSTEM, ok, NULL);
-    assert_int_equal(slo_config_validate(data, true, &e), 0);
+    assert_int_equal(slo_config_validate(data, NULL, 0, true, &e), 0);
     field_errors_release(&e);
     cJSON_Delete(data);
 }
@@ -373,7 +373,7 @@ static void test_key_order_and_skips(void **state)
 
     data = data_of(SLO_KEY_THRESHOLD, "{\"clusterStrategy\":{\"cpuSuppressThresholdPercent\":-1}}",
                    SLO_KEY_COLOCATION, "{\"degradeTimeMinutes\":0}", NULL);
-    assert_true(slo_config_validate(data, false, &e) >= 1);
+    assert_true(slo_config_validate(data, NULL, 0, false, &e) >= 1);
     for (size_t i = 0; i < e.n; i++)
         assert_true(
             !strncmp(e.v[i].field, "data[colocation-config]", strlen("data[colocation-config]")));
@@ -382,12 +382,12 @@ static void test_key_order_and_skips(void **state)
 
     data = data_of(SLO_KEY_THRESHOLD, "", SLO_KEY_HOST_APP, "{bad", "cpu-normalization-config",
                    "{bad", "resource-amplification-config", "{bad", NULL);
-    assert_int_equal(slo_config_validate(data, false, &e), 0);
+    assert_int_equal(slo_config_validate(data, NULL, 0, false, &e), 0);
     assert_int_equal(e.n, 0);
     field_errors_release(&e);
     cJSON_Delete(data);
 
-    assert_int_equal(slo_config_validate(NULL, true, &e), 0);
+    assert_int_equal(slo_config_validate(NULL, NULL, 0, true, &e), 0);
     field_errors_release(&e);
 }
 
@@ -405,7 +405,7 @@ static void test_template_valid(void **state)
         codec_read_file(KOORD_SOURCE_DIR "/examples/slo-controller-config.yaml", 1 << 20, &sb), 0);
     assert_int_equal(yaml_parse_stream(sb.buf, sb.len, NULL, &docs, &n, &err), 0);
     assert_int_equal(n, 1);
-    if (slo_config_validate(cJSON_GetObjectItemCaseSensitive(docs[0], "data"), true, &e)) {
+    if (slo_config_validate(cJSON_GetObjectItemCaseSensitive(docs[0], "data"), NULL, 0, true, &e)) {
         struct strbuf all = STRBUF_INIT;
         dump_errors(&e, &all);
         fail_msg("template rejected:%s", all.buf);
@@ -424,10 +424,88 @@ static void test_appends(void **state)
     (void)state;
 
     field_error_add(&e, FIELD_INVALID, "earlier", NULL, "from another check");
-    assert_int_equal(slo_config_validate(data, false, &e), 1);
+    assert_int_equal(slo_config_validate(data, NULL, 0, false, &e), 1);
     assert_int_equal(field_errors_count(&e), 2);
     assert_string_equal(e.v[1].field, "data[cpu-burst-config].clusterStrategy.cpuBurstPercent");
     field_errors_release(&e);
+    cJSON_Delete(data);
+}
+
+/* Requests are bounded by the applicable totalNetworkBandwidth (1.7): the system cluster value
+ * for the cluster strategy, the system entry with an equal selector for a node entry. */
+static void test_bandwidth(void **state)
+{
+    static const char qos_cluster[] =
+        "{\"clusterStrategy\":{\"lsrClass\":{\"networkQOS\":{\"ingressRequest\":\"30M\"}},"
+        "\"lsClass\":{\"networkQOS\":{\"ingressRequest\":\"20M\"}}}}";
+    static const char qos_node[] =
+        "{\"nodeStrategies\":[{\"nodeSelector\":{\"matchLabels\":{\"pool\":\"a\"}},"
+        "\"beClass\":{\"networkQOS\":{\"egressRequest\":40}}}]}";
+    struct {
+        const char *qos, *sys;
+        size_t want;
+        const char *detail;
+    } cases[] = {
+        /* 30M + 20M = 50,000,000 > 100: strings count as their quantity value (upstream). */
+        {qos_cluster, "{\"clusterStrategy\":{\"totalNetworkBandwidth\":\"1G\"}}", 1, "at most 100"},
+        /* 40 <= 100 but > the default bandwidth "0" of an absent system-config. */
+        {qos_node, NULL, 1, "totalNetworkBandwidth (0)"},
+        /* The node entry's bandwidth: the system entry with the same selector (50). */
+        {qos_node,
+         "{\"clusterStrategy\":{\"totalNetworkBandwidth\":\"10\"},\"nodeStrategies\":[{"
+         "\"nodeSelector\":{\"matchLabels\":{\"pool\":\"a\"}},\"totalNetworkBandwidth\":\"50\"}]}",
+         0},
+        /* No system entry with that selector while system has node entries: 0. */
+        {qos_node,
+         "{\"clusterStrategy\":{\"totalNetworkBandwidth\":\"1000\"},\"nodeStrategies\":[{"
+         "\"nodeSelector\":{\"matchLabels\":{\"pool\":\"b\"}},\"totalNetworkBandwidth\":\"50\"}]}",
+         1, "totalNetworkBandwidth (0)"},
+        /* System has no node entries: the cluster value (1000) applies. */
+        {qos_node, "{\"clusterStrategy\":{\"totalNetworkBandwidth\":\"1000\"}}", 0},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct field_errors e = FIELD_ERRORS_INIT;
+        cJSON *data = cases[i].sys ? data_of(QOS, cases[i].qos, SYS, cases[i].sys, NULL)
+                                   : data_of(QOS, cases[i].qos, NULL);
+        size_t n = slo_config_validate(data, NULL, 0, false, &e);
+        if (n != cases[i].want) {
+            struct strbuf all = STRBUF_INIT;
+            dump_errors(&e, &all);
+            fail_msg("case %zu: want %zu errors, have:%s", i, cases[i].want, all.buf);
+        }
+        if (n)
+            assert_non_null(strstr(e.v[0].detail, cases[i].detail));
+        field_errors_release(&e);
+        cJSON_Delete(data);
+    }
+}
+
+/* Step 6: with the cluster's nodes, a node matching two entries of one key is rejected, even
+ * when the selectors alone do not overlap. */
+static void test_real_nodes(void **state)
+{
+    static const char th[] =
+        "{\"nodeStrategies\":[{\"name\":\"a\",\"nodeSelector\":{\"matchLabels\":{\"pool\":\"a\"}}},"
+        "{\"name\":\"b\",\"nodeSelector\":{\"matchLabels\":{\"zone\":\"z1\"}}}]}";
+    cJSON *data = data_of(TH, th, NULL);
+    cJSON *n1 = cJSON_Parse("{\"metadata\":{\"name\":\"n1\",\"labels\":{\"pool\":\"a\"}}}");
+    cJSON *n2 =
+        cJSON_Parse("{\"metadata\":{\"name\":\"n2\",\"labels\":{\"pool\":\"a\",\"zone\":\"z1\"}}}");
+    const cJSON *one[] = {n1}, *both[] = {n1, n2};
+    struct field_errors e = FIELD_ERRORS_INIT;
+    (void)state;
+
+    assert_int_equal(slo_config_validate(data, NULL, 0, false, &e), 0);
+    assert_int_equal(slo_config_validate(data, one, 1, false, &e), 0);
+    assert_int_equal(slo_config_validate(data, both, 2, false, &e), 1);
+    assert_string_equal(e.v[0].field, "data[resource-threshold-config]");
+    assert_non_null(
+        strstr(e.v[0].detail, "ExistNodeConflict: node \"n2\" matches node entries 0 and 1"));
+    field_errors_release(&e);
+    cJSON_Delete(n1);
+    cJSON_Delete(n2);
     cJSON_Delete(data);
 }
 
@@ -437,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_rows),           cmocka_unit_test(test_parse_error_reason),
         cmocka_unit_test(test_names),          cmocka_unit_test(test_key_order_and_skips),
         cmocka_unit_test(test_template_valid), cmocka_unit_test(test_appends),
+        cmocka_unit_test(test_bandwidth),      cmocka_unit_test(test_real_nodes),
     };
 
     codec_init();
