@@ -12,9 +12,9 @@
 
 #include "base/base.h"
 
-#define INT32_MAX_PRINTABLE_EXP 2147483646 /* largest multiple of 3 an exponent suffix may carry   \
-                                            */
-#define ABS_INT64_MIN ((uint64_t)INT64_MAX + 1)
+/* The largest multiple of 3 an exponent suffix may carry and still parse (|exponent| < 2^31). */
+#define INT32_MAX_PRINTABLE_EXP 2147483646
+#define ABS_INT64_MIN           ((uint64_t)INT64_MAX + 1)
 
 static const uint64_t pow10_u64[20] = {
     1ULL,
@@ -515,6 +515,10 @@ static int parse_binary(const struct qscan *sc, int32_t exp, struct quantity *re
     ip = digits_u64(sc, 0, sc->num_len);
     if (ip >= (uint64_t)1 << (63 - exp))
         goto cap;
+    /* Whole numbers (the usual "512Mi") need no big-number arithmetic: ip << exp fits int64,
+     * and a whole non-zero value is never below 1, so the format stays BinarySI. */
+    if (sc->den_len == 0)
+        return pack_u64(sc->neg, ip << exp, 0, QUANTITY_BINARY_SI, ret);
     bn_set_u64(&total, ip << exp);
     bn_mul_small(&total, BN_BASE);
     binary_fraction_nanos(sc, exp, &frac);
@@ -626,55 +630,60 @@ static int add_slow(bool na, uint64_t ma, int64_t ea, bool nb, uint64_t mb, int6
     return pack_bn(neg, &a, lo, fmt, ret);
 }
 
-/* a += (negate ? -b : b) with the format rule of Quantity.Add and Quantity.Sub. */
+/*
+ * a += (negate ? -b : b) with the format rule of Quantity.Add and Quantity.Sub: a zero receiver
+ * takes b's format. The int64 fast paths mirror amount.go int64Amount.Add; only their overflow
+ * reaches add_slow(). Nothing is written to *a before the result is known (a may alias b).
+ */
 static int add_signed(struct quantity *a, const struct quantity *b, bool negate)
 {
-    const struct quantity *hi, *lo;
-    struct quantity res;
-    int64_t bv, sum, shifted;
+    enum quantity_format fmt = a->value == 0 ? b->format : a->format;
+    struct quantity res = {.value = a->value, .scale = a->scale, .format = fmt};
+    int64_t bv, sum, shifted, hv, lv;
+    int32_t ls;
     uint64_t d;
-    int r;
+    int r = 0;
 
-    if (a->value == 0)
-        a->format = b->format;
     if (b->value == 0)
-        return 0;
+        goto out;
     if (negate && b->value == INT64_MIN) {
         /* -b does not fit int64: only the exact path can take it. */
         if (a->value == 0)
-            r = pack_u64(false, ABS_INT64_MIN, b->scale, a->format, &res);
+            r = pack_u64(false, ABS_INT64_MIN, b->scale, fmt, &res);
         else
             r = add_slow(a->value < 0, mag_u64(a->value), a->scale, false, ABS_INT64_MIN, b->scale,
-                         a->format, &res);
-        if (r == 0)
-            *a = res;
-        return r;
+                         fmt, &res);
+        goto out;
     }
     bv = negate ? -b->value : b->value;
     if (a->value == 0) {
-        a->value = bv;
-        a->scale = b->scale;
-        return 0;
+        res.value = bv;
+        res.scale = b->scale;
+        goto out;
     }
     if (a->scale == b->scale) {
         if (!__builtin_add_overflow(a->value, bv, &sum)) {
-            a->value = sum;
-            return 0;
+            res.value = sum;
+            goto out;
         }
     } else {
-        hi = a->scale > b->scale ? a : b;
-        lo = hi == a ? b : a;
-        d = (uint64_t)((int64_t)hi->scale - lo->scale);
-        if (d <= 18 &&
-            !__builtin_mul_overflow(hi == a ? a->value : bv, (int64_t)pow10_u64[d], &shifted) &&
-            !__builtin_add_overflow(shifted, lo == a ? a->value : bv, &sum)) {
-            a->value = sum;
-            a->scale = lo->scale;
-            return 0;
+        /* Align to the smaller scale when the larger one's value stays within int64. */
+        hv = a->scale > b->scale ? a->value : bv;
+        lv = a->scale > b->scale ? bv : a->value;
+        ls = a->scale > b->scale ? b->scale : a->scale;
+        d = (uint64_t)((int64_t)a->scale - b->scale);
+        if (a->scale < b->scale)
+            d = (uint64_t)((int64_t)b->scale - a->scale);
+        if (d <= 18 && !__builtin_mul_overflow(hv, (int64_t)pow10_u64[d], &shifted) &&
+            !__builtin_add_overflow(shifted, lv, &sum)) {
+            res.value = sum;
+            res.scale = ls;
+            goto out;
         }
     }
-    r = add_slow(a->value < 0, mag_u64(a->value), a->scale, bv < 0, mag_u64(bv), b->scale,
-                 a->format, &res);
+    r = add_slow(a->value < 0, mag_u64(a->value), a->scale, bv < 0, mag_u64(bv), b->scale, fmt,
+                 &res);
+out:
     if (r == 0)
         *a = res;
     return r;
@@ -778,10 +787,9 @@ double quantity_as_double(const struct quantity *q)
 
 static size_t put_str(char *buf, size_t n, const char *s)
 {
-    size_t l = strlen(s);
-
-    memcpy(buf + n, s, l);
-    return n + l;
+    while (*s)
+        buf[n++] = *s++;
+    return n;
 }
 
 static size_t put_u64(char *buf, size_t n, uint64_t m)
@@ -818,6 +826,11 @@ static size_t format_decimal(bool neg, uint64_t m, int64_t e, enum quantity_form
 
     if (e3 > INT32_MAX_PRINTABLE_EXP)
         e3 = INT32_MAX_PRINTABLE_EXP;
+    /* A 19-digit mantissa above 2^63-1 at 1n or coarser is the one number ParseQuantity refuses
+     * ("9223372036854775808k"); upstream prints it anyway. Three more zeros make it parse. */
+    if (e3 >= QUANTITY_SCALE_NANO && ndigits_u64(m) + (e - e3) == 19 &&
+        m * pow10_u64[e - e3] > (uint64_t)INT64_MAX)
+        e3 -= 3;
     if (neg)
         buf[n++] = '-';
     n = put_u64(buf, n, m);

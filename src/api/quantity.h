@@ -143,11 +143,14 @@ double quantity_as_double(const struct quantity *q);
  *   - BinarySI: if |x| >= 1024 and x is an integer, the largest of "" Ki Mi Gi Ti Pi Ei that leaves
  *     an integer ("1.5Gi" -> "1536Mi", "2000" -> "2000"); otherwise it prints as DecimalSI
  *     ("0.5Ki" -> "512", "100.035Ki" -> "102435840m"); past Ei, as DecimalExponent.
- * Differences from upstream, only for values no parse produces: a BinarySI string that would not
- * fit buf prints as DecimalSI instead; an exponent is never printed above 2^31-2 (extra zeros go
- * into the mantissa), so the output parses back to the same value whenever that value is a
- * multiple of 1n (parsing rounds anything finer up to 1n). Upstream also echoes some inputs
- * verbatim from a cache ("+1", "01", "1E3" stay as written); this prints the canonical form.
+ * The output always parses back to the same number when that number is a multiple of 1n (parsing
+ * rounds finer ones up), except BinarySI above 2^63-1, which parsing caps as upstream does. For
+ * that, it departs from upstream where upstream's output would not parse: a 19-digit mantissa
+ * above 2^63-1 gets three more zeros ("-9223372036854775808000", not "-9223372036854775808k"),
+ * and an exponent is never printed above 2^31-2 (the rest goes into the mantissa as zeros). A
+ * BinarySI string that would not fit buf prints as DecimalSI (no parse produces one). Upstream
+ * also echoes some inputs verbatim from a cache ("+1", "01", "1E3" stay as written); this always
+ * prints the canonical form.
  */
 size_t quantity_format(const struct quantity *q, char buf[QUANTITY_STR_MAX]);
 

@@ -5,6 +5,7 @@
 #include "api/schema.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +490,43 @@ void api_validate(const struct api_schema *s, const cJSON *v, const char *prefix
     strbuf_release(&w.path);
 }
 
+/*
+ * Whether any default (CRD, or controller with API_D_CTRL) exists at or below s, so defaulting
+ * skips the subtrees that have none (a NodeMetric's 110 pod entries). The answer is a property
+ * of the static tables; it is memoised per schema pointer in a small lock-free table (racing
+ * writers store the same value).
+ */
+#define DFLT_CACHE 1024
+#define DFLT_KNOWN ((uintptr_t)1)
+#define DFLT_CRD   ((uintptr_t)2)
+#define DFLT_CTRL  ((uintptr_t)4)
+static _Atomic uintptr_t dflt_cache[DFLT_CACHE];
+
+static uintptr_t defaults_below(const struct api_schema *s, int depth)
+{
+    uintptr_t key = (uintptr_t)s, bits = 0, e;
+    size_t h = (size_t)((key >> 4) * 2654435761u) % DFLT_CACHE;
+
+    e = atomic_load_explicit(&dflt_cache[h], memory_order_relaxed);
+    if ((e & ~(uintptr_t)7) == key)
+        return e & 7;
+    if (depth > 64) /* recursive types: assume defaults below */
+        return DFLT_KNOWN | DFLT_CRD | DFLT_CTRL;
+    if (s->type == API_OBJECT) {
+        for (const struct api_prop *p = s->props; p && p->name; p++) {
+            if (p->dflt)
+                bits |= (p->flags & API_CTRL) ? DFLT_CTRL : DFLT_CRD;
+            bits |= defaults_below(p->schema, depth + 1) & (DFLT_CRD | DFLT_CTRL);
+        }
+    } else if (s->type == API_ARRAY || s->type == API_MAP) {
+        bits |= defaults_below(s->items, depth + 1) & (DFLT_CRD | DFLT_CTRL);
+    }
+    bits |= DFLT_KNOWN;
+    if (!(key & 7))
+        atomic_store_explicit(&dflt_cache[h], key | bits, memory_order_relaxed);
+    return bits;
+}
+
 /* One pass over the keys to recurse and note what is present, then the missing defaults. */
 int api_default(const struct api_schema *s, cJSON *v, unsigned flags)
 {
@@ -497,6 +535,8 @@ int api_default(const struct api_schema *s, cJSON *v, unsigned flags)
     int r, i;
 
     if (is_absent(v))
+        return 0;
+    if (!(defaults_below(s, 0) & ((flags & API_D_CTRL) ? (DFLT_CRD | DFLT_CTRL) : DFLT_CRD)))
         return 0;
     switch (s->type) {
     case API_OBJECT:
