@@ -1,4 +1,5 @@
 # Thin wrapper over CMake. `make up` and `make test` are the two commands a user needs.
+MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 GCC_DIR := build/gcc
 ASAN_DIR := build/asan

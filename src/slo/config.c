@@ -176,74 +176,6 @@ static int entry_init(struct slo_entry *e, const cJSON *entry)
     return r == -ENOMEM ? r : 0;
 }
 
-/* Decodes one strategy key: {clusterStrategy, nodeStrategies[]}. -EINVAL with why on a decode
- * error (the caller keeps the old value), -ENOMEM. */
-static int parse_strategy_key(const struct slo_key_desc *d, const char *text,
-                              struct slo_keycfg *out, struct strbuf *why)
-{
-    struct codec_error cerr = {0};
-    cJSON *doc = NULL, *cluster = NULL;
-    const cJSON *cs, *ns, *c;
-    int r, i = 0;
-
-    r = json_parse(text, strlen(text), NULL, &doc, &cerr);
-    if (r < 0) {
-        if (r != -ENOMEM)
-            strbuf_addf(why, "%s", cerr.msg);
-        return r;
-    }
-    r = -EINVAL;
-    if (!cJSON_IsObject(doc)) {
-        strbuf_addstr(why, "json: cannot unmarshal a non-object into the configuration");
-        goto out;
-    }
-    cs = cJSON_GetObjectItemCaseSensitive(doc, "clusterStrategy");
-    ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeStrategies");
-    if (type_check(d->strategy, cs, "clusterStrategy", why) < 0)
-        goto out;
-    if (ns && !cJSON_IsNull(ns) && !cJSON_IsArray(ns)) {
-        strbuf_addstr(why, "nodeStrategies: must be an array");
-        goto out;
-    }
-    cJSON_ArrayForEach(c, ns)
-    {
-        char p[64];
-        (void)snprintf(p, sizeof(p), "nodeStrategies[%d]", i++);
-        if (!cJSON_IsObject(c)) {
-            strbuf_addf(why, "%s: must be an object", p);
-            goto out;
-        }
-        if (type_check(d->strategy, c, p, why) < 0 || entry_check(c, p, why) < 0)
-            goto out;
-    }
-    cluster = parse_const(d->dflt);
-    r = cluster ? api_overlay(d->strategy, &cluster, cs) : -ENOMEM;
-    if (r < 0)
-        goto out;
-    keycfg_release(out);
-    out->cluster = cluster;
-    cluster = NULL;
-    out->n = (size_t)(ns ? cJSON_GetArraySize(ns) : 0);
-    out->nodes = xcalloc(out->n ? out->n : 1, sizeof(*out->nodes));
-    i = 0;
-    cJSON_ArrayForEach(c, ns)
-    {
-        struct slo_entry *e = &out->nodes[i++];
-        r = entry_init(e, c);
-        if (r < 0)
-            goto out;
-        e->strategy = cJSON_Duplicate(out->cluster, true);
-        r = e->strategy ? api_overlay(d->strategy, &e->strategy, c) : -ENOMEM;
-        if (r < 0)
-            goto out;
-    }
-    r = 0;
-out:
-    cJSON_Delete(cluster);
-    cJSON_Delete(doc);
-    return r;
-}
-
 bool slo_colocation_is_valid(const cJSON *s)
 {
     static const struct {
@@ -281,45 +213,140 @@ bool slo_colocation_is_valid(const cJSON *s)
     return !(cJSON_IsString(mp) && !*mp->valuestring);
 }
 
-/* colocation-config: ColocationStrategy inline + nodeConfigs[] (1.5). */
-static int parse_colocation(const char *text, struct slo_keycfg *out, struct strbuf *why,
-                            bool *ret_invalid)
+/* Parses a key's JSON document, which must be an object. -EINVAL (why set), -ENOMEM. */
+static int parse_object(const char *text, const char *what, cJSON **ret, struct strbuf *why)
 {
     struct codec_error cerr = {0};
-    cJSON *doc = NULL, *cluster = NULL;
-    const cJSON *ns, *c;
-    int r, i = 0;
+    int r = json_parse(text, strlen(text), NULL, ret, &cerr);
 
-    *ret_invalid = false;
-    r = json_parse(text, strlen(text), NULL, &doc, &cerr);
     if (r < 0) {
         if (r != -ENOMEM)
-            strbuf_addf(why, "%s", cerr.msg);
+            strbuf_addstr(why, cerr.msg);
         return r;
     }
-    r = -EINVAL;
-    if (!cJSON_IsObject(doc)) {
-        strbuf_addstr(why, "json: cannot unmarshal a non-object into ColocationCfg");
-        goto out;
+    if (!cJSON_IsObject(*ret)) {
+        strbuf_addf(why, "json: cannot unmarshal a non-object into %s", what);
+        cJSON_Delete(*ret);
+        *ret = NULL;
+        return -EINVAL;
     }
-    if (type_check(&slo_colocation_strategy, doc, "", why) < 0)
-        goto out;
-    ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeConfigs");
+    return 0;
+}
+
+/* Type-checks the node entries (array `list` of objects with name, nodeSelector and strategy
+ * fields) as Go's decoder would. -EINVAL with why. */
+static int check_entries(const struct api_schema *strategy, const cJSON *ns, const char *list,
+                         struct strbuf *why)
+{
+    const cJSON *c;
+    int i = 0;
+
     if (ns && !cJSON_IsNull(ns) && !cJSON_IsArray(ns)) {
-        strbuf_addstr(why, "nodeConfigs: must be an array");
-        goto out;
+        strbuf_addf(why, "%s: must be an array", list);
+        return -EINVAL;
     }
     cJSON_ArrayForEach(c, ns)
     {
         char p[64];
-        (void)snprintf(p, sizeof(p), "nodeConfigs[%d]", i++);
-        if (!cJSON_IsObject(c) || type_check(&slo_colocation_strategy, c, p, why) < 0 ||
-            entry_check(c, p, why) < 0) {
-            if (!why->len)
-                strbuf_addf(why, "%s: must be an object", p);
-            goto out;
+        (void)snprintf(p, sizeof(p), "%s[%d]", list, i++);
+        if (!cJSON_IsObject(c)) {
+            strbuf_addf(why, "%s: must be an object", p);
+            return -EINVAL;
+        }
+        if (type_check(strategy, c, p, why) < 0 || entry_check(c, p, why) < 0)
+            return -EINVAL;
+    }
+    return 0;
+}
+
+/*
+ * Replaces out with the merged cluster strategy (taken over) and every node entry merged over
+ * it (1.5). Colocation entries count only with matchLabels, and an invalid merged entry falls
+ * back to the cluster strategy. 0 or -ENOMEM.
+ */
+static int install(struct slo_keycfg *out, const struct api_schema *strategy, cJSON *cluster,
+                   const cJSON *ns, bool colocation)
+{
+    const cJSON *c;
+    int r, i = 0;
+
+    keycfg_release(out);
+    out->cluster = cluster;
+    out->n = (size_t)(ns ? cJSON_GetArraySize(ns) : 0);
+    out->nodes = xcalloc(out->n ? out->n : 1, sizeof(*out->nodes));
+    cJSON_ArrayForEach(c, ns)
+    {
+        struct slo_entry *e = &out->nodes[i++];
+        r = entry_init(e, c);
+        if (r < 0)
+            return r;
+        if (colocation &&
+            !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(c, "nodeSelector"), "matchLabels"))) {
+            label_selector_free(e->sel); /* only entries with matchLabels count (Appendix A) */
+            e->sel = NULL;
+        }
+        e->strategy = cJSON_Duplicate(out->cluster, true);
+        r = e->strategy ? api_overlay(strategy, &e->strategy, c) : -ENOMEM;
+        if (r < 0)
+            return r;
+        if (colocation && !slo_colocation_is_valid(e->strategy)) {
+            cJSON_Delete(e->strategy);
+            e->strategy = cJSON_Duplicate(out->cluster, true);
+            if (!e->strategy)
+                return -ENOMEM;
         }
     }
+    return 0;
+}
+
+/* Decodes one strategy key: {clusterStrategy, nodeStrategies[]}. -EINVAL with why on a decode
+ * error (the caller keeps the old value), -ENOMEM. */
+static int parse_strategy_key(const struct slo_key_desc *d, const char *text,
+                              struct slo_keycfg *out, struct strbuf *why)
+{
+    cJSON *doc = NULL, *cluster = NULL;
+    const cJSON *cs, *ns;
+    int r;
+
+    r = parse_object(text, d->what, &doc, why);
+    if (r < 0)
+        return r;
+    cs = cJSON_GetObjectItemCaseSensitive(doc, "clusterStrategy");
+    ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeStrategies");
+    r = -EINVAL;
+    if (type_check(d->strategy, cs, "clusterStrategy", why) < 0 ||
+        check_entries(d->strategy, ns, "nodeStrategies", why) < 0)
+        goto out;
+    cluster = parse_const(d->dflt);
+    r = cluster ? api_overlay(d->strategy, &cluster, cs) : -ENOMEM;
+    if (r == 0) {
+        r = install(out, d->strategy, cluster, ns, false);
+        cluster = NULL;
+    }
+out:
+    cJSON_Delete(cluster);
+    cJSON_Delete(doc);
+    return r;
+}
+
+/* colocation-config: ColocationStrategy inline + nodeConfigs[] (1.5). */
+static int parse_colocation(const char *text, struct slo_keycfg *out, struct strbuf *why,
+                            bool *ret_invalid)
+{
+    cJSON *doc = NULL, *cluster = NULL;
+    const cJSON *ns;
+    int r;
+
+    *ret_invalid = false;
+    r = parse_object(text, "ColocationCfg", &doc, why);
+    if (r < 0)
+        return r;
+    ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeConfigs");
+    r = -EINVAL;
+    if (type_check(&slo_colocation_strategy, doc, "", why) < 0 ||
+        check_entries(&slo_colocation_strategy, ns, "nodeConfigs", why) < 0)
+        goto out;
     cluster = parse_const(colocation_default_json);
     r = cluster ? api_overlay(&slo_colocation_strategy, &cluster, doc) : -ENOMEM;
     if (r < 0)
@@ -331,39 +358,8 @@ static int parse_colocation(const char *text, struct slo_keycfg *out, struct str
         r = -EINVAL;
         goto out;
     }
-    keycfg_release(out);
-    out->cluster = cluster;
+    r = install(out, &slo_colocation_strategy, cluster, ns, true);
     cluster = NULL;
-    out->n = (size_t)(ns ? cJSON_GetArraySize(ns) : 0);
-    out->nodes = xcalloc(out->n ? out->n : 1, sizeof(*out->nodes));
-    i = 0;
-    cJSON_ArrayForEach(c, ns)
-    {
-        struct slo_entry *e = &out->nodes[i++];
-        r = entry_init(e, c);
-        if (r < 0)
-            goto out;
-        /* Only entries with matchLabels count for colocation (Appendix A). */
-        if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetObjectItemCaseSensitive(c, "nodeSelector"), "matchLabels"))) {
-            label_selector_free(e->sel);
-            e->sel = NULL;
-        }
-        e->strategy = cJSON_Duplicate(out->cluster, true);
-        if (!e->strategy || api_overlay(&slo_colocation_strategy, &e->strategy, c) < 0) {
-            r = -ENOMEM;
-            goto out;
-        }
-        if (!slo_colocation_is_valid(e->strategy)) {
-            cJSON_Delete(e->strategy);
-            e->strategy = cJSON_Duplicate(out->cluster, true);
-            if (!e->strategy) {
-                r = -ENOMEM;
-                goto out;
-            }
-        }
-    }
-    r = 0;
 out:
     cJSON_Delete(cluster);
     cJSON_Delete(doc);
@@ -373,25 +369,21 @@ out:
 /* host-application-config: taken verbatim (no defaults, no merge). */
 static int parse_host_apps(const char *text, struct slo_keycfg *out, struct strbuf *why)
 {
-    struct codec_error cerr = {0};
     const struct api_schema apps = {.type = API_ARRAY, .items = &api_host_application_spec};
     cJSON *doc = NULL;
     const cJSON *a, *ns, *c;
     int r, i = 0;
 
-    r = json_parse(text, strlen(text), NULL, &doc, &cerr);
-    if (r < 0) {
-        if (r != -ENOMEM)
-            strbuf_addf(why, "%s", cerr.msg);
+    r = parse_object(text, "HostApplicationCfg", &doc, why);
+    if (r < 0)
         return r;
-    }
     r = -EINVAL;
     a = cJSON_GetObjectItemCaseSensitive(doc, "applications");
     ns = cJSON_GetObjectItemCaseSensitive(doc, "nodeConfigs");
-    if (!cJSON_IsObject(doc) || type_check(&apps, a, "applications", why) < 0 ||
-        (ns && !cJSON_IsNull(ns) && !cJSON_IsArray(ns))) {
-        if (!why->len)
-            strbuf_addstr(why, "json: cannot unmarshal into HostApplicationCfg");
+    if (type_check(&apps, a, "applications", why) < 0)
+        goto out;
+    if (ns && !cJSON_IsNull(ns) && !cJSON_IsArray(ns)) {
+        strbuf_addstr(why, "nodeConfigs: must be an array");
         goto out;
     }
     cJSON_ArrayForEach(c, ns)

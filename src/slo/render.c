@@ -12,20 +12,11 @@
 #include "slo/slo-int.h"
 #include "slo/slo.h"
 
-static const char *annotation(const cJSON *node, const char *key)
+/* metadata.<map>[key] of the node when it is a string, else NULL. */
+static const char *meta_string(const cJSON *node, const char *map, const char *key)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "metadata"),
-                                         "annotations"),
-        key);
-    return cJSON_IsString(a) ? a->valuestring : NULL;
-}
-
-static const char *label(const cJSON *node, const char *key)
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "metadata"),
-                                         "labels"),
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "metadata"), map),
         key);
     return cJSON_IsString(a) ? a->valuestring : NULL;
 }
@@ -44,7 +35,7 @@ int slo_render_spec(const struct slo_config *cfg, const cJSON *node, const cJSON
                     cJSON **ret)
 {
     cJSON *spec = cJSON_CreateObject(), *sys = NULL, *ext;
-    const char *bw = annotation(node, "node.koordinator.sh/network-bandwidth");
+    const char *bw = meta_string(node, "annotations", "node.koordinator.sh/network-bandwidth");
     const cJSON *apps, *old_ext;
     int r = -ENOMEM;
 
@@ -125,7 +116,7 @@ int slo_render_nodeslo(const struct slo_config *cfg, const cJSON *node, cJSON **
 /* Ratio labels: percent = int(ratio * 100), truncated; negative or unparsable ignored. */
 static int apply_ratio_label(cJSON *s, const cJSON *node, const char *lbl, const char *field)
 {
-    const char *v = label(node, lbl);
+    const char *v = meta_string(node, "labels", lbl);
     double ratio;
 
     if (!v || parse_double(v, &ratio) < 0 || ratio < 0)
@@ -137,7 +128,7 @@ static int apply_ratio_label(cJSON *s, const cJSON *node, const char *lbl, const
 int slo_node_colocation(const struct slo_config *cfg, const cJSON *node, cJSON **ret)
 {
     cJSON *s = cJSON_Duplicate(slo__select(&cfg->colocation, node), true);
-    const char *ann = annotation(node, "node.koordinator.sh/colocation-strategy");
+    const char *ann = meta_string(node, "annotations", "node.koordinator.sh/colocation-strategy");
     int r = 0;
 
     if (!s)

@@ -37,14 +37,13 @@ static void check_entry_selector(const cJSON *e, const char *path, struct field_
     strbuf_release(&p);
 }
 
-/* Step 5: synthesise label sets from each entry and reject sets matched by two entries. */
-static void check_overlap(const char *key, const char *list, const cJSON *entries,
-                          struct field_errors *errs)
+/* The parsed selector of each node entry (NULL where absent or unparsable); free with
+ * selectors_free. */
+static struct label_selector **entry_selectors(const cJSON *entries, int *ret_n)
 {
-    int n = cJSON_GetArraySize(entries);
+    int n = cJSON_GetArraySize(entries), i = 0;
     struct label_selector **sels = xcalloc((size_t)(n ? n : 1), sizeof(struct label_selector *));
     const cJSON *e;
-    int i = 0;
 
     cJSON_ArrayForEach(e, entries)
     {
@@ -55,7 +54,25 @@ static void check_overlap(const char *key, const char *list, const cJSON *entrie
         strbuf_release(&why);
         i++;
     }
-    i = 0;
+    *ret_n = n;
+    return sels;
+}
+
+static void selectors_free(struct label_selector **sels, int n)
+{
+    for (int i = 0; i < n; i++)
+        label_selector_free(sels[i]);
+    free(sels);
+}
+
+/* Step 5: synthesise label sets from each entry and reject sets matched by two entries. */
+static void check_overlap(const char *key, const char *list, const cJSON *entries,
+                          struct field_errors *errs)
+{
+    int n, i = 0;
+    struct label_selector **sels = entry_selectors(entries, &n);
+    const cJSON *e;
+
     cJSON_ArrayForEach(e, entries)
     {
         const cJSON *sel = cJSON_GetObjectItemCaseSensitive(e, "nodeSelector");
@@ -105,12 +122,9 @@ static void check_overlap(const char *key, const char *list, const cJSON *entrie
         }
         i++;
     }
-    for (i = 0; i < n; i++)
-        label_selector_free(sels[i]);
-    free(sels);
+    selectors_free(sels, n);
 }
 
-/* Network QoS per class: all requests share one form, and their sum stays within 100. */
 /* Network QoS per class: all requests share one form; their sum (strings count as their
  * quantity value, as upstream subtracts them) stays within 100 and within the applicable
  * system-config totalNetworkBandwidth. */
@@ -270,22 +284,12 @@ static void check_nodes(const char *key, const cJSON *doc, const cJSON *const *n
 {
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(
         doc, strcmp(key, SLO_KEY_COLOCATION) ? "nodeStrategies" : "nodeConfigs");
-    int n = cJSON_GetArraySize(entries), i = 0;
     struct label_selector **sels;
-    const cJSON *e;
+    int n, i;
 
-    if (n < 2)
+    if (cJSON_GetArraySize(entries) < 2)
         return;
-    sels = xcalloc((size_t)n, sizeof(struct label_selector *));
-    cJSON_ArrayForEach(e, entries)
-    {
-        struct strbuf why = STRBUF_INIT;
-        const cJSON *sel = cJSON_GetObjectItemCaseSensitive(e, "nodeSelector");
-        if (cJSON_IsObject(sel))
-            (void)label_selector_from_json(sel, &sels[i], &why);
-        strbuf_release(&why);
-        i++;
-    }
+    sels = entry_selectors(entries, &n);
     for (size_t k = 0; k < nnodes; k++) {
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(nodes[k], "metadata");
         const cJSON *labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
@@ -309,9 +313,7 @@ static void check_nodes(const char *key, const cJSON *doc, const cJSON *const *n
             break;
         }
     }
-    for (i = 0; i < n; i++)
-        label_selector_free(sels[i]);
-    free(sels);
+    selectors_free(sels, n);
 }
 
 size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t nnodes,
