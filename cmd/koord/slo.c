@@ -141,7 +141,7 @@ int cmd_slo(int argc, char **argv)
             const cJSON **list = NULL, *it;
             size_t nl = 0;
             if (cJSON_IsArray(items)) {
-                list = xcalloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(*list));
+                list = xcalloc((size_t)cJSON_GetArraySize(items) + 1, sizeof(const cJSON *));
                 cJSON_ArrayForEach(it, items) list[nl++] = it;
             }
             n = slo_config_validate(cJSON_GetObjectItemCaseSensitive(cm, "data"),

@@ -432,6 +432,42 @@ static void check_children(struct crd_check *c, const cJSON *s, bool under_prese
     }
 }
 
+/* A default must itself be valid for its node: its JSON type and, with an enum, one of the
+ * values (apiextensions validates defaults against the schema they sit in). */
+static void check_default(struct crd_check *c, const cJSON *s, const char *type, bool ios)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(s, "default");
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(s, "enum"), *e;
+    bool ok = true, in_enum = false;
+
+    if (!d)
+        return;
+    if (ios)
+        ok = cJSON_IsString(d) ||
+             (cJSON_IsNumber(d) && d->valuedouble == (double)(int64_t)d->valuedouble);
+    else if (type && !strcmp(type, "string"))
+        ok = cJSON_IsString(d);
+    else if (type && !strcmp(type, "integer"))
+        ok = cJSON_IsNumber(d) && d->valuedouble == (double)(int64_t)d->valuedouble;
+    else if (type && !strcmp(type, "number"))
+        ok = cJSON_IsNumber(d);
+    else if (type && !strcmp(type, "boolean"))
+        ok = cJSON_IsBool(d);
+    else if (type && !strcmp(type, "object"))
+        ok = cJSON_IsObject(d);
+    else if (type && !strcmp(type, "array"))
+        ok = cJSON_IsArray(d);
+    if (!ok) {
+        crd_error(c, "default", "must be of type %s", ios ? "integer or string" : type);
+        return;
+    }
+    if (!cJSON_IsArray(en))
+        return;
+    cJSON_ArrayForEach(e, en) in_enum |= cJSON_Compare(e, d, true);
+    if (!in_enum)
+        crd_error(c, "default", "%s", "must be one of the enum values");
+}
+
 static void check_node(struct crd_check *c, const cJSON *s, bool is_root, bool under_preserve)
 {
     const char *type = str_of(s, "type");
@@ -469,6 +505,7 @@ static void check_node(struct crd_check *c, const cJSON *s, bool is_root, bool u
         crd_error(c, "x-kubernetes-map-type", "%s", "must only be used on type object");
     if (type && !strcmp(type, "array") && !cJSON_GetObjectItemCaseSensitive(s, "items"))
         crd_required(c, "items");
+    check_default(c, s, type, ios);
     if (cJSON_GetObjectItemCaseSensitive(s, "default") && under_preserve && !is_root)
         crd_error(c, "default", "%s",
                   "must not be set inside x-kubernetes-preserve-unknown-fields");
