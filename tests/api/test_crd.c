@@ -21,34 +21,7 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
-
-static cJSON *J(const char *json)
-{
-    cJSON *v = cJSON_Parse(json);
-    if (!v)
-        fail_msg("bad test JSON: %s", json);
-    return v;
-}
-
-static void assert_json_eq_at(const cJSON *got, const char *want, int line)
-{
-    cJSON *w = J(want);
-    if (!cJSON_Compare(got, w, true)) {
-        char *g = cJSON_PrintUnformatted(got);
-        fail_msg("line %d: JSON differs\n got: %s\nwant: %s", line, g ? g : "(null)", want);
-    }
-    cJSON_Delete(w);
-}
-#define assert_json_eq(got, want) assert_json_eq_at((got), (want), __LINE__)
-
-static void dump_errors(const struct field_errors *e, struct strbuf *out)
-{
-    for (size_t i = 0; i < e->n; i++) {
-        strbuf_addstr(out, "\n  ");
-        field_error_format(&e->v[i], out);
-        strbuf_addf(out, "  [field=%s type=%d]", e->v[i].field, (int)e->v[i].type);
-    }
-}
+#include "testutil.h"
 
 /* Follows a path of object keys; NULL when any step is missing. */
 static const cJSON *at(const cJSON *v, const char *const *keys)
@@ -58,13 +31,6 @@ static const cJSON *at(const cJSON *v, const char *const *keys)
     return v;
 }
 #define AT(v, ...) at((v), (const char *const[]){__VA_ARGS__, NULL})
-
-static const struct api_kind *kind(const char *av, const char *k)
-{
-    const struct api_kind *r = api_kind_find(av, k);
-    assert_non_null(r);
-    return r;
-}
 
 static cJSON *build(const struct api_kind *k)
 {
@@ -97,11 +63,8 @@ static void test_generated_crds_are_structural(void **state)
             continue;
         ncrd++;
         crd = build(ks[i]);
-        if (api_crd_check(crd, &e)) {
-            struct strbuf all = STRBUF_INIT;
-            dump_errors(&e, &all);
-            fail_msg("%s: %zu errors:%s", ks[i]->kind, field_errors_count(&e), all.buf);
-        }
+        if (api_crd_check(crd, &e))
+            fail_with_errors(&e, "%s: %zu errors:", ks[i]->kind, field_errors_count(&e));
         assert_int_equal(e.n, 0);
         field_errors_release(&e);
         cJSON_Delete(crd);
@@ -467,6 +430,27 @@ static const struct broken_row broken_rows[] = {
     {META_OK,
      "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"default\":\"x\"}}}", "",
      NULL, 0},
+    /* a default must be valid for its own node: type, and enum membership */
+    {META_OK,
+     "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\",\"default\":\"x\"}}}", "",
+     ROOT ".properties[spec].properties[a].default", FIELD_FORBIDDEN},
+    {META_OK, "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\",\"default\":1.5}}}",
+     "", ROOT ".properties[spec].properties[a].default", FIELD_FORBIDDEN},
+    {META_OK,
+     "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"enum\":[\"A\","
+     "\"B\"],\"default\":\"C\"}}}",
+     "", ROOT ".properties[spec].properties[a].default", FIELD_FORBIDDEN},
+    {META_OK,
+     "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"enum\":[\"A\","
+     "\"B\"],\"default\":\"B\"}}}",
+     "", NULL, 0},
+    {META_OK,
+     "{\"type\":\"object\",\"properties\":{\"a\":{\"x-kubernetes-int-or-string\":true,"
+     "\"default\":100}}}",
+     "", NULL, 0},
+    {META_OK,
+     "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"boolean\",\"default\":\"true\"}}}", "",
+     ROOT ".properties[spec].properties[a].default", FIELD_FORBIDDEN},
     /* x-kubernetes-* where Kubernetes allows them */
     {META_OK, "{\"type\":\"string\",\"x-kubernetes-int-or-string\":true}", "",
      ROOT ".properties[spec].type", FIELD_FORBIDDEN},
@@ -497,12 +481,9 @@ static void test_broken_crds(void **state)
         n = api_crd_check(crd, &e);
         for (size_t j = 0; j < e.n; j++)
             found |= r->field && !strcmp(e.v[j].field, r->field) && e.v[j].type == r->type;
-        if (r->field ? !found : n != 0) {
-            struct strbuf all = STRBUF_INIT;
-            dump_errors(&e, &all);
-            fail_msg("row %zu: want %s%s\n crd: %s\nhave:%s", i, r->field ? "error at " : "valid",
-                     r->field ? r->field : "", buf, all.buf);
-        }
+        if (r->field ? !found : n != 0)
+            fail_with_errors(&e, "row %zu: want %s%s\n crd: %s\nhave:", i,
+                             r->field ? "error at " : "valid", r->field ? r->field : "", buf);
         assert_int_equal(n, field_errors_count(&e));
         field_errors_release(&e);
         cJSON_Delete(crd);
@@ -547,12 +528,9 @@ static void test_broken_crd_top_level(void **state)
         (void)api_crd_check(crd, &e);
         for (size_t j = 0; j < e.n; j++)
             found |= !strcmp(e.v[j].field, rows[i].field) && e.v[j].type == rows[i].type;
-        if (!found) {
-            struct strbuf all = STRBUF_INIT;
-            dump_errors(&e, &all);
-            fail_msg("row %zu: no %d error at %s\nhave:%s", i, (int)rows[i].type, rows[i].field,
-                     all.buf);
-        }
+        if (!found)
+            fail_with_errors(&e, "row %zu: no %d error at %s\nhave:", i, (int)rows[i].type,
+                             rows[i].field);
         field_errors_release(&e);
         strbuf_release(&doc);
         cJSON_Delete(crd);

@@ -18,56 +18,8 @@
 #include "api/field.h"
 #include "api/schema.h"
 #include "base/base.h"
-#include "base/strbuf.h"
 #include "codec/codec.h"
-
-/* ---- helpers ---- */
-
-static cJSON *J(const char *json)
-{
-    cJSON *v = cJSON_Parse(json);
-    if (!v)
-        fail_msg("bad test JSON: %s", json);
-    return v;
-}
-
-static void assert_json_eq_at(const cJSON *got, const char *want, int line)
-{
-    cJSON *w = J(want);
-    if (!cJSON_Compare(got, w, true)) {
-        char *g = cJSON_PrintUnformatted(got);
-        fail_msg("line %d: JSON differs\n got: %s\nwant: %s", line, g ? g : "(null)", want);
-    }
-    cJSON_Delete(w);
-}
-#define assert_json_eq(got, want) assert_json_eq_at((got), (want), __LINE__)
-
-static void dump_errors(const struct field_errors *e, struct strbuf *out)
-{
-    for (size_t i = 0; i < e->n; i++) {
-        strbuf_addstr(out, "\n  ");
-        field_error_format(&e->v[i], out);
-        strbuf_addf(out, "  [field=%s type=%d]", e->v[i].field, (int)e->v[i].type);
-    }
-}
-
-static bool renders_as(const struct field_error *fe, const char *want)
-{
-    struct strbuf sb = STRBUF_INIT;
-    bool eq;
-
-    field_error_format(fe, &sb);
-    eq = !strcmp(sb.buf, want);
-    strbuf_release(&sb);
-    return eq;
-}
-
-static const struct api_kind *kind(const char *av, const char *k)
-{
-    const struct api_kind *r = api_kind_find(av, k);
-    assert_non_null(r);
-    return r;
-}
+#include "testutil.h"
 
 #define RES_HDR                                                                                    \
     "\"apiVersion\":\"scheduling.koordinator.sh/v1alpha1\",\"kind\":\"Reservation\","              \
@@ -283,11 +235,8 @@ static void check_valid(const char *doc, size_t idx)
     cJSON *o = J(doc);
     size_t n = api_object_validate(o, API_V_STRICT, &k, &e);
 
-    if (n || e.n) {
-        struct strbuf all = STRBUF_INIT;
-        dump_errors(&e, &all);
-        fail_msg("sample %zu: %zu errors:%s", idx, n, all.buf);
-    }
+    if (n || e.n)
+        fail_with_errors(&e, "sample %zu: %zu errors:", idx, n);
     assert_non_null(k);
     field_errors_release(&e);
     cJSON_Delete(o);
@@ -508,13 +457,10 @@ static void test_rules(void **state)
         for (size_t j = 0; j < e.n && !found; j++)
             found = !strcmp(e.v[j].field, rules[i].field) && e.v[j].type == rules[i].type &&
                     (!rules[i].rendered || renders_as(&e.v[j], rules[i].rendered));
-        if (!found || n == 0) {
-            struct strbuf all = STRBUF_INIT;
-            dump_errors(&e, &all);
-            fail_msg("rule %zu: want %d at %s%s%s\n doc: %s\nhave:%s", i, (int)rules[i].type,
-                     rules[i].field, rules[i].rendered ? " as " : "",
-                     rules[i].rendered ? rules[i].rendered : "", rules[i].doc, all.buf);
-        }
+        if (!found || n == 0)
+            fail_with_errors(&e, "rule %zu: want %d at %s%s%s\n doc: %s\nhave:", i,
+                             (int)rules[i].type, rules[i].field, rules[i].rendered ? " as " : "",
+                             rules[i].rendered ? rules[i].rendered : "", rules[i].doc);
         field_errors_release(&e);
         cJSON_Delete(o);
     }
@@ -549,11 +495,8 @@ static void test_rules_valid_side(void **state)
         struct field_errors e = FIELD_ERRORS_INIT;
         cJSON *o = J(valid_docs[i]);
         size_t n = api_object_validate(o, API_V_STRICT, NULL, &e);
-        if (n) {
-            struct strbuf all = STRBUF_INIT;
-            dump_errors(&e, &all);
-            fail_msg("doc %zu should be valid: %s\nhave:%s", i, valid_docs[i], all.buf);
-        }
+        if (n)
+            fail_with_errors(&e, "doc %zu should be valid: %s\nhave:", i, valid_docs[i]);
         field_errors_release(&e);
         cJSON_Delete(o);
     }

@@ -21,57 +21,22 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
+#include "testutil.h"
 
 /* ---- helpers ---- */
-
-static cJSON *J(const char *json)
-{
-    cJSON *v = cJSON_Parse(json);
-    if (!v)
-        fail_msg("bad test JSON: %s", json);
-    return v;
-}
 
 static char *print(const cJSON *v)
 {
     return v ? cJSON_PrintUnformatted(v) : NULL;
 }
 
-static void assert_json_eq_at(const cJSON *got, const char *want, int line)
-{
-    cJSON *w = J(want);
-    if (!cJSON_Compare(got, w, true)) {
-        char *g = print(got);
-        fail_msg("line %d: JSON differs\n got: %s\nwant: %s", line, g ? g : "(null)", want);
-    }
-    cJSON_Delete(w);
-}
-#define assert_json_eq(got, want) assert_json_eq_at((got), (want), __LINE__)
-
-static void dump_errors(const struct field_errors *e, struct strbuf *out)
-{
-    for (size_t i = 0; i < e->n; i++) {
-        strbuf_addstr(out, "\n  ");
-        field_error_format(&e->v[i], out);
-        strbuf_addf(out, "  [field=%s type=%d]", e->v[i].field, (int)e->v[i].type);
-    }
-}
-
 /* Asserts that one entry renders exactly as want. */
 static void expect_rendered_at(const struct field_errors *e, const char *want, int line)
 {
-    struct strbuf all = STRBUF_INIT;
-
-    for (size_t i = 0; i < e->n; i++) {
-        struct strbuf sb = STRBUF_INIT;
-        field_error_format(&e->v[i], &sb);
-        bool eq = !strcmp(sb.buf, want);
-        strbuf_release(&sb);
-        if (eq)
+    for (size_t i = 0; i < e->n; i++)
+        if (renders_as(&e->v[i], want))
             return;
-    }
-    dump_errors(e, &all);
-    fail_msg("line %d: no entry renders as\n  %s\nhave:%s", line, want, all.buf);
+    fail_with_errors(e, "line %d: no entry renders as\n  %s\nhave:", line, want);
 }
 #define expect_rendered(e, want) expect_rendered_at((e), (want), __LINE__)
 
@@ -79,36 +44,23 @@ static void expect_rendered_at(const struct field_errors *e, const char *want, i
 static void expect_error_at(const struct field_errors *e, const char *field,
                             enum field_error_type type, const char *detail, int line)
 {
-    struct strbuf all = STRBUF_INIT;
-
     for (size_t i = 0; i < e->n; i++)
         if (!strcmp(e->v[i].field, field) && e->v[i].type == type &&
             (!detail || !strcmp(e->v[i].detail, detail)))
             return;
-    dump_errors(e, &all);
-    fail_msg("line %d: no %d error at %s%s%s\nhave:%s", line, (int)type, field,
-             detail ? " with detail " : "", detail ? detail : "", all.buf);
+    fail_with_errors(e, "line %d: no %d error at %s%s%s\nhave:", line, (int)type, field,
+                     detail ? " with detail " : "", detail ? detail : "");
 }
 #define expect_error(e, field, type, detail)                                                       \
     expect_error_at((e), (field), (type), (detail), __LINE__)
 
 static void expect_count_at(const struct field_errors *e, size_t nerr, size_t nwarn, int line)
 {
-    if (field_errors_count(e) != nerr || e->nwarn != nwarn) {
-        struct strbuf all = STRBUF_INIT;
-        dump_errors(e, &all);
-        fail_msg("line %d: %zu errors and %zu warnings, want %zu and %zu:%s", line,
-                 field_errors_count(e), e->nwarn, nerr, nwarn, all.buf);
-    }
+    if (field_errors_count(e) != nerr || e->nwarn != nwarn)
+        fail_with_errors(e, "line %d: %zu errors and %zu warnings, want %zu and %zu:", line,
+                         field_errors_count(e), e->nwarn, nerr, nwarn);
 }
 #define expect_count(e, nerr, nwarn) expect_count_at((e), (nerr), (nwarn), __LINE__)
-
-static const struct api_kind *kind(const char *av, const char *k)
-{
-    const struct api_kind *r = api_kind_find(av, k);
-    assert_non_null(r);
-    return r;
-}
 
 static const struct api_schema *reservation_spec(void)
 {

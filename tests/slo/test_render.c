@@ -16,56 +16,11 @@
 #include <cmocka.h>
 
 #include "base/base.h"
-#include "base/strbuf.h"
 #include "codec/codec.h"
 #include "slo/slo.h"
+#include "testutil.h"
 
 /* ---- helpers ---- */
-
-static cJSON *J(const char *json)
-{
-    cJSON *v = cJSON_Parse(json);
-    if (!v)
-        fail_msg("bad test JSON: %s", json);
-    return v;
-}
-
-static void assert_json_eq_at(const cJSON *got, const char *want, int line)
-{
-    cJSON *w = J(want);
-    if (!cJSON_Compare(got, w, true)) {
-        char *g = got ? cJSON_PrintUnformatted(got) : NULL;
-        fail_msg("line %d: JSON differs\n got: %s\nwant: %s", line, g ? g : "(null)", want);
-    }
-    cJSON_Delete(w);
-}
-#define assert_json_eq(got, want) assert_json_eq_at((got), (want), __LINE__)
-
-/* A ConfigMap data object from key/value pairs, NULL-terminated. */
-static cJSON *data_of(const char *key, ...)
-{
-    cJSON *d = cJSON_CreateObject();
-    va_list ap;
-
-    va_start(ap, key);
-    for (const char *k = key; k; k = va_arg(ap, const char *))
-        cJSON_AddStringToObject(d, k, va_arg(ap, const char *));
-    va_end(ap);
-    return d;
-}
-
-/* A Node with the given labels and annotations (JSON objects as text, or NULL). */
-static cJSON *mknode(const char *labels, const char *annotations)
-{
-    cJSON *n = J("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-1\"}}");
-    cJSON *m = cJSON_GetObjectItemCaseSensitive(n, "metadata");
-
-    if (labels)
-        cJSON_AddItemToObject(m, "labels", J(labels));
-    if (annotations)
-        cJSON_AddItemToObject(m, "annotations", J(annotations));
-    return n;
-}
 
 /* A config after one update with data (which this takes ownership of); no events expected. */
 static struct slo_config *config_with(cJSON *data)
@@ -115,6 +70,17 @@ static void expect_section_at(const struct slo_config *cfg, const char *labels,
 #define expect_section(cfg, labels, ann, section, want)                                            \
     expect_section_at((cfg), (labels), (ann), (section), (want), __LINE__)
 
+/* Asserts the whole spec rendered for a node. */
+static void expect_spec_at(const struct slo_config *cfg, const char *labels,
+                           const char *annotations, const char *want, int line)
+{
+    cJSON *spec = render(cfg, labels, annotations);
+
+    assert_json_eq_at(spec, want, line);
+    cJSON_Delete(spec);
+}
+#define expect_spec(cfg, labels, ann, want) expect_spec_at((cfg), (labels), (ann), (want), __LINE__)
+
 /* ---- the defaults of 2.3 ---- */
 
 #define DEF_THRESHOLD                                                                              \
@@ -133,25 +99,18 @@ static const char default_spec[] =
 static void test_defaults_only(void **state)
 {
     struct slo_config *cfg = slo_config_new();
-    cJSON *spec;
     (void)state;
 
     /* A fresh config: as if the ConfigMap were absent. */
-    spec = render(cfg, "{\"kubernetes.io/kernel\":\"anolis\"}", NULL);
-    assert_json_eq(spec, default_spec);
-    cJSON_Delete(spec);
+    expect_spec(cfg, "{\"kubernetes.io/kernel\":\"anolis\"}", NULL, default_spec);
     slo_config_free(cfg);
 
     /* A ConfigMap with no data, and one with only colocation-config, render the same. */
     cfg = config_with(NULL);
-    spec = render(cfg, NULL, NULL);
-    assert_json_eq(spec, default_spec);
-    cJSON_Delete(spec);
+    expect_spec(cfg, NULL, NULL, default_spec);
     slo_config_free(cfg);
     cfg = config_with(data_of(SLO_KEY_COLOCATION, "{\"enable\":true}", NULL));
-    spec = render(cfg, NULL, NULL);
-    assert_json_eq(spec, default_spec);
-    cJSON_Delete(spec);
+    expect_spec(cfg, NULL, NULL, default_spec);
     slo_config_free(cfg);
 }
 
@@ -206,28 +165,6 @@ static void test_each_key_alone(void **state)
 
 /* ---- the seed-002 template ---- */
 
-static cJSON *template_data(void)
-{
-    struct strbuf sb = STRBUF_INIT;
-    struct codec_error err = {0};
-    cJSON **docs = NULL, *data;
-    size_t n = 0;
-    int r;
-
-    r = codec_read_file(KOORD_SOURCE_DIR "/examples/slo-controller-config.yaml", 1 << 20, &sb);
-    if (r < 0)
-        fail_msg("cannot read the template: %d", r);
-    r = yaml_parse_stream(sb.buf, sb.len, NULL, &docs, &n, &err);
-    if (r < 0)
-        fail_msg("template: %d:%d: %s", err.line, err.column, err.msg);
-    assert_int_equal(n, 1);
-    data = cJSON_DetachItemFromObjectCaseSensitive(docs[0], "data");
-    assert_true(cJSON_IsObject(data));
-    codec_docs_free(docs, n);
-    strbuf_release(&sb);
-    return data;
-}
-
 #define TPL_MEMQOS(wr, wma)                                                                        \
     "{\"enable\":false,\"minLimitPercent\":0,\"lowLimitPercent\":0,\"throttlingPercent\":0,"       \
     "\"wmarkRatio\":" wr ",\"wmarkScalePermill\":20,\"wmarkMinAdj\":" wma ",\"priorityEnable\":0," \
@@ -272,24 +209,16 @@ static const char plain_spec[] = "{\"resourceUsedThresholdWithBE\":" TPL_THRESHO
 
 static void test_template(void **state)
 {
-    struct slo_config *cfg = config_with(template_data());
+    struct slo_config *cfg = config_with(example_config_data());
     cJSON *spec, *node, *obj = NULL;
     (void)state;
 
-    spec =
-        render(cfg, "{\"kubernetes.io/kernel\":\"anolis\",\"kubernetes.io/os\":\"linux\"}", NULL);
-    assert_json_eq(spec, anolis_spec);
-    cJSON_Delete(spec);
-    spec = render(cfg, "{\"kubernetes.io/os\":\"linux\"}", NULL);
-    assert_json_eq(spec, plain_spec);
-    cJSON_Delete(spec);
-    spec = render(cfg, NULL, NULL);
-    assert_json_eq(spec, plain_spec);
-    cJSON_Delete(spec);
+    expect_spec(cfg, "{\"kubernetes.io/kernel\":\"anolis\",\"kubernetes.io/os\":\"linux\"}", NULL,
+                anolis_spec);
+    expect_spec(cfg, "{\"kubernetes.io/os\":\"linux\"}", NULL, plain_spec);
+    expect_spec(cfg, NULL, NULL, plain_spec);
     /* A kernel label with another value does not match. */
-    spec = render(cfg, "{\"kubernetes.io/kernel\":\"linux\"}", NULL);
-    assert_json_eq(spec, plain_spec);
-    cJSON_Delete(spec);
+    expect_spec(cfg, "{\"kubernetes.io/kernel\":\"linux\"}", NULL, plain_spec);
 
     /* The whole NodeSLO object (2.2 step 4): name of the node, no namespace, status {}. */
     node = mknode("{\"kubernetes.io/kernel\":\"anolis\"}", NULL);
@@ -508,7 +437,7 @@ static void test_host_applications(void **state)
  * leaks nothing (ASan and valgrind watch). */
 static void test_fault_injection_render(void **state)
 {
-    struct slo_config *cfg = config_with(template_data());
+    struct slo_config *cfg = config_with(example_config_data());
     cJSON *node = mknode("{\"kubernetes.io/kernel\":\"anolis\"}",
                          "{\"node.koordinator.sh/network-bandwidth\":\"10G\"}");
     cJSON *old = J("{\"extensions\":{\"Object\":{\"x\":{\"y\":[1]}}}}"), *want = NULL;

@@ -16,30 +16,9 @@
 
 #include "api/field.h"
 #include "base/base.h"
-#include "base/strbuf.h"
 #include "codec/codec.h"
 #include "slo/slo.h"
-
-static cJSON *data_of(const char *key, ...)
-{
-    cJSON *d = cJSON_CreateObject();
-    va_list ap;
-
-    va_start(ap, key);
-    for (const char *k = key; k; k = va_arg(ap, const char *))
-        cJSON_AddStringToObject(d, k, va_arg(ap, const char *));
-    va_end(ap);
-    return d;
-}
-
-static void dump_errors(const struct field_errors *e, struct strbuf *out)
-{
-    for (size_t i = 0; i < e->n; i++) {
-        strbuf_addstr(out, "\n  ");
-        field_error_format(&e->v[i], out);
-        strbuf_addf(out, "  [field=%s type=%d]", e->v[i].field, (int)e->v[i].type);
-    }
-}
+#include "testutil.h"
 
 #define TH  SLO_KEY_THRESHOLD
 #define QOS SLO_KEY_QOS
@@ -293,13 +272,10 @@ static void test_rows(void **state)
         for (size_t j = 0; j < e.n; j++)
             found |= rows[i].field && !strcmp(e.v[j].field, rows[i].field) &&
                      e.v[j].type == rows[i].type;
-        if (rows[i].field ? !found : n != 0) {
-            struct strbuf all = STRBUF_INIT;
-            dump_errors(&e, &all);
-            fail_msg("row %zu (%s = %s): want %s%s\nhave:%s", i, rows[i].key, rows[i].value,
-                     rows[i].field ? "error at " : "valid", rows[i].field ? rows[i].field : "",
-                     all.buf);
-        }
+        if (rows[i].field ? !found : n != 0)
+            fail_with_errors(&e, "row %zu (%s = %s): want %s%s\nhave:", i, rows[i].key,
+                             rows[i].value, rows[i].field ? "error at " : "valid",
+                             rows[i].field ? rows[i].field : "");
         assert_int_equal(n, field_errors_count(&e));
         /* Warnings (the name and nodeSelector keys are unknown to the strategy types) never
          * reach the caller. */
@@ -394,25 +370,14 @@ static void test_key_order_and_skips(void **state)
 /* The seed-002 template passes every check. */
 static void test_template_valid(void **state)
 {
-    struct strbuf sb = STRBUF_INIT;
     struct field_errors e = FIELD_ERRORS_INIT;
-    struct codec_error err = {0};
-    cJSON **docs = NULL;
-    size_t n = 0;
+    cJSON *data = example_config_data();
     (void)state;
 
-    assert_int_equal(
-        codec_read_file(KOORD_SOURCE_DIR "/examples/slo-controller-config.yaml", 1 << 20, &sb), 0);
-    assert_int_equal(yaml_parse_stream(sb.buf, sb.len, NULL, &docs, &n, &err), 0);
-    assert_int_equal(n, 1);
-    if (slo_config_validate(cJSON_GetObjectItemCaseSensitive(docs[0], "data"), NULL, 0, true, &e)) {
-        struct strbuf all = STRBUF_INIT;
-        dump_errors(&e, &all);
-        fail_msg("template rejected:%s", all.buf);
-    }
+    if (slo_config_validate(data, NULL, 0, true, &e))
+        fail_with_errors(&e, "template rejected:");
     field_errors_release(&e);
-    codec_docs_free(docs, n);
-    strbuf_release(&sb);
+    cJSON_Delete(data);
 }
 
 /* Appending to a list that already holds errors: the result counts only the new ones, and the
@@ -470,11 +435,8 @@ static void test_bandwidth(void **state)
         cJSON *data = cases[i].sys ? data_of(QOS, cases[i].qos, SYS, cases[i].sys, NULL)
                                    : data_of(QOS, cases[i].qos, NULL);
         size_t n = slo_config_validate(data, NULL, 0, false, &e);
-        if (n != cases[i].want) {
-            struct strbuf all = STRBUF_INIT;
-            dump_errors(&e, &all);
-            fail_msg("case %zu: want %zu errors, have:%s", i, cases[i].want, all.buf);
-        }
+        if (n != cases[i].want)
+            fail_with_errors(&e, "case %zu: want %zu errors, have:", i, cases[i].want);
         if (n)
             assert_non_null(strstr(e.v[0].detail, cases[i].detail));
         field_errors_release(&e);
