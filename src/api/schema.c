@@ -5,8 +5,8 @@
 #include "api/schema.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,7 +496,8 @@ void api_validate(const struct api_schema *s, const cJSON *v, const char *prefix
  * of the static tables; it is memoised per schema pointer in a small lock-free table (racing
  * writers store the same value).
  */
-#define DFLT_CACHE 1024
+#define DFLT_CACHE 4096 /* power of two; the tables hold a few hundred schema nodes */
+#define DFLT_PROBE 16
 #define DFLT_KNOWN ((uintptr_t)1)
 #define DFLT_CRD   ((uintptr_t)2)
 #define DFLT_CTRL  ((uintptr_t)4)
@@ -505,11 +506,15 @@ static _Atomic uintptr_t dflt_cache[DFLT_CACHE];
 static uintptr_t defaults_below(const struct api_schema *s, int depth)
 {
     uintptr_t key = (uintptr_t)s, bits = 0, e;
-    size_t h = (size_t)((key >> 4) * 2654435761u) % DFLT_CACHE;
+    size_t h = (size_t)((key >> 3) * 2654435761u);
 
-    e = atomic_load_explicit(&dflt_cache[h], memory_order_relaxed);
-    if ((e & ~(uintptr_t)7) == key)
-        return e & 7;
+    for (int i = 0; i < DFLT_PROBE; i++) {
+        e = atomic_load_explicit(&dflt_cache[(h + i) & (DFLT_CACHE - 1)], memory_order_relaxed);
+        if ((e & ~(uintptr_t)7) == key)
+            return e & 7;
+        if (!e)
+            break;
+    }
     if (depth > 64) /* recursive types: assume defaults below */
         return DFLT_KNOWN | DFLT_CRD | DFLT_CTRL;
     if (s->type == API_OBJECT) {
@@ -522,8 +527,14 @@ static uintptr_t defaults_below(const struct api_schema *s, int depth)
         bits |= defaults_below(s->items, depth + 1) & (DFLT_CRD | DFLT_CTRL);
     }
     bits |= DFLT_KNOWN;
-    if (!(key & 7))
-        atomic_store_explicit(&dflt_cache[h], key | bits, memory_order_relaxed);
+    /* Claim an empty slot; losing a race only costs a recomputation later. */
+    for (int i = 0; i < DFLT_PROBE && !(key & 7); i++) {
+        uintptr_t expect = 0;
+        if (atomic_compare_exchange_strong(&dflt_cache[(h + i) & (DFLT_CACHE - 1)], &expect,
+                                           key | bits) ||
+            (expect & ~(uintptr_t)7) == key)
+            break;
+    }
     return bits;
 }
 

@@ -84,13 +84,6 @@ void strbuf_addstr(struct strbuf *sb, const char *s)
     strbuf_add(sb, s, strlen(s));
 }
 
-void strbuf_addch(struct strbuf *sb, char c)
-{
-    strbuf_grow(sb, 1);
-    sb->buf[sb->len++] = c;
-    sb->buf[sb->len] = '\0';
-}
-
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
     va_list cp;

@@ -1255,22 +1255,60 @@ static void test_as_double(void **state)
     assert_true(quantity_as_double(&q) > 0.0 && quantity_as_double(&q) < 1e-322);
 }
 
+/*
+ * The whole-number fast path ("250m", "512Mi") must agree with the general parser. Writing the
+ * same number with a ".0" fraction (or, at 18 digits, where that would make 19 and hit
+ * upstream's 19-digit rule, with a leading zero) forces the general path; both must yield the
+ * same value, scale and format, for every suffix, sign and digit count the fast path takes.
+ */
+static void test_fast_path_agrees(void **state)
+{
+    static const char *const suffixes[] = {"",  "n", "u",  "m",  "k",  "M",  "G",  "T",
+                                           "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    static const char *const signs[] = {"", "+", "-"};
+    uint64_t seed = 42;
+    (void)state;
+
+    for (size_t s = 0; s < sizeof(suffixes) / sizeof(suffixes[0]); s++) {
+        for (int digits = 1; digits <= 18; digits++) {
+            for (int rep = 0; rep < 40; rep++) {
+                char num[24], fast[64], slow[64];
+                struct quantity a, b;
+                int ra, rb;
+
+                for (int d = 0; d < digits; d++) {
+                    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                    num[d] = (char)('0' + (seed >> 33) % 10);
+                }
+                if (rep % 5 == 0) /* trailing zeros exercise normalisation */
+                    for (int d = digits / 2; d < digits; d++)
+                        num[d] = '0';
+                num[digits] = '\0';
+                (void)snprintf(fast, sizeof(fast), "%s%s%s", signs[rep % 3], num, suffixes[s]);
+                (void)snprintf(slow, sizeof(slow), digits < 18 ? "%s%s.0%s" : "%s0%s%s",
+                               signs[rep % 3], num, suffixes[s]);
+                ra = quantity_parse(fast, &a);
+                rb = quantity_parse(slow, &b);
+                if (ra != rb ||
+                    (ra == 0 && (a.value != b.value || a.scale != b.scale || a.format != b.format)))
+                    fail_msg("%s -> %d {%lld, %d, %d} but %s -> %d {%lld, %d, %d}", fast, ra,
+                             (long long)a.value, a.scale, (int)a.format, slow, rb,
+                             (long long)b.value, b.scale, (int)b.format);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_ok),
-        cmocka_unit_test(test_parse_n),
-        cmocka_unit_test(test_parse_err),
-        cmocka_unit_test(test_format),
-        cmocka_unit_test(test_canonicalize),
-        cmocka_unit_test(test_format_bounds),
-        cmocka_unit_test(test_cmp),
-        cmocka_unit_test(test_add_sub),
-        cmocka_unit_test(test_add_sub_round_trip),
-        cmocka_unit_test(test_value_milli),
-        cmocka_unit_test(test_scaled_value),
-        cmocka_unit_test(test_constructors),
-        cmocka_unit_test(test_as_double),
+        cmocka_unit_test(test_parse_ok),      cmocka_unit_test(test_fast_path_agrees),
+        cmocka_unit_test(test_parse_n),       cmocka_unit_test(test_parse_err),
+        cmocka_unit_test(test_format),        cmocka_unit_test(test_canonicalize),
+        cmocka_unit_test(test_format_bounds), cmocka_unit_test(test_cmp),
+        cmocka_unit_test(test_add_sub),       cmocka_unit_test(test_add_sub_round_trip),
+        cmocka_unit_test(test_value_milli),   cmocka_unit_test(test_scaled_value),
+        cmocka_unit_test(test_constructors),  cmocka_unit_test(test_as_double),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
