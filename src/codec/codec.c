@@ -77,6 +77,7 @@ void codec__set_error(struct codec_error *err, int line, int column, const char 
     err->line = line;
     err->column = column;
     va_start(ap, fmt);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start initialised ap */
     (void)vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
 }
