@@ -128,7 +128,11 @@ int json_print_pretty(const cJSON *v, struct strbuf *out);
  * keys ("<<: *base" or "<<: [*a, *b]") copy the keys that the mapping does not set itself, earlier
  * sources winning, per the YAML merge-key spec (go-yaml v2's strict mode instead errors when a
  * merged key is overridden, which makes merges useless).
- * Strings containing NUL and input that is not valid UTF-8 are an error.
+ * Input that is not valid UTF-8 or holds characters YAML forbids (NUL and other control
+ * characters but tab/LF/CR/NEL, U+FFFE, U+FFFF) is an error, and so are strings that decode to
+ * NUL ("\0") and block scalars whose content is not indented deeper than the line holding their
+ * | or > header (rare valid YAML that libfyaml 0.7.12 misreads). CR LF and CR line breaks are
+ * fine.
  *
  * On success *ret_docs takes an array of *ret_n trees (NULL when 0; free with
  * codec_docs_free()) and 0 is returned. Errors leave the outputs untouched: -EINVAL with
@@ -148,8 +152,9 @@ void codec_docs_free(cJSON **docs, size_t n);
  * would resolve to another type ("true", "123", "1.5", "null", "") or need escapes, single quotes
  * when they clash with YAML syntax (": ", " #", leading indicators or spaces); multi-line strings
  * become literal blocks ("|", "|-", "|+") when that is exact, else double-quoted. Numbers print as
- * json_print() does. Output parses back with yaml_parse_stream() to an equal tree, except that a
- * null document is skipped there. Invalid UTF-8 in strings is written as U+FFFD. Returns 0;
+ * json_print() does. Output parses back with yaml_parse_stream() to an equal tree (given unique
+ * keys, which json_parse() and yaml_parse_stream() guarantee), except that a null document is
+ * skipped there. Invalid UTF-8 in strings is written as U+FFFD. Returns 0;
  * -ENOMEM is reserved as for json_print().
  */
 int yaml_emit(const cJSON *doc, struct strbuf *out);

@@ -1,18 +1,22 @@
 /*
  * JSON through cJSON. cJSON is fast but lenient and recursive, and this is where untrusted
  * request bodies enter, so a linear pre-scan first enforces the depth and node limits (before
- * cJSON can recurse or allocate) and checks what cJSON lets through (leading zeros, bad UTF-8,
- * lone surrogates, raw control characters); a walk of the result then rejects non-finite numbers
- * and duplicate keys. Printing is our own so numbers read back exactly.
+ * cJSON can recurse or allocate) and checks what cJSON lets through (leading zeros, overflowing
+ * numbers, bad UTF-8, lone surrogates, raw control characters); a walk of the result then rejects
+ * duplicate keys. Printing is our own so numbers read back exactly.
  */
+/* clang-format off: our own header first proves it is self-contained */
+#include "codec/codec.h"
+/* clang-format on */
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec-int.h"
-#include "codec/codec.h"
 
 /* cJSON copies a number into a 64-byte buffer before strtod(), so longer ones would be cut. */
 #define JSON_NUMBER_MAX_LEN 63
@@ -66,6 +70,22 @@ static long scan_u4(const struct scan *s, size_t off)
     return v;
 }
 
+/* Bytes a string may hold as they are (ASCII from 0x20, except '"' and '\\'); the rest take the
+ * slow path: escapes, control characters, UTF-8 sequences. */
+/* clang-format off */
+#define X16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+static const bool plain_string_byte[256] = {
+    X16(0), X16(0),                                  /* 0x00-0x1f: control characters */
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  /* 0x20-0x2f: 0x22 is '"' */
+    X16(1), X16(1),                                  /* 0x30-0x4f */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,  /* 0x50-0x5f: 0x5c is '\\' */
+    X16(1), X16(1),                                  /* 0x60-0x7f */
+    X16(0), X16(0), X16(0), X16(0),                  /* 0x80-0xff: UTF-8 */
+    X16(0), X16(0), X16(0), X16(0),
+};
+#undef X16
+/* clang-format on */
+
 /* s->i is at the opening quote; leaves it after the closing one. */
 static int scan_string(struct scan *s)
 {
@@ -76,7 +96,7 @@ static int scan_string(struct scan *s)
         unsigned char c;
 
         /* The common case: a run of plain ASCII. */
-        while (i < s->len && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+        while (i < s->len && plain_string_byte[p[i]])
             i++;
         if (i >= s->len)
             return scan_fail(s, start, -EINVAL, "invalid JSON: unterminated string");
@@ -146,7 +166,7 @@ static bool is_digit(unsigned char c)
 static int scan_number(struct scan *s)
 {
     const unsigned char *p = (const unsigned char *)s->buf;
-    size_t start = s->i, i = s->i, len = s->len;
+    size_t start = s->i, i = s->i, len = s->len, exp_start = 0;
 
     if (p[i] == '-')
         i++;
@@ -171,6 +191,7 @@ static int scan_number(struct scan *s)
             i++;
         if (i >= len || !is_digit(p[i]))
             return scan_fail(s, start, -EINVAL, "invalid JSON: invalid number");
+        exp_start = i;
         while (i < len && is_digit(p[i]))
             i++;
     }
@@ -179,6 +200,15 @@ static int scan_number(struct scan *s)
         return scan_fail(s, start, -EINVAL, "invalid JSON: invalid number");
     if (i - start > JSON_NUMBER_MAX_LEN)
         return scan_fail(s, start, -EINVAL, "invalid JSON: number longer than 63 characters");
+    /* With at most 63 characters only an exponent of 3 or more digits can overflow a double. */
+    if (exp_start && i - exp_start >= 3) {
+        char tmp[JSON_NUMBER_MAX_LEN + 1];
+
+        memcpy(tmp, p + start, i - start);
+        tmp[i - start] = '\0';
+        if (!isfinite(strtod(tmp, NULL)))
+            return scan_fail(s, start, -EINVAL, "invalid JSON: number out of range");
+    }
     s->i = i;
     return 0;
 }
@@ -289,12 +319,12 @@ static int check_object_keys(const cJSON *obj, struct codec_error *err)
     size_t n = 0;
     int r = 0;
 
-    for (a = obj->child; a; a = a->next)
+    for (a = obj->child; a && n <= DUP_LINEAR_MAX; a = a->next)
         n++;
     if (n <= DUP_LINEAR_MAX) {
         for (a = obj->child; a; a = a->next) {
             for (b = a->next; b; b = b->next) {
-                if (strcmp(a->string, b->string) == 0)
+                if (a->string[0] == b->string[0] && strcmp(a->string, b->string) == 0)
                     return dup_key_error(err, b->string);
             }
         }
@@ -316,22 +346,21 @@ out:
     return r;
 }
 
-/* Recursion is bounded by the depth limit the pre-scan enforced. */
-static int check_tree(const cJSON *v, struct codec_error *err)
+/* Duplicate keys, which only a walk of the tree can find (the pre-scan has no memory of keys).
+ * Only non-empty containers are visited; recursion is bounded by the pre-scan's depth limit. */
+static int check_keys(const cJSON *v, struct codec_error *err)
 {
     const cJSON *c;
     int r;
 
-    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble)) {
-        codec__set_error(err, 0, 0, "number out of range");
-        return -EINVAL;
-    }
     for (c = v->child; c; c = c->next) {
-        r = check_tree(c, err);
-        if (r < 0)
-            return r;
+        if (c->child) {
+            r = check_keys(c, err);
+            if (r < 0)
+                return r;
+        }
     }
-    if (cJSON_IsObject(v))
+    if ((v->type & 0xff) == cJSON_Object && v->child->next)
         return check_object_keys(v, err);
     return 0;
 }
@@ -380,9 +409,11 @@ int json_parse(const char *buf, size_t len, const struct codec_limits *lim, cJSO
         r = scan_fail(&s, off, -EINVAL, "invalid JSON: unexpected data after the value");
         goto out;
     }
-    r = check_tree(root, err);
-    if (r < 0)
-        goto out;
+    if (root->child) {
+        r = check_keys(root, err);
+        if (r < 0)
+            goto out;
+    }
     *ret = root;
     root = NULL;
 out:

@@ -5,11 +5,19 @@
  * open, and every alias is charged its full expanded size before it is copied, which makes
  * "billion laughs" fail fast. Emission is our own block-style writer over cJSON, with the quoting
  * decided by the same resolver the decoder uses, so what we write reads back identically.
+ *
+ * libfyaml 0.7.12 (Debian bookworm) returns wrong, truncated or uninitialised scalar text on some
+ * inputs, and leaks on others; fuzzing found these, and each has a guard here: quoted scalars are
+ * decoded from the source by us, line breaks reach it as LF only, text YAML forbids (NUL, control
+ * characters) is refused up front, and block scalar layouts it misreads are refused.
  */
+/* clang-format off: our own header first proves it is self-contained */
+#include "codec/codec.h"
+/* clang-format on */
+
 #include <inttypes.h>
 #include <libfyaml.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +25,6 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec-int.h"
-#include "codec/codec.h"
 
 /* Mappings up to this size are checked for duplicate keys by a scan; larger ones get a map. */
 #define DUP_LINEAR_MAX 8
@@ -63,22 +70,32 @@ static const char *const tag_names[] = {
     [TAG_OTHER] = "!",
 };
 
+/* go-yaml v2's resolve table: words that are not strings (none is longer than 5). */
+#define WORD(text, kind, sign)                                                                     \
+    {                                                                                              \
+        text, sizeof(text) - 1, kind, sign                                                         \
+    }
 static const struct {
     const char *text;
+    size_t len;
     enum ykind kind;
     int sign; /* bool value, or the sign of an infinity */
 } resolve_words[] = {
-    {"y", Y_BOOL, 1},     {"Y", Y_BOOL, 1},     {"yes", Y_BOOL, 1},   {"Yes", Y_BOOL, 1},
-    {"YES", Y_BOOL, 1},   {"true", Y_BOOL, 1},  {"True", Y_BOOL, 1},  {"TRUE", Y_BOOL, 1},
-    {"on", Y_BOOL, 1},    {"On", Y_BOOL, 1},    {"ON", Y_BOOL, 1},    {"n", Y_BOOL, 0},
-    {"N", Y_BOOL, 0},     {"no", Y_BOOL, 0},    {"No", Y_BOOL, 0},    {"NO", Y_BOOL, 0},
-    {"false", Y_BOOL, 0}, {"False", Y_BOOL, 0}, {"FALSE", Y_BOOL, 0}, {"off", Y_BOOL, 0},
-    {"Off", Y_BOOL, 0},   {"OFF", Y_BOOL, 0},   {"", Y_NULL, 0},      {"~", Y_NULL, 0},
-    {"null", Y_NULL, 0},  {"Null", Y_NULL, 0},  {"NULL", Y_NULL, 0},  {".nan", Y_NAN, 0},
-    {".NaN", Y_NAN, 0},   {".NAN", Y_NAN, 0},   {".inf", Y_INF, 1},   {".Inf", Y_INF, 1},
-    {".INF", Y_INF, 1},   {"+.inf", Y_INF, 1},  {"+.Inf", Y_INF, 1},  {"+.INF", Y_INF, 1},
-    {"-.inf", Y_INF, -1}, {"-.Inf", Y_INF, -1}, {"-.INF", Y_INF, -1},
+    WORD("y", Y_BOOL, 1),     WORD("Y", Y_BOOL, 1),     WORD("yes", Y_BOOL, 1),
+    WORD("Yes", Y_BOOL, 1),   WORD("YES", Y_BOOL, 1),   WORD("true", Y_BOOL, 1),
+    WORD("True", Y_BOOL, 1),  WORD("TRUE", Y_BOOL, 1),  WORD("on", Y_BOOL, 1),
+    WORD("On", Y_BOOL, 1),    WORD("ON", Y_BOOL, 1),    WORD("n", Y_BOOL, 0),
+    WORD("N", Y_BOOL, 0),     WORD("no", Y_BOOL, 0),    WORD("No", Y_BOOL, 0),
+    WORD("NO", Y_BOOL, 0),    WORD("false", Y_BOOL, 0), WORD("False", Y_BOOL, 0),
+    WORD("FALSE", Y_BOOL, 0), WORD("off", Y_BOOL, 0),   WORD("Off", Y_BOOL, 0),
+    WORD("OFF", Y_BOOL, 0),   WORD("", Y_NULL, 0),      WORD("~", Y_NULL, 0),
+    WORD("null", Y_NULL, 0),  WORD("Null", Y_NULL, 0),  WORD("NULL", Y_NULL, 0),
+    WORD(".nan", Y_NAN, 0),   WORD(".NaN", Y_NAN, 0),   WORD(".NAN", Y_NAN, 0),
+    WORD(".inf", Y_INF, 1),   WORD(".Inf", Y_INF, 1),   WORD(".INF", Y_INF, 1),
+    WORD("+.inf", Y_INF, 1),  WORD("+.Inf", Y_INF, 1),  WORD("+.INF", Y_INF, 1),
+    WORD("-.inf", Y_INF, -1), WORD("-.Inf", Y_INF, -1), WORD("-.INF", Y_INF, -1),
 };
+#undef WORD
 
 static bool is_digit(char c)
 {
@@ -211,8 +228,8 @@ static enum ykind resolve_plain(const char *s, size_t len, struct yscalar *out)
 
     memset(out, 0, sizeof(*out));
     out->kind = Y_STR;
-    for (i = 0; i < ARRAY_SIZE(resolve_words); i++) {
-        if (strlen(resolve_words[i].text) == len && memcmp(resolve_words[i].text, s, len) == 0) {
+    for (i = 0; len <= 5 && i < ARRAY_SIZE(resolve_words); i++) {
+        if (resolve_words[i].len == len && memcmp(resolve_words[i].text, s, len) == 0) {
             out->kind = resolve_words[i].kind;
             out->b = resolve_words[i].sign > 0;
             out->d = resolve_words[i].sign < 0 ? -INFINITY : INFINITY;
@@ -416,13 +433,15 @@ struct yframe {
     cJSON *node;           /* owned until attached to its parent */
     char *anchor;          /* owned; registered when the node completes */
     size_t nodes_at_start; /* ybuild.nodes before this node was counted */
+    size_t bytes_at_start; /* ybuild.bytes when this node started */
     int height;            /* of the tallest child so far */
     bool is_map;
+    size_t column; /* of the first key or item, in bytes from the start of its line */
     /* mappings only */
-    bool have_key;     /* the next node is the value of key */
-    bool key_is_merge; /* ... and key is "<<" */
-    char *key;         /* owned */
-    int key_line, key_column;
+    bool have_key;            /* the next node is the value of key */
+    bool key_is_merge;        /* ... and key is "<<" */
+    char *key;                /* owned */
+    size_t key_off;           /* where key starts in the input */
     size_t nkeys;             /* explicit and merged keys so far */
     bool use_map;             /* keys are tracked in keys rather than by scanning children */
     struct codec_strmap keys; /* borrowed key strings */
@@ -437,6 +456,7 @@ struct yanchor {
     char *name;           /* owned */
     cJSON *node;          /* borrowed, like yframe.merges */
     size_t size;          /* expanded node count */
+    size_t bytes;         /* expanded string bytes (keys and values) */
     int height;
 };
 
@@ -445,7 +465,9 @@ struct ybuild {
     struct codec_error *err;
     const char *buf;
     size_t len;
-    size_t nodes; /* over the whole stream, aliases at their expanded size */
+    size_t nodes;       /* over the whole stream, aliases at their expanded size */
+    size_t bytes;       /* string bytes decoded so far, aliases at their expanded size */
+    size_t alias_bytes; /* the part of bytes that aliases added */
     size_t docs_seen;
     struct yframe *frames;
     size_t nframes, cap_frames;
@@ -459,35 +481,38 @@ struct ybuild {
     size_t last_off;
 };
 
-static void event_position(struct ybuild *b, struct fy_event *fye, int *line, int *column)
-{
-    const struct fy_mark *m = fye ? fy_event_start_mark(fye) : NULL;
+#define NO_OFFSET SIZE_MAX
 
-    if (!m) {
-        /* Empty scalars have no mark: use the last event that had one. */
-        if (b->have_last) {
-            codec__position(b->buf, b->len, b->last_off, line, column);
-        } else {
-            *line = 0;
-            *column = 0;
-        }
-        return;
-    }
+/* Where fye starts in the input, NO_OFFSET if unknown. Errors turn it into a line and column
+ * only when they happen: computing positions is linear in the input. */
+static size_t event_offset(struct ybuild *b, struct fy_event *fye)
+{
+    const struct fy_mark *m = fy_event_start_mark(fye);
+    enum fy_scalar_style style;
+    char prev;
+
+    if (!m) /* empty scalars have no mark: use the last event that had one */
+        return b->have_last ? b->last_off : NO_OFFSET;
+    if (m->input_pos == 0 || m->input_pos > b->len)
+        return m->input_pos;
     /* libfyaml marks an alias at its name and a quoted scalar inside its quotes; point at the
      * '*' or the opening quote, where the node starts. */
-    if (m->input_pos > 0 && m->input_pos <= b->len) {
-        char prev = b->buf[m->input_pos - 1];
-        enum fy_scalar_style style =
-            fye->type == FYET_SCALAR ? fy_token_scalar_style(fye->scalar.value) : FYSS_ANY;
+    prev = b->buf[m->input_pos - 1];
+    style = fye->type == FYET_SCALAR ? fy_token_scalar_style(fye->scalar.value) : FYSS_ANY;
+    if ((fye->type == FYET_ALIAS && prev == '*') || (style == FYSS_SINGLE_QUOTED && prev == '\'') ||
+        (style == FYSS_DOUBLE_QUOTED && prev == '"'))
+        return m->input_pos - 1;
+    return m->input_pos;
+}
 
-        if ((fye->type == FYET_ALIAS && prev == '*') ||
-            (style == FYSS_SINGLE_QUOTED && prev == '\'') ||
-            (style == FYSS_DOUBLE_QUOTED && prev == '"')) {
-            codec__position(b->buf, b->len, m->input_pos - 1, line, column);
-            return;
-        }
+static void offset_position(struct ybuild *b, size_t off, int *line, int *column)
+{
+    if (off == NO_OFFSET) {
+        *line = 0;
+        *column = 0;
+        return;
     }
-    codec__position(b->buf, b->len, m->input_pos, line, column);
+    codec__position(b->buf, b->len, off, line, column);
 }
 
 static int fail_at(struct ybuild *b, int line, int column, int r, const char *msg)
@@ -496,12 +521,17 @@ static int fail_at(struct ybuild *b, int line, int column, int r, const char *ms
     return r;
 }
 
-static int fail_event(struct ybuild *b, struct fy_event *fye, int r, const char *msg)
+static int fail_off(struct ybuild *b, size_t off, int r, const char *msg)
 {
     int line, column;
 
-    event_position(b, fye, &line, &column);
+    offset_position(b, off, &line, &column);
     return fail_at(b, line, column, r, msg);
+}
+
+static int fail_event(struct ybuild *b, struct fy_event *fye, int r, const char *msg)
+{
+    return fail_off(b, event_offset(b, fye), r, msg);
 }
 
 static int fail_nomem(struct ybuild *b)
@@ -582,7 +612,8 @@ static void doc_reset(struct ybuild *b)
 }
 
 /* Takes ownership of name. */
-static int anchor_register(struct ybuild *b, char *name, cJSON *node, size_t size, int height)
+static int anchor_register(struct ybuild *b, char *name, cJSON *node, size_t size, size_t bytes,
+                           int height)
 {
     struct yanchor *a = cmalloc(sizeof(*a));
     void **slot;
@@ -591,7 +622,7 @@ static int anchor_register(struct ybuild *b, char *name, cJSON *node, size_t siz
         free(name);
         return -ENOMEM;
     }
-    *a = (struct yanchor){b->anchors, name, node, size, height};
+    *a = (struct yanchor){b->anchors, name, node, size, bytes, height};
     b->anchors = a;
     /* A later anchor of the same name replaces the earlier one for later aliases. */
     slot = codec__strmap_find(&b->anchor_map, name);
@@ -670,8 +701,8 @@ static int add_merge(struct ybuild *b, struct yframe *f, const cJSON *src, int h
         r = -EINVAL;
     }
     if (r == -EINVAL)
-        r = fail_at(b, f->key_line, f->key_column, -EINVAL,
-                    "the value of a merge key (<<) must be a mapping or a sequence of mappings");
+        r = fail_off(b, f->key_off, -EINVAL,
+                     "the value of a merge key (<<) must be a mapping or a sequence of mappings");
     if (r == 0 && height - 1 > f->height)
         f->height = height - 1;
     f->have_key = false;
@@ -709,7 +740,8 @@ static int apply_merges(struct ybuild *b, struct yframe *f)
  * Places a finished node: as the document root, a sequence item, the value of the pending key,
  * or a merge source. Takes ownership of node and anchor.
  */
-static int add_value(struct ybuild *b, cJSON *node, size_t size, int height, char *anchor)
+static int add_value(struct ybuild *b, cJSON *node, size_t size, size_t bytes, int height,
+                     char *anchor)
 {
     struct yframe *f = top(b);
     int r;
@@ -721,7 +753,7 @@ static int add_value(struct ybuild *b, cJSON *node, size_t size, int height, cha
     node->type &= ~cJSON_StringIsConst;
 
     if (anchor) {
-        r = anchor_register(b, anchor, node, size, height);
+        r = anchor_register(b, anchor, node, size, bytes, height);
         if (r < 0) {
             cJSON_Delete(node);
             return fail_nomem(b);
@@ -756,9 +788,9 @@ static int accept_key(struct ybuild *b, struct fy_event *fye, char *key, bool is
 {
     struct yframe *f = top(b);
     char preview[96];
-    int r;
+    int r, line, column;
 
-    event_position(b, fye, &f->key_line, &f->key_column);
+    f->key_off = event_offset(b, fye);
     if (!is_merge) {
         r = frame_add_key(f, key);
         if (r < 0) {
@@ -768,7 +800,8 @@ static int accept_key(struct ybuild *b, struct fy_event *fye, char *key, bool is
         if (r > 0) {
             codec__preview(preview, sizeof(preview), key, strlen(key));
             free(key);
-            codec__set_error(b->err, f->key_line, f->key_column, "duplicate key %s", preview);
+            offset_position(b, f->key_off, &line, &column);
+            codec__set_error(b->err, line, column, "duplicate key %s", preview);
             return -EINVAL;
         }
     }
@@ -937,6 +970,23 @@ static int check_node_budget(struct ybuild *b, struct fy_event *fye, size_t add)
     return 0;
 }
 
+/* Aliases may add at most max_bytes of string data: without this bound one long anchored
+ * string, aliased many times, would cost far more memory than the node limit suggests. */
+static int check_alias_bytes(struct ybuild *b, struct fy_event *fye, size_t add)
+{
+    char msg[128];
+
+    if (add > b->lim->max_bytes || b->alias_bytes > b->lim->max_bytes - add) {
+        (void)snprintf(msg, sizeof(msg),
+                       "aliases expand to more than %zu bytes of strings (the input size limit)",
+                       b->lim->max_bytes);
+        return fail_event(b, fye, -E2BIG, msg);
+    }
+    b->alias_bytes += add;
+    b->bytes += add;
+    return 0;
+}
+
 static int check_depth(struct ybuild *b, struct fy_event *fye, size_t depth)
 {
     char msg[128];
@@ -958,7 +1008,7 @@ static bool is_white(char c)
  * The value of a single-quoted scalar from its source text (between the quotes): "''" is a quote,
  * and line breaks fold as YAML 1.2 section 7.3.2 says (white space around a break is dropped, a
  * lone break becomes a space, n empty lines become n newlines). libfyaml 0.7.12 garbles scalars
- * with two escaped quotes in a row ('a '''' b' reads "a ''' "), so we decode these ourselves.
+ * with two escaped quotes in a row ('a '''' b' reads "a ''' "), so we decode them ourselves.
  * Returns an owned string via *ret and its length, or -ENOMEM.
  */
 static int decode_single_quoted(const char *raw, size_t len, char **ret, size_t *ret_len)
@@ -1015,6 +1065,234 @@ static int decode_single_quoted(const char *raw, size_t len, char **ret, size_t 
     return 0;
 }
 
+static size_t put_utf8(char *out, uint32_t cp)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* n hex digits at s[0..len) as a code point, or -1. */
+static long hex_escape(const char *s, size_t len, size_t n)
+{
+    long v = 0;
+    size_t k;
+
+    if (len < n)
+        return -1;
+    for (k = 0; k < n; k++) {
+        int d = digit_value(s[k]);
+
+        if (d >= 16)
+            return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+/*
+ * The value of a double-quoted scalar from its source text (between the quotes, line breaks
+ * already LF), per YAML 1.2 sections 5.7 and 7.3.1: escapes, and line folding where white space
+ * around a break is dropped, a lone break becomes a space, n empty lines become n newlines and an
+ * escaped break ("\" at the end of a line) joins the lines. libfyaml 0.7.12 miscounts the length
+ * when an escaped break is followed by empty lines and returns a truncated text, so we decode
+ * these ourselves. \u escapes may form UTF-16 surrogate pairs, as JSON's do. Returns an owned
+ * string via *ret and its length, -EINVAL for a bad escape (libfyaml checks them first), or
+ * -ENOMEM.
+ */
+static int decode_double_quoted(const char *raw, size_t len, char **ret, size_t *ret_len)
+{
+    /* Output is never longer than 3/2 of the input: \L and \P give 3 bytes for 2. */
+    char *out = cmalloc(len / 2 * 3 + 4);
+    size_t i = 0, n = 0, white = SIZE_MAX; /* white: where trailing raw white space starts */
+
+    if (!out)
+        return -ENOMEM;
+    while (i < len) {
+        char c = raw[i];
+        long cp = -1;
+
+        if (c == '\n') {
+            size_t breaks = 0;
+
+            if (white != SIZE_MAX)
+                n = white; /* white space before a break is not content */
+            for (i++;; i++, breaks++) {
+                while (i < len && is_white(raw[i]))
+                    i++;
+                if (i >= len || raw[i] != '\n')
+                    break;
+            }
+            if (!breaks)
+                out[n++] = ' ';
+            for (; breaks; breaks--)
+                out[n++] = '\n';
+            white = SIZE_MAX;
+            continue;
+        }
+        if (c != '\\') {
+            if (is_white(c)) {
+                if (white == SIZE_MAX)
+                    white = n;
+            } else {
+                white = SIZE_MAX;
+            }
+            out[n++] = c;
+            i++;
+            continue;
+        }
+        white = SIZE_MAX;
+        if (i + 1 >= len)
+            goto bad;
+        i += 2;
+        switch (raw[i - 1]) {
+        case '\n':
+            /* An escaped break: the lines join; empty lines after it still count. */
+            while (i < len && is_white(raw[i]))
+                i++;
+            while (i < len && raw[i] == '\n') {
+                out[n++] = '\n';
+                for (i++; i < len && is_white(raw[i]); i++)
+                    ;
+            }
+            continue;
+        case '0':
+            cp = 0;
+            break;
+        case 'a':
+            cp = 7;
+            break;
+        case 'b':
+            cp = 8;
+            break;
+        case 't':
+        case '\t':
+            cp = 9;
+            break;
+        case 'n':
+            cp = 10;
+            break;
+        case 'v':
+            cp = 11;
+            break;
+        case 'f':
+            cp = 12;
+            break;
+        case 'r':
+            cp = 13;
+            break;
+        case 'e':
+            cp = 27;
+            break;
+        case ' ':
+        case '"':
+        case '/':
+        case '\\':
+            cp = (unsigned char)raw[i - 1];
+            break;
+        case 'N':
+            cp = 0x85;
+            break;
+        case '_':
+            cp = 0xa0;
+            break;
+        case 'L':
+            cp = 0x2028;
+            break;
+        case 'P':
+            cp = 0x2029;
+            break;
+        case 'x':
+            cp = hex_escape(raw + i, len - i, 2);
+            i += 2;
+            break;
+        case 'u':
+            cp = hex_escape(raw + i, len - i, 4);
+            i += 4;
+            if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < len && raw[i] == '\\' &&
+                raw[i + 1] == 'u') {
+                long lo = hex_escape(raw + i + 2, len - i - 2, 4);
+
+                if (lo >= 0xdc00 && lo <= 0xdfff) {
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                    i += 6;
+                }
+            }
+            break;
+        case 'U':
+            cp = hex_escape(raw + i, len - i, 8);
+            i += 8;
+            break;
+        default:
+            goto bad;
+        }
+        if (cp < 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            goto bad;
+        n += put_utf8(out + n, (uint32_t)cp);
+    }
+    out[n] = '\0';
+    *ret = out;
+    *ret_len = n;
+    return 0;
+bad:
+    free(out);
+    return -EINVAL;
+}
+
+/*
+ * libfyaml 0.7.12 returns wrong or partly uninitialised text for block scalars whose content is
+ * not indented deeper than both the enclosing block collection and the line holding the "|" or
+ * ">" header ("a:\n  |\n  x\n" reads "x" with no newline, "|-\nx" reads garbage). YAML itself
+ * requires the former; we require the latter too and refuse the rare valid input it excludes.
+ * start is where libfyaml says the content begins, end where the scalar ends.
+ */
+static bool block_layout_unsupported(struct ybuild *b, size_t start, size_t end, size_t *ret_header)
+{
+    const char *buf = b->buf;
+    struct yframe *f = top(b);
+    size_t line, i, indent, m;
+    long n = f ? (long)f->column : -1;
+
+    if (start == 0 || start > end || end > b->len || buf[start - 1] != '\n')
+        return false;
+    /* The header line ends just before start. */
+    for (line = start - 1; line > 0 && buf[line - 1] != '\n'; line--)
+        ;
+    for (indent = 0; line + indent < start && buf[line + indent] == ' '; indent++)
+        ;
+    *ret_header = line + indent;
+    if ((long)indent > n)
+        n = (long)indent;
+    /* Indentation of the first content line that is not blank. */
+    for (i = start; i < end;) {
+        for (m = 0; i + m < end && buf[i + m] == ' '; m++)
+            ;
+        if (i + m < end && buf[i + m] != '\n')
+            return (long)m <= n;
+        while (i < end && buf[i] != '\n')
+            i++;
+        i++;
+    }
+    return false;
+}
+
 static int on_scalar(struct ybuild *b, struct fy_event *fye)
 {
     struct fy_token *t = fye->scalar.value;
@@ -1025,15 +1303,25 @@ static int on_scalar(struct ybuild *b, struct fy_event *fye)
     struct yscalar sc;
     const char *text;
     cJSON *node = NULL;
-    size_t len = 0;
+    size_t len = 0, header;
     bool plain = style == FYSS_PLAIN;
     int r;
 
-    if (style == FYSS_SINGLE_QUOTED && start && end && start->input_pos <= end->input_pos &&
-        end->input_pos <= b->len &&
-        memchr(b->buf + start->input_pos, '\'', end->input_pos - start->input_pos)) {
-        r = decode_single_quoted(b->buf + start->input_pos, end->input_pos - start->input_pos,
-                                 &decoded, &len);
+    if ((style == FYSS_LITERAL || style == FYSS_FOLDED) && start && end &&
+        block_layout_unsupported(b, start->input_pos, end->input_pos, &header))
+        return fail_off(b, header, -EINVAL,
+                        "block scalar content must be indented deeper than its parent and "
+                        "than the line with its | or > header");
+    if ((style == FYSS_SINGLE_QUOTED || style == FYSS_DOUBLE_QUOTED) && start && end &&
+        start->input_pos <= end->input_pos && end->input_pos <= b->len) {
+        if (style == FYSS_SINGLE_QUOTED)
+            r = decode_single_quoted(b->buf + start->input_pos, end->input_pos - start->input_pos,
+                                     &decoded, &len);
+        else
+            r = decode_double_quoted(b->buf + start->input_pos, end->input_pos - start->input_pos,
+                                     &decoded, &len);
+        if (r == -EINVAL)
+            return fail_event(b, fye, r, "invalid escape in double-quoted scalar");
         if (r < 0)
             return fail_nomem(b);
         text = decoded;
@@ -1058,6 +1346,7 @@ static int on_scalar(struct ybuild *b, struct fy_event *fye)
         r = fail_nomem(b);
         goto out;
     }
+    b->bytes += len;
 
     if (want_key(b)) {
         /* go-yaml's isMerge(): the text "<<", plain and untagged or tagged !!merge. */
@@ -1080,7 +1369,7 @@ static int on_scalar(struct ybuild *b, struct fy_event *fye)
             node = scalar_node(&sc, text, len);
             r = node ? keep_node(b, node) : -ENOMEM;
             if (r == 0) {
-                r = anchor_register(b, anchor, node, 1, 0);
+                r = anchor_register(b, anchor, node, 1, len, 0);
                 anchor = NULL;
             }
             node = NULL;
@@ -1106,7 +1395,7 @@ static int on_scalar(struct ybuild *b, struct fy_event *fye)
         r = fail_nomem(b);
         goto out;
     }
-    r = add_value(b, node, 1, 0, anchor);
+    r = add_value(b, node, 1, len, 0, anchor);
     anchor = NULL;
     node = NULL;
 out:
@@ -1119,7 +1408,7 @@ out:
 
 static int on_alias(struct ybuild *b, struct fy_event *fye)
 {
-    char msg[192], name[256], preview[96], *key = NULL;
+    char msg[192], preview[96], *name, *key = NULL;
     struct yframe *f = top(b);
     struct yanchor *a;
     const char *text;
@@ -1130,13 +1419,11 @@ static int on_alias(struct ybuild *b, struct fy_event *fye)
     text = fy_token_get_text(fye->alias.anchor, &len);
     if (!text)
         return fail_nomem(b);
-    if (len >= sizeof(name) || memchr(text, '\0', len)) {
-        a = NULL;
-    } else {
-        memcpy(name, text, len);
-        name[len] = '\0';
-        a = anchor_find(b, name);
-    }
+    name = cstrndup(text, len);
+    if (!name)
+        return fail_nomem(b);
+    a = memchr(text, '\0', len) ? NULL : anchor_find(b, name);
+    free(name);
     if (!a) {
         codec__preview(preview, sizeof(preview), text, len);
         (void)snprintf(msg, sizeof(msg), "unknown anchor %s", preview);
@@ -1149,6 +1436,11 @@ static int on_alias(struct ybuild *b, struct fy_event *fye)
             return fail_event(b, fye, r, msg);
         if (r < 0)
             return fail_nomem(b);
+        r = check_alias_bytes(b, fye, strlen(key));
+        if (r < 0) {
+            free(key);
+            return r;
+        }
         return accept_key(b, fye, key, false);
     }
 
@@ -1158,6 +1450,9 @@ static int on_alias(struct ybuild *b, struct fy_event *fye)
     r = check_node_budget(b, fye, a->size);
     if (r < 0)
         return r;
+    r = check_alias_bytes(b, fye, a->bytes);
+    if (r < 0)
+        return r;
     if (f && f->is_map && f->key_is_merge) {
         /* Merge straight from the anchored node: no copy needed. */
         return add_merge(b, f, a->node, a->height);
@@ -1165,13 +1460,13 @@ static int on_alias(struct ybuild *b, struct fy_event *fye)
     copy = cJSON_Duplicate(a->node, true);
     if (!copy)
         return fail_nomem(b);
-    return add_value(b, copy, a->size, a->height, NULL);
+    return add_value(b, copy, a->size, a->bytes, a->height, NULL);
 }
 
 static int on_container_start(struct ybuild *b, struct fy_event *fye, bool is_map)
 {
     struct yframe *f, *frames;
-    size_t before = b->nodes;
+    size_t before = b->nodes, off, line;
     char *anchor = NULL;
     cJSON *node;
     int r;
@@ -1200,6 +1495,13 @@ static int on_container_start(struct ybuild *b, struct fy_event *fye, bool is_ma
     f->anchor = anchor;
     f->is_map = is_map;
     f->nodes_at_start = before;
+    f->bytes_at_start = b->bytes;
+    off = event_offset(b, fye);
+    if (off != NO_OFFSET && off <= b->len) {
+        for (line = off; line > 0 && b->buf[line - 1] != '\n'; line--)
+            ;
+        f->column = off - line;
+    }
     return 0;
 }
 
@@ -1216,7 +1518,8 @@ static int on_container_end(struct ybuild *b)
     }
     done = *f;
     b->nframes--;
-    r = add_value(b, done.node, b->nodes - done.nodes_at_start, done.height + 1, done.anchor);
+    r = add_value(b, done.node, b->nodes - done.nodes_at_start, b->bytes - done.bytes_at_start,
+                  done.height + 1, done.anchor);
     done.node = NULL;
     done.anchor = NULL;
     frame_release(&done);
@@ -1313,6 +1616,59 @@ static int parse_error(struct ybuild *b, struct fy_diag *diag)
     return fail_at(b, 0, 0, -EINVAL, "invalid YAML");
 }
 
+/*
+ * Offset of the first character YAML does not allow in a stream (YAML 1.2 c-printable: no
+ * control characters but tab, LF and CR, no DEL, no C1 controls but NEL, no U+FFFE/U+FFFF), or
+ * len. Such bytes, NUL above all, also make libfyaml 0.7.12 return garbage text. buf is valid
+ * UTF-8.
+ */
+static size_t first_unprintable(const char *buf, size_t len, uint32_t *ret_cp)
+{
+    const unsigned char *p = (const unsigned char *)buf;
+    size_t i = 0;
+
+    while (i < len) {
+        uint32_t cp = p[i];
+        size_t n = 1;
+
+        if (cp >= 0x80)
+            n = codec__utf8_decode(p + i, len - i, &cp);
+        if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+            (cp >= 0x7f && cp <= 0x9f && cp != 0x85) || cp == 0xfffe || cp == 0xffff || !n) {
+            *ret_cp = cp;
+            return i;
+        }
+        i += n;
+    }
+    return len;
+}
+
+/*
+ * A copy of buf with every CR LF and lone CR turned into LF. YAML reads all three as the same
+ * line break, but libfyaml 0.7.12 leaks memory on quoted scalars with many CR LF breaks, so it
+ * only ever sees LF. Line and column numbers do not change.
+ */
+static int normalize_breaks(const char *buf, size_t len, char **ret, size_t *ret_len)
+{
+    char *out = cmalloc(len);
+    size_t i, n = 0;
+
+    if (!out)
+        return -ENOMEM;
+    for (i = 0; i < len; i++) {
+        if (buf[i] != '\r') {
+            out[n++] = buf[i];
+            continue;
+        }
+        out[n++] = '\n';
+        if (i + 1 < len && buf[i + 1] == '\n')
+            i++;
+    }
+    *ret = out;
+    *ret_len = n;
+    return 0;
+}
+
 int yaml_parse_stream(const char *buf, size_t len, const struct codec_limits *lim,
                       cJSON ***ret_docs, size_t *ret_n, struct codec_error *err)
 {
@@ -1322,8 +1678,10 @@ int yaml_parse_stream(const char *buf, size_t len, const struct codec_limits *li
     struct fy_diag *diag = NULL;
     struct fy_parser *fyp = NULL;
     struct fy_event *fye;
+    char *normalized = NULL;
     size_t off, i;
     int r, line, column;
+    uint32_t cp;
 
     codec_init();
     lim = codec__limits(lim);
@@ -1343,6 +1701,23 @@ int yaml_parse_stream(const char *buf, size_t len, const struct codec_limits *li
         codec__position(buf, len, off, &line, &column);
         codec__set_error(err, line, column, "invalid YAML: input is not valid UTF-8");
         return -EINVAL;
+    }
+    off = first_unprintable(buf, len, &cp);
+    if (off < len) {
+        codec__position(buf, len, off, &line, &column);
+        codec__set_error(err, line, column,
+                         "invalid YAML: character U+%04" PRIX32 " is not allowed in YAML text "
+                         "(escape it in a double-quoted string)",
+                         cp);
+        return -EINVAL;
+    }
+    if (memchr(buf, '\r', len)) {
+        r = normalize_breaks(buf, len, &normalized, &len);
+        if (r < 0)
+            return fail_nomem(&b);
+        buf = normalized;
+        b.buf = buf;
+        b.len = len;
     }
 
     fy_diag_cfg_default(&dcfg);
@@ -1386,6 +1761,7 @@ out:
     fy_parser_destroy(fyp);
     if (diag)
         fy_diag_destroy(diag);
+    free(normalized);
     return r;
 }
 

@@ -134,8 +134,8 @@ static void test_parse_errors(void **state)
          "0}",
          -EINVAL, 0, 0, "duplicate key \"k3\""},
         {"[{\"x\":[{\"b\":1,\"b\":1}]}]", -EINVAL, 0, 0, "duplicate key \"b\""},
-        {"1e400", -EINVAL, 0, 0, "out of range"},
-        {"[-1e400]", -EINVAL, 0, 0, "out of range"},
+        {"1e400", -EINVAL, 1, 1, "out of range"},
+        {"[-1e400]", -EINVAL, 1, 2, "out of range"},
     };
     struct codec_error err;
     cJSON *v;

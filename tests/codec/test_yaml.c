@@ -225,6 +225,7 @@ static void test_structures(void **state)
         {"a: |-\n  x\n", "{\"a\":\"x\"}"},
         {"a: |+\n  x\n\nb: 1\n", "{\"a\":\"x\\n\\n\",\"b\":1}"},
         {"a: |2\n   x\n", "{\"a\":\" x\\n\"}"},
+        {"a:\n  |\n   x\n    y\n", "{\"a\":\"x\\n y\\n\"}"}, /* header on its own line */
         {"a: >\n  folded\n  text\n\n  para\n", "{\"a\":\"folded text\\npara\\n\"}"},
         {"a: >-\n  x\n  y\n", "{\"a\":\"x y\"}"},
         {"a: \"multi\n  line\"\n", "{\"a\":\"multi line\"}"},
@@ -233,6 +234,15 @@ static void test_structures(void **state)
         {"a: 'x '''' y'\n", "{\"a\":\"x '' y\"}"},
         {"'a '''''' b': 1\n", "{\"a ''' b\":1}"},
         {"'x''\n \n y \n\tz '", "\"x'\\ny z \""}, /* folding, YAML 1.2 example 7.9 */
+        /* double-quoted folding and escaped breaks, YAML 1.2 example 7.5 */
+        {"\"folded \nto a space,\t\n \nto a line feed, or \t\\\n \\ \tnon-content\"",
+         "\"folded to a space,\\nto a line feed, or \\t \\tnon-content\""},
+        /* an escaped break then empty lines (libfyaml alone drops the "c") */
+        {"\"ab\\\n\n\n\n\nc\"", "\"ab\\n\\n\\n\\nc\""},
+        {"\"x\\ \n y\"", "\"x  y\""},
+        {"\"\\x41\\u00e9\\U0001F600\\ud83d\\ude00\\_\\L\\P\\e\\a\"",
+         "\"A\xc3\xa9\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xc2\xa0\xe2\x80\xa8\xe2\x80\xa9\\u001b\\u0007"
+         "\""},
         {"a: plain\n  multi\n", "{\"a\":\"plain multi\"}"},
         {"a: \"\\t\\u00e9\\x41\\N\\ud83d\\ude00\"\n", "{\"a\":\"\\t\xc3\xa9"
                                                       "A\xc2\x85\xf0\x9f\x98\x80\"}"},
@@ -290,6 +300,11 @@ static void test_streams(void **state)
          "a: 1\n",
          "{\"a\":1}"}, /* BOM */
         {"a: 1\r\nb: 2\r\n", "{\"a\":1,\"b\":2}"},
+        {"a: 1\rb: |\r  x\r\r  y\r", "{\"a\":1,\"b\":\"x\\n\\ny\\n\"}"}, /* old Mac breaks */
+        /* many CR LF breaks in a quoted scalar (libfyaml alone leaks on these) */
+        {"a: \"x\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n"
+         "\r\n  y\"\r\n",
+         "{\"a\":\"x\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\n\\ny\"}"},
     };
     size_t i;
 
@@ -330,6 +345,10 @@ static void test_errors(void **state)
         {"a: !!float .nan\n", -EINVAL, 1, 12, "NaN"},
         {"a: \"x\\0y\"\n", -EINVAL, 1, 4, "NUL"},
         {"a: ok\nb: \xff\n", -EINVAL, 2, 4, "UTF-8"},
+        {"a: x\x01y\n", -EINVAL, 1, 5, "U+0001 is not allowed"},
+        {"a: \x7f\n", -EINVAL, 1, 4, "U+007F"},
+        {"a: \xc2\x80\n", -EINVAL, 1, 4, "U+0080"},
+        {"# \xef\xbf\xbe\n", -EINVAL, 1, 3, "U+FFFE"},
         {"? [a]\n: b\n", -EINVAL, 1, 3, "keys must be scalars"},
         {"? {a: 1}\n: b\n", -EINVAL, 1, 3, "keys must be scalars"},
         {"a: &s [1]\nb: {*s : 1}\n", -EINVAL, 2, 5, "keys must be scalars"},
@@ -337,6 +356,10 @@ static void test_errors(void **state)
         {": a\n", -EINVAL, 1, 1, "null mapping keys"},
         {"18446744073709551615: x\n", -EINVAL, 1, 1, "64 bits"},
         {"<<: 1\n", -EINVAL, 1, 1, "merge key"},
+        /* libfyaml 0.7.12 misreads this layout (drops the last newline) */
+        {"a:\n  |\n  x\n   y\n", -EINVAL, 2, 3, "indented deeper"},
+        {"---\n|-\nx\n", -EINVAL, 2, 1, "indented deeper"},
+        {" k: |\n x\n", -EINVAL, 1, 2, "indented deeper"}, /* really: x is a new key */
         {"a: &s x\nb:\n  <<: *s\n", -EINVAL, 3, 3, "merge key"},
         {"b:\n  <<: [{a: 1}, 2]\n", -EINVAL, 2, 3, "merge key"},
     };
@@ -358,6 +381,18 @@ static void test_errors(void **state)
         assert_int_equal(n, 77);
     }
     assert_int_equal(yaml_parse_stream("[", 1, NULL, &docs, &n, NULL), -EINVAL);
+    /* A NUL byte in the input (it also ends C strings, so pass the length). */
+    assert_int_equal(yaml_parse_stream("a: b\0c\n", 7, NULL, &docs, &n, &err), -EINVAL);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.column, 5);
+    assert_non_null(strstr(err.msg, "U+0000"));
+    /* Tabs, CR and NEL are fine. */
+    assert_int_equal(yaml_parse_stream("a: \"\t\"\r\nb: x\xc2\x85y\n", 16, NULL, &docs, &n, &err),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(cJSON_GetObjectItem(docs[0], "a")->valuestring, "\t");
+    assert_string_equal(cJSON_GetObjectItem(docs[0], "b")->valuestring, "x\xc2\x85y");
+    codec_docs_free(docs, n);
 }
 
 /* libfyaml's diagnostics are captured, never written to stderr. */
@@ -444,6 +479,29 @@ static void test_billion_laughs(void **state)
                                "b: {<<: *a}\nc: {<<: *a}\nd: {<<: *a}\n",
                                &lim, &err),
                      -E2BIG);
+
+    /* And at their expanded string size: one long string aliased many times is refused once the
+     * copies pass max_bytes, here 4 KiB. */
+    {
+        struct strbuf in = STRBUF_INIT;
+        int k;
+
+        lim = codec_default_limits;
+        lim.max_bytes = 4096;
+        strbuf_addstr(&in, "a: &a ");
+        for (k = 0; k < 1000; k++)
+            strbuf_addch(&in, 'x');
+        strbuf_addstr(&in, "\nb: [*a, *a, *a, *a]\n"); /* 4000 bytes of copies: fine */
+        assert_int_equal(parse_lim(in.buf, &lim, &err), 0);
+        strbuf_addstr(&in, "c: *a\n"); /* 5000 */
+        assert_int_equal(parse_lim(in.buf, &lim, &err), -E2BIG);
+        assert_int_equal(err.line, 3);
+        assert_non_null(strstr(err.msg, "4096 bytes"));
+        strbuf_setlen(&in, in.len - 6);
+        strbuf_addstr(&in, "c: {*a : 1}\n"); /* aliases as keys count too */
+        assert_int_equal(parse_lim(in.buf, &lim, &err), -E2BIG);
+        strbuf_release(&in);
+    }
 
     /* Aliases count at their expanded depth. */
     lim = codec_default_limits;
