@@ -11,35 +11,9 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const struct codec_limits fuzz_limits = {
-    .max_bytes = 1 << 16,
-    .max_depth = 32,
-    .max_nodes = 20000,
-    .max_docs = 16,
-};
-
-/* Stricter than cJSON_Compare(): same order, same types, doubles exactly equal. */
-static bool identical(const cJSON *a, const cJSON *b)
-{
-    const cJSON *x, *y;
-
-    if ((a->type & 0xff) != (b->type & 0xff))
-        return false;
-    if (cJSON_IsNumber(a) && a->valuedouble != b->valuedouble)
-        return false;
-    if (cJSON_IsString(a) && strcmp(a->valuestring, b->valuestring) != 0)
-        return false;
-    for (x = a->child, y = b->child; x && y; x = x->next, y = y->next) {
-        if (cJSON_IsObject(a) && strcmp(x->string, y->string) != 0)
-            return false;
-        if (!identical(x, y))
-            return false;
-    }
-    return !x && !y;
-}
 
 static void check_doc(const cJSON *doc)
 {
