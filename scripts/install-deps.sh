@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy valgrind git
-libcjson-dev libfyaml-dev libcmocka-dev"
+libcjson-dev libfyaml-dev libcmocka-dev libsqlite3-dev"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,476 @@
+/*
+ * The SQLite object store (see store.h). Three tables: objects (key -> revision, bytes), events
+ * (the write history, pruned to the configured size) and meta (the current revision and the
+ * oldest revision a watch may start after). Every write is one IMMEDIATE transaction that bumps
+ * the revision, changes the object and appends the event, so a crash leaves either all of it or
+ * none.
+ */
+#include "apiserver/store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+
+#define DEFAULT_HISTORY 10000
+
+enum stmt_id {
+    ST_GET,
+    ST_INSERT,
+    ST_UPDATE,
+    ST_DELETE,
+    ST_EVENT,
+    ST_META_SET,
+    ST_PRUNE,
+    ST_LIST,
+    ST_LIST_AFTER,
+    ST_EVENTS,
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_ROLLBACK,
+    ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_GET] = "SELECT rv, value FROM objects WHERE key = ?1",
+    [ST_INSERT] = "INSERT INTO objects(key, rv, value) VALUES (?1, ?2, ?3)",
+    [ST_UPDATE] = "UPDATE objects SET rv = ?2, value = ?3 WHERE key = ?1",
+    [ST_DELETE] = "DELETE FROM objects WHERE key = ?1",
+    [ST_EVENT] = "INSERT INTO events(rv, type, key, value) VALUES (?1, ?2, ?3, ?4)",
+    [ST_META_SET] = "INSERT OR REPLACE INTO meta(k, v) VALUES (?1, ?2)",
+    [ST_PRUNE] = "DELETE FROM events WHERE rv <= ?1",
+    [ST_LIST] = "SELECT key, rv, value FROM objects WHERE key >= ?1 AND key < ?2 ORDER BY key",
+    [ST_LIST_AFTER] = ("SELECT key, rv, value FROM objects WHERE key > ?3 AND key >= ?1 AND "
+                       "key < ?2 ORDER BY key"),
+    [ST_EVENTS] = "SELECT rv, type, key, value FROM events WHERE rv > ?1 ORDER BY rv",
+    [ST_BEGIN] = "BEGIN IMMEDIATE",
+    [ST_COMMIT] = "COMMIT",
+    [ST_ROLLBACK] = "ROLLBACK",
+};
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS objects(key TEXT PRIMARY KEY, rv INTEGER NOT NULL,"
+    " value BLOB NOT NULL) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
+    " key TEXT NOT NULL, value BLOB NOT NULL);"
+    "INSERT OR IGNORE INTO meta(k, v) VALUES ('format', 1), ('revision', 0), ('oldest', 0);";
+
+struct store {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    pthread_mutex_t lock;
+    uint64_t rev;
+    uint64_t oldest;
+    size_t history;
+};
+
+/* SQLite result codes to errno: only what a caller can act on is distinguished. */
+static int sql_err(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM:
+        return -ENOMEM;
+    case SQLITE_CONSTRAINT:
+        return -EEXIST;
+    case SQLITE_FULL:
+        return -ENOSPC;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return -EBUSY;
+    default:
+        return -EIO;
+    }
+}
+
+static sqlite3_stmt *stmt(struct store *s, enum stmt_id id)
+{
+    sqlite3_stmt *st = s->st[id];
+    (void)sqlite3_reset(st);
+    (void)sqlite3_clear_bindings(st);
+    return st;
+}
+
+static int step_done(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    return rc == SQLITE_DONE ? 0 : sql_err(rc);
+}
+
+static int meta_get(sqlite3 *db, const char *k, uint64_t *ret)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT v FROM meta WHERE k = ?1", -1, &st, NULL);
+
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        sqlite3_int64 v = sqlite3_column_int64(st, 0);
+        rc = v < 0 ? SQLITE_CORRUPT : SQLITE_OK;
+        *ret = (uint64_t)v;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_CORRUPT;
+    }
+    (void)sqlite3_finalize(st);
+    return rc == SQLITE_OK ? 0 : sql_err(rc);
+}
+
+int store_open(const char *path, size_t history, struct store **ret)
+{
+    struct store *s = xcalloc(1, sizeof(*s));
+    uint64_t format = 0;
+    int rc, r = -EIO;
+
+    s->history = history ? history : DEFAULT_HISTORY;
+    rc = sqlite3_open_v2(path, &s->db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK)
+        goto err;
+    (void)sqlite3_busy_timeout(s->db, 5000);
+    rc = sqlite3_exec(s->db,
+                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                      "PRAGMA foreign_keys=OFF;",
+                      NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        r = sql_err(rc);
+        goto err;
+    }
+    if ((r = meta_get(s->db, "format", &format)) < 0 || format != 1 ||
+        (r = meta_get(s->db, "revision", &s->rev)) < 0 ||
+        (r = meta_get(s->db, "oldest", &s->oldest)) < 0) {
+        r = r < 0 ? r : -EIO;
+        goto err;
+    }
+    for (int i = 0; i < ST_COUNT; i++) {
+        rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+        if (rc != SQLITE_OK) {
+            r = sql_err(rc);
+            goto err;
+        }
+    }
+    CHECK(pthread_mutex_init(&s->lock, NULL) == 0);
+    *ret = s;
+    return 0;
+err:
+    for (int i = 0; i < ST_COUNT; i++)
+        (void)sqlite3_finalize(s->st[i]);
+    (void)sqlite3_close(s->db);
+    free(s);
+    return r;
+}
+
+void store_close(struct store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < ST_COUNT; i++)
+        (void)sqlite3_finalize(s->st[i]);
+    (void)sqlite3_close(s->db);
+    (void)pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+uint64_t store_revision(struct store *s)
+{
+    uint64_t r;
+
+    CHECK(pthread_mutex_lock(&s->lock) == 0);
+    r = s->rev;
+    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    return r;
+}
+
+uint64_t store_oldest(struct store *s)
+{
+    uint64_t r;
+
+    CHECK(pthread_mutex_lock(&s->lock) == 0);
+    r = s->oldest;
+    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    return r;
+}
+
+void store_item_release(struct store_item *it)
+{
+    if (!it)
+        return;
+    free(it->key);
+    free(it->value);
+    it->key = it->value = NULL;
+    it->len = 0;
+    it->rv = 0;
+}
+
+/* Keys are printable ASCII without NUL, which keeps the prefix range scan in list exact. */
+static int check_key(const char *key)
+{
+    size_t n = 0;
+
+    if (!key || !*key)
+        return -EINVAL;
+    for (const char *p = key; *p; p++, n++)
+        if (*p < 0x21 || *p > 0x7e || n >= STORE_MAX_KEY)
+            return -EINVAL;
+    return 0;
+}
+
+static int fill_item(sqlite3_stmt *st, int col_key, int col_rv, int col_val, const char *key,
+                     struct store_item *ret)
+{
+    const void *v = sqlite3_column_blob(st, col_val);
+    size_t len = (size_t)sqlite3_column_bytes(st, col_val);
+    const char *k = col_key >= 0 ? (const char *)sqlite3_column_text(st, col_key) : key;
+
+    ret->value = cmalloc(len + 1);
+    ret->key = k ? cstrndup(k, strlen(k)) : NULL;
+    if (!ret->value || !ret->key) {
+        store_item_release(ret);
+        return -ENOMEM;
+    }
+    if (len)
+        memcpy(ret->value, v, len);
+    ret->value[len] = '\0';
+    ret->len = len;
+    ret->rv = (uint64_t)sqlite3_column_int64(st, col_rv);
+    return 0;
+}
+
+int store_get(struct store *s, const char *key, struct store_item *ret)
+{
+    sqlite3_stmt *st;
+    int rc, r;
+
+    if ((r = check_key(key)) < 0)
+        return r;
+    CHECK(pthread_mutex_lock(&s->lock) == 0);
+    st = stmt(s, ST_GET);
+    (void)sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        r = fill_item(st, -1, 0, 1, key, ret);
+    else
+        r = rc == SQLITE_DONE ? -ENOENT : sql_err(rc);
+    (void)sqlite3_reset(st);
+    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    return r;
+}
+
+/* Within the write transaction: records the event and the new revision, prunes history. */
+static int record(struct store *s, uint64_t rev, enum store_event_type type, const char *key,
+                  const void *value, size_t len)
+{
+    sqlite3_stmt *st = stmt(s, ST_EVENT);
+    int r;
+
+    (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)rev);
+    (void)sqlite3_bind_int(st, 2, (int)type);
+    (void)sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_blob(st, 4, value ? value : "", (int)len, SQLITE_STATIC);
+    if ((r = step_done(st)) < 0)
+        return r;
+    st = stmt(s, ST_META_SET);
+    (void)sqlite3_bind_text(st, 1, "revision", -1, SQLITE_STATIC);
+    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+    if ((r = step_done(st)) < 0)
+        return r;
+    if (rev - s->oldest > s->history) {
+        uint64_t oldest = rev - s->history;
+        st = stmt(s, ST_PRUNE);
+        (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)oldest);
+        if ((r = step_done(st)) < 0)
+            return r;
+        st = stmt(s, ST_META_SET);
+        (void)sqlite3_bind_text(st, 1, "oldest", -1, SQLITE_STATIC);
+        (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)oldest);
+        if ((r = step_done(st)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+enum write_op { OP_CREATE, OP_UPDATE, OP_DELETE };
+
+/* One write transaction: check the current object, change it, record the event, commit. The
+ * in-memory revision moves only once the commit succeeded. */
+static int write_op(struct store *s, enum write_op op, const char *key, const char *value,
+                    size_t len, uint64_t expect_rv, struct store_item *ret_old, uint64_t *ret_rv)
+{
+    struct store_item old = {0};
+    sqlite3_stmt *st;
+    uint64_t rev;
+    int rc, r;
+    bool exists;
+
+    if ((r = check_key(key)) < 0)
+        return r;
+    if (len > STORE_MAX_VALUE)
+        return -E2BIG;
+    CHECK(pthread_mutex_lock(&s->lock) == 0);
+    if ((r = step_done(stmt(s, ST_BEGIN))) < 0)
+        goto unlock;
+    st = stmt(s, ST_GET);
+    (void)sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    exists = rc == SQLITE_ROW;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        r = sql_err(rc);
+        goto rollback;
+    }
+    if (exists && (op == OP_DELETE || ret_old) && (r = fill_item(st, -1, 0, 1, key, &old)) < 0)
+        goto rollback;
+    if (exists && !old.key)
+        old.rv = (uint64_t)sqlite3_column_int64(st, 0);
+    (void)sqlite3_reset(st);
+    if (op == OP_CREATE && exists) {
+        r = -EEXIST;
+        goto rollback;
+    }
+    if (op != OP_CREATE && !exists) {
+        r = -ENOENT;
+        goto rollback;
+    }
+    if (op != OP_CREATE && expect_rv && expect_rv != old.rv) {
+        r = -ESTALE;
+        goto rollback;
+    }
+    rev = s->rev + 1;
+    st = stmt(s, op == OP_CREATE ? ST_INSERT : op == OP_UPDATE ? ST_UPDATE : ST_DELETE);
+    (void)sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (op != OP_DELETE) {
+        (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
+        (void)sqlite3_bind_blob(st, 3, len ? value : "", (int)len, SQLITE_STATIC);
+    }
+    if ((r = step_done(st)) < 0)
+        goto rollback;
+    r = op == OP_DELETE
+            ? record(s, rev, STORE_DELETED, key, old.value, old.len)
+            : record(s, rev, op == OP_CREATE ? STORE_ADDED : STORE_MODIFIED, key, value, len);
+    if (r < 0)
+        goto rollback;
+    if ((r = step_done(stmt(s, ST_COMMIT))) < 0)
+        goto rollback;
+    s->rev = rev;
+    if (rev - s->oldest > s->history)
+        s->oldest = rev - s->history;
+    if (ret_rv)
+        *ret_rv = rev;
+    if (ret_old) {
+        *ret_old = old;
+        old = (struct store_item){0};
+    }
+    goto unlock;
+rollback:
+    (void)step_done(stmt(s, ST_ROLLBACK));
+unlock:
+    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    store_item_release(&old);
+    return r;
+}
+
+int store_create(struct store *s, const char *key, const char *value, size_t len, uint64_t *ret_rv)
+{
+    return write_op(s, OP_CREATE, key, value, len, 0, NULL, ret_rv);
+}
+
+int store_update(struct store *s, const char *key, const char *value, size_t len,
+                 uint64_t expect_rv, uint64_t *ret_rv)
+{
+    return write_op(s, OP_UPDATE, key, value, len, expect_rv, NULL, ret_rv);
+}
+
+int store_delete(struct store *s, const char *key, uint64_t expect_rv, struct store_item *ret_old,
+                 uint64_t *ret_rv)
+{
+    return write_op(s, OP_DELETE, key, NULL, 0, expect_rv, ret_old, ret_rv);
+}
+
+int store_list(struct store *s, const char *prefix, const char *after, size_t limit,
+               store_item_fn fn, void *userdata, uint64_t *ret_rv)
+{
+    size_t plen = prefix ? strlen(prefix) : 0, n = 0;
+    char *upper;
+    sqlite3_stmt *st;
+    int rc, r = 0;
+
+    if (!prefix || !plen || check_key(prefix) < 0 || (after && check_key(after) < 0))
+        return -EINVAL;
+    /* Keys are printable ASCII, so prefix with its last byte incremented bounds the range. */
+    upper = xstrdup(prefix);
+    upper[plen - 1]++;
+    CHECK(pthread_mutex_lock(&s->lock) == 0);
+    /* A read transaction keeps the rows consistent with the revision reported. */
+    rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        r = sql_err(rc);
+        goto unlock;
+    }
+    if (ret_rv)
+        *ret_rv = s->rev;
+    st = stmt(s, after ? ST_LIST_AFTER : ST_LIST);
+    (void)sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_text(st, 2, upper, -1, SQLITE_STATIC);
+    if (after)
+        (void)sqlite3_bind_text(st, 3, after, -1, SQLITE_STATIC);
+    while ((!limit || n < limit) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct store_item it = {0};
+        r = fill_item(st, 0, 1, 2, NULL, &it);
+        if (r == 0)
+            r = fn(&it, userdata);
+        store_item_release(&it);
+        n++;
+        if (r != 0)
+            break;
+    }
+    if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = sql_err(rc);
+    (void)sqlite3_reset(st);
+    (void)sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+unlock:
+    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    free(upper);
+    return r < 0 ? r : 0;
+}
+
+int store_events(struct store *s, uint64_t since, store_event_fn fn, void *userdata)
+{
+    sqlite3_stmt *st;
+    int rc, r = 0;
+
+    CHECK(pthread_mutex_lock(&s->lock) == 0);
+    if (since < s->oldest) {
+        r = -ERANGE;
+        goto unlock;
+    }
+    st = stmt(s, ST_EVENTS);
+    (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct store_event ev = {
+            .rv = (uint64_t)sqlite3_column_int64(st, 0),
+            .type = (enum store_event_type)sqlite3_column_int(st, 1),
+            .key = (const char *)sqlite3_column_text(st, 2),
+            .value = sqlite3_column_blob(st, 3),
+            .len = (size_t)sqlite3_column_bytes(st, 3),
+        };
+        if (!ev.key) {
+            r = -ENOMEM;
+            break;
+        }
+        if (!ev.value)
+            ev.value = "";
+        r = fn(&ev, userdata);
+        if (r != 0)
+            break;
+    }
+    if (r == 0 && rc != SQLITE_DONE)
+        r = sql_err(rc);
+    (void)sqlite3_reset(st);
+unlock:
+    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    return r < 0 ? r : 0;
+}
