@@ -42,9 +42,8 @@ test-valgrind: build
 check-format:
 	@clang-format --dry-run --Werror $(SRC_FILES)
 
-# clang-tidy with .clang-tidy over the library and command sources (warnings are errors).
 check-tidy: build
-	@git ls-files 'src/*.c' 'cmd/*.c' | xargs -P $(JOBS) -n 4 clang-tidy -p $(GCC_DIR) --quiet
+	@scripts/check-tidy.sh $(GCC_DIR) $(JOBS)
 
 fmt:
 	clang-format -i $(SRC_FILES)
