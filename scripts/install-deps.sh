@@ -4,7 +4,8 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy valgrind git
-libcjson-dev libfyaml-dev libcmocka-dev libsqlite3-dev"
+libcjson-dev libfyaml-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev
+libgnutls28-dev libcurl4-gnutls-dev"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,361 @@
+/*
+ * HTTP server on libmicrohttpd (see server.h). The access callback runs three times per
+ * request in libmicrohttpd's model: once to set up our state, once per body chunk (appended up
+ * to max_body), and once at the end, where the handler runs and the response is queued.
+ */
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/log.h"
+
+#define DEFAULT_MAX_BODY (3u << 20)
+#define DEFAULT_THREADS  4
+#define MAX_CERT_GROUPS  16
+
+struct http_server {
+    struct MHD_Daemon *d;
+    http_handler_fn fn;
+    void *userdata;
+    size_t max_body;
+    bool client_ca;
+    /* libmicrohttpd uses these buffers in place: they live as long as the daemon. */
+    char *cert;
+    char *key;
+    char *ca;
+};
+
+struct http_request {
+    struct http_server *srv;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path;
+    struct strbuf body;
+    bool too_big;
+    int cert_state; /* 1 verified, 0 not looked at yet, else the negative error */
+    char *user;
+    char *groups[MAX_CERT_GROUPS + 1];
+};
+
+const char *http_request_method(const struct http_request *req)
+{
+    return req->method;
+}
+
+const char *http_request_path(const struct http_request *req)
+{
+    return req->path;
+}
+
+const char *http_request_header(const struct http_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_request_query(const struct http_request *req, const char *key)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_request_body(const struct http_request *req, size_t *ret_len)
+{
+    if (ret_len)
+        *ret_len = req->body.len;
+    return req->body.buf;
+}
+
+void http_response_header(struct http_response *resp, const char *name, const char *value)
+{
+    if (resp->nheaders == HTTP_MAX_HEADERS)
+        return;
+    resp->headers[resp->nheaders].name = name;
+    resp->headers[resp->nheaders].value = xstrdup(value);
+    resp->nheaders++;
+}
+
+/* A DN attribute by OID and index into a fresh string; NULL when absent. */
+static char *dn_value(gnutls_x509_crt_t crt, const char *oid, unsigned idx)
+{
+    char buf[256];
+    size_t size = sizeof(buf);
+
+    if (gnutls_x509_crt_get_dn_by_oid(crt, oid, idx, 0, buf, &size) < 0)
+        return NULL;
+    return xstrndup(buf, size);
+}
+
+/* Verifies the peer's chain against the client CA and reads CN and O from its leaf. */
+static int verify_client_cert(struct http_request *req)
+{
+    const union MHD_ConnectionInfo *ci;
+    const gnutls_datum_t *chain;
+    unsigned n = 0, status = 0;
+    gnutls_session_t session;
+    gnutls_x509_crt_t crt;
+    int r = -EACCES;
+
+    if (!req->srv->client_ca)
+        return -ENOENT;
+    ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (!ci || !ci->tls_session)
+        return -ENOENT;
+    session = (gnutls_session_t)ci->tls_session;
+    chain = gnutls_certificate_get_peers(session, &n);
+    if (!chain || n == 0)
+        return -ENOENT;
+    if (gnutls_certificate_verify_peers2(session, &status) < 0 || status != 0)
+        return -EACCES;
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return -ENOMEM;
+    if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) >= 0) {
+        req->user = dn_value(crt, GNUTLS_OID_X520_COMMON_NAME, 0);
+        for (unsigned i = 0; i < MAX_CERT_GROUPS; i++) {
+            req->groups[i] = dn_value(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i);
+            if (!req->groups[i])
+                break;
+        }
+        r = req->user ? 0 : -EACCES;
+    }
+    gnutls_x509_crt_deinit(crt);
+    return r;
+}
+
+int http_request_client_cert(const struct http_request *req, const char **ret_user,
+                             const char *const **ret_groups)
+{
+    struct http_request *r = (struct http_request *)req; /* the answer is cached */
+
+    if (r->cert_state == 0) {
+        int v = verify_client_cert(r);
+        r->cert_state = v == 0 ? 1 : v;
+    }
+    if (r->cert_state != 1)
+        return r->cert_state;
+    *ret_user = r->user;
+    *ret_groups = (const char *const *)r->groups;
+    return 0;
+}
+
+static void request_free(struct http_request *req)
+{
+    if (!req)
+        return;
+    strbuf_release(&req->body);
+    free(req->user);
+    for (unsigned i = 0; i < MAX_CERT_GROUPS; i++)
+        free(req->groups[i]);
+    free(req);
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_response *resp)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    size_t len;
+    char *body = strbuf_detach(&resp->body, &len);
+
+    r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                  resp->content_type ? resp->content_type : "application/json");
+    for (size_t i = 0; i < resp->nheaders; i++)
+        (void)MHD_add_response_header(r, resp->headers[i].name, resp->headers[i].value);
+    ret = MHD_queue_response(conn, (unsigned)(resp->status ? resp->status : 500), r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void response_release(struct http_response *resp)
+{
+    strbuf_release(&resp->body);
+    for (size_t i = 0; i < resp->nheaders; i++)
+        free(resp->headers[i].value);
+    resp->nheaders = 0;
+}
+
+static enum MHD_Result too_large(struct MHD_Connection *conn, size_t max)
+{
+    struct http_response resp = {.status = 413, .body = STRBUF_INIT};
+    enum MHD_Result ret;
+
+    strbuf_addf(&resp.body,
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                "\"Failure\",\"message\":\"the request body is larger than %zu bytes\","
+                "\"reason\":\"RequestEntityTooLarge\",\"code\":413}",
+                max);
+    ret = send_response(conn, &resp);
+    response_release(&resp);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
+{
+    struct http_server *srv = cls;
+    struct http_request *req = *req_cls;
+    struct http_response resp = {.status = 0, .body = STRBUF_INIT};
+    enum MHD_Result ret;
+    (void)version;
+
+    if (!req) {
+        const char *cl =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        int64_t n;
+
+        req = xcalloc(1, sizeof(*req));
+        req->srv = srv;
+        req->conn = conn;
+        req->method = method;
+        req->path = url;
+        strbuf_init(&req->body);
+        *req_cls = req;
+        /* Refuse an announced oversized body before reading any of it. */
+        if (cl && parse_i64(cl, &n) == 0 && (n < 0 || (uint64_t)n > srv->max_body)) {
+            req->too_big = true;
+            return too_large(conn, srv->max_body);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!req->too_big && req->body.len + *upload_data_size > srv->max_body)
+            req->too_big = true;
+        if (!req->too_big)
+            strbuf_add(&req->body, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (req->too_big)
+        return too_large(conn, srv->max_body);
+    srv->fn(req, &resp, srv->userdata);
+    ret = send_response(conn, &resp);
+    response_release(&resp);
+    return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    request_free(*req_cls);
+    *req_cls = NULL;
+}
+
+__attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char buf[256];
+    (void)cls;
+
+    if (LOG_DEBUG > log_max_level)
+        return;
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    log_debug("http", "%s", buf);
+}
+
+/* host (numeric or a name) and port to a socket address. */
+static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ret, socklen_t *len)
+{
+    struct addrinfo hints = {.ai_flags = AI_PASSIVE | AI_NUMERICSERV, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    char service[8];
+
+    (void)snprintf(service, sizeof(service), "%u", (unsigned)port);
+    if (getaddrinfo(host, service, &hints, &res) != 0 || !res)
+        return -EINVAL;
+    memcpy(ret, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+int http_server_start(const struct http_server_opts *opts, http_handler_fn handler, void *userdata,
+                      struct http_server **ret)
+{
+    struct http_server *s;
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    int r;
+
+    if (!handler || (!!opts->cert_pem != !!opts->key_pem) ||
+        (opts->client_ca_pem && !opts->cert_pem))
+        return -EINVAL;
+    r = resolve(opts->host ? opts->host : "127.0.0.1", opts->port, &addr, &alen);
+    if (r < 0)
+        return r;
+    s = xcalloc(1, sizeof(*s));
+    s->fn = handler;
+    s->userdata = userdata;
+    s->max_body = opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
+    s->client_ca = opts->client_ca_pem != NULL;
+    if (addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    if (opts->cert_pem) {
+        flags |= MHD_USE_TLS;
+        s->cert = xstrdup(opts->cert_pem);
+        s->key = xstrdup(opts->key_pem);
+        s->ca = opts->client_ca_pem ? xstrdup(opts->client_ca_pem) : NULL;
+    }
+    {
+        struct MHD_OptionItem o[12];
+        size_t n = 0;
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &addr};
+        o[n++] = (struct MHD_OptionItem){
+            MHD_OPTION_THREAD_POOL_SIZE,
+            (intptr_t)(opts->threads ? opts->threads : DEFAULT_THREADS), NULL};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 120, NULL};
+        o[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)64 * 1024, NULL};
+        if (s->cert) {
+            o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert};
+            o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->key};
+        }
+        if (s->ca)
+            o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_TRUST, 0, s->ca};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+        errno = 0;
+        s->d = MHD_start_daemon(flags, opts->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, o,
+                                MHD_OPTION_END);
+    }
+    if (!s->d) {
+        r = errno == EADDRINUSE ? -EADDRINUSE : opts->cert_pem ? -EINVAL : -EIO;
+        http_server_stop(s);
+        return r;
+    }
+    *ret = s;
+    return 0;
+}
+
+uint16_t http_server_port(const struct http_server *s)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    return di ? di->port : 0;
+}
+
+void http_server_stop(struct http_server *s)
+{
+    if (!s)
+        return;
+    if (s->d)
+        MHD_stop_daemon(s->d);
+    free(s->cert);
+    free(s->key);
+    free(s->ca);
+    free(s);
+}

@@ -1,0 +1,77 @@
+/*
+ * The HTTP/1.1 server every koord server is built on: libmicrohttpd with a thread pool,
+ * keep-alive, TLS through GnuTLS (optionally asking for client certificates, which is how
+ * Kubernetes components authenticate), bounded request bodies, and a single handler callback
+ * that sees a complete request and fills in a response. Watch streams will extend the response
+ * with a streaming mode.
+ */
+#ifndef KOORD_HTTP_SERVER_H
+#define KOORD_HTTP_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/strbuf.h"
+
+struct http_request;
+
+/* Accessors valid during the handler call. */
+const char *http_request_method(const struct http_request *req);
+const char *http_request_path(const struct http_request *req); /* decoded, without the query */
+const char *http_request_header(const struct http_request *req, const char *name);
+const char *http_request_query(const struct http_request *req, const char *key);
+const char *http_request_body(const struct http_request *req, size_t *ret_len);
+
+/*
+ * The identity of a client certificate that verified against the configured client CA:
+ * *ret_user = the subject CN, ret_groups = the O values (NULL-terminated), both owned by the
+ * request. 0, -ENOENT when the client sent no certificate or the server has no client CA,
+ * -EACCES when it did not verify.
+ */
+int http_request_client_cert(const struct http_request *req, const char **ret_user,
+                             const char *const **ret_groups);
+
+#define HTTP_MAX_HEADERS 8
+
+struct http_response {
+    int status;
+    const char *content_type; /* static string; default application/json */
+    struct strbuf body;
+    struct {
+        const char *name; /* static strings */
+        char *value;      /* owned */
+    } headers[HTTP_MAX_HEADERS];
+    size_t nheaders;
+};
+
+/* Adds a response header; value is copied. Silently ignored past HTTP_MAX_HEADERS. */
+void http_response_header(struct http_response *resp, const char *name, const char *value);
+
+/* The request handler: runs on a pool thread, must fill resp (status 0 means 500). */
+typedef void (*http_handler_fn)(const struct http_request *req, struct http_response *resp,
+                                void *userdata);
+
+struct http_server_opts {
+    const char *host;     /* listen address, e.g. "127.0.0.1" or "0.0.0.0" */
+    uint16_t port;        /* 0 picks a free port; see http_server_port() */
+    const char *cert_pem; /* serving certificate; NULL for plain HTTP */
+    const char *key_pem;
+    const char *client_ca_pem; /* ask for client certificates signed by this CA; may be NULL */
+    size_t max_body;           /* larger bodies get 413; 0 = 3 MiB */
+    unsigned threads;          /* 0 = 4 */
+};
+
+struct http_server;
+
+/* Starts serving. 0, -EINVAL (bad address or certificate), -EADDRINUSE, -ENOMEM, -EIO. */
+int http_server_start(const struct http_server_opts *opts, http_handler_fn handler, void *userdata,
+                      struct http_server **ret);
+
+/* The bound port (useful after asking for port 0). */
+uint16_t http_server_port(const struct http_server *s);
+
+/* Stops accepting, finishes running requests, frees everything. NULL is fine. */
+void http_server_stop(struct http_server *s);
+
+#endif
