@@ -5,6 +5,7 @@
 #include "api/schema.h"
 
 #include <math.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -408,6 +409,9 @@ static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w)
             goto bad_type;
         if (s->enums)
             check_enum(s, v, w);
+        if (s->pattern_re && regexec(s->pattern_re, v->valuestring, 0, NULL, 0) != 0)
+            api_walk_error(w, NULL, FIELD_INVALID, v, "%s in body should match '%s'", w->path.buf,
+                           s->pattern);
         if (s->max_len && strlen(v->valuestring) > (size_t)s->max_len)
             api_walk_error(w, NULL, FIELD_TOO_LONG, NULL, "may not be more than %d bytes",
                            s->max_len);
@@ -498,15 +502,19 @@ void api_validate(const struct api_schema *s, const cJSON *v, const char *prefix
  */
 #define DFLT_CACHE 4096 /* power of two; the tables hold a few hundred schema nodes */
 #define DFLT_PROBE 16
-#define DFLT_KNOWN ((uintptr_t)1)
-#define DFLT_CRD   ((uintptr_t)2)
-#define DFLT_CTRL  ((uintptr_t)4)
+#define DFLT_KNOWN ((uintptr_t)API_DFLT_KNOWN)
+#define DFLT_CRD   ((uintptr_t)API_DFLT_CRD)
+#define DFLT_CTRL  ((uintptr_t)API_DFLT_CTRL)
 static _Atomic uintptr_t dflt_cache[DFLT_CACHE];
 
 static uintptr_t defaults_below(const struct api_schema *s, int depth)
 {
     uintptr_t key = (uintptr_t)s, bits = 0, e;
     size_t h = (size_t)((key >> 3) * 2654435761u);
+
+    /* Trees built at run time carry the answer: their memory may be reused, so no memo. */
+    if (s->dflt_below & API_DFLT_KNOWN)
+        return s->dflt_below;
 
     for (int i = 0; i < DFLT_PROBE; i++) {
         e = atomic_load_explicit(&dflt_cache[(h + i) & (DFLT_CACHE - 1)], memory_order_relaxed);

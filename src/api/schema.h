@@ -98,6 +98,16 @@ struct api_schema {
     unsigned flags;                 /* enum api_schema_flags */
     api_check_fn check;
     const struct api_pair *wh_pairs; /* terminated by {NULL, NULL} */
+    /* Filled only in trees built at run time (openapi.h); static tables leave them zero. */
+    const void *pattern_re; /* compiled `pattern` (regex_t), enforced when set */
+    unsigned dflt_below;    /* which defaults exist at or below (schema.c DFLT_* bits) */
+};
+
+/* dflt_below bits, set by tree builders so defaulting needs no memo for their nodes. */
+enum api_dflt_bits {
+    API_DFLT_KNOWN = 1,
+    API_DFLT_CRD = 2,
+    API_DFLT_CTRL = 4,
 };
 
 enum api_validate_flags {

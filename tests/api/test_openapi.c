@@ -1,0 +1,260 @@
+/*
+ * Tests for api/openapi: descriptions built from openAPIV3Schema. Every generated Koordinator
+ * CRD schema, read back, must accept the valid examples, default them exactly as the static
+ * tables do and encode them unchanged; hand-written schemas check each supported keyword (required,
+ * enum, pattern, ranges, maps, int-or-string and quantities, preserve-unknown-fields, defaults) and
+ * the errors for unsupported ones.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/api.h"
+#include "api/crd.h"
+#include "api/openapi.h"
+#include "base/base.h"
+#include "base/strbuf.h"
+#include "codec/codec.h"
+#include "testutil.h"
+
+/* The valid examples of the repository, per kind. */
+static const char *const examples[] = {
+    "examples/seed/recommendation.yaml",
+    "examples/seed/cluster-colocation-profile.yaml",
+    "examples/seed/elastic-quota-profile.yaml",
+    "examples/seed/reservation.yaml",
+    "examples/seed/nodemetric.yaml",
+    "examples/seed/nodeslo.yaml",
+    "examples/reference/recommendation.yaml",
+    "examples/reference/cluster-colocation-profile.yaml",
+    "examples/reference/elasticquota.yaml",
+    "examples/reference/reservation.yaml",
+    "examples/reference/nodemetric.yaml",
+};
+
+static cJSON *load(const char *rel)
+{
+    struct strbuf path = STRBUF_INIT, buf = STRBUF_INIT;
+    cJSON **docs = NULL, *doc;
+    size_t n = 0;
+
+    strbuf_addf(&path, "%s/%s", KOORD_SOURCE_DIR, rel);
+    assert_int_equal(codec_read_file(path.buf, 1 << 20, &buf), 0);
+    assert_int_equal(yaml_parse_stream(buf.buf, buf.len, NULL, &docs, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    doc = docs[0];
+    docs[0] = NULL;
+    codec_docs_free(docs, n);
+    strbuf_release(&path);
+    strbuf_release(&buf);
+    return doc;
+}
+
+/* The openAPIV3Schema of k's generated CRD, as a description. */
+static struct api_schema_tree *crd_tree(const struct api_kind *k)
+{
+    cJSON *crd = NULL;
+    struct api_schema_tree *t = NULL;
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    const cJSON *oas;
+
+    assert_int_equal(api_crd_build(k, &crd), 0);
+    oas = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "versions"),
+                               0),
+            "schema"),
+        "openAPIV3Schema");
+    if (api_schema_from_openapi(oas, &t, &errs) != 0)
+        fail_with_errors(&errs, "%s: generated schema not accepted", k->kind);
+    field_errors_release(&errs);
+    cJSON_Delete(crd);
+    return t;
+}
+
+static void test_generated_crds_round_trip(void **state)
+{
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(examples); i++) {
+        cJSON *doc = load(examples[i]), *a = cJSON_Duplicate(doc, true), *b;
+        const struct api_kind *k =
+            api_kind_find(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "apiVersion")),
+                          cJSON_GetStringValue(cJSON_GetObjectItem(doc, "kind")));
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        struct api_schema_tree *t;
+
+        assert_non_null(k);
+        t = crd_tree(k);
+        api_validate(api_schema_tree_root(t), doc, "", API_V_STRICT, &errs);
+        if (field_errors_count(&errs))
+            fail_with_errors(&errs, "%s rejected by its CRD schema", examples[i]);
+        /* Defaults and canonical encoding agree with the static tables. */
+        assert_int_equal(api_default(api_schema_tree_root(t), doc, 0), 0);
+        assert_int_equal(api_object_default(k, a, 0), 0);
+        if (!cJSON_Compare(doc, a, true))
+            fail_msg("%s: CRD defaults differ from the static tables", examples[i]);
+        /* Encoding under the CRD schema keeps a valid, defaulted object as it is: nothing to
+         * prune, quantities already canonical. (Go-only encodings, such as "24h" written as
+         * "24h0m0s" or empty status structs, are the static tables' business.) */
+        b = cJSON_Duplicate(doc, true);
+        assert_int_equal(api_canonicalize(api_schema_tree_root(t), doc), 0);
+        if (!cJSON_Compare(doc, b, true)) {
+            char *x = cJSON_PrintUnformatted(doc), *y = cJSON_PrintUnformatted(b);
+            print_error("encoded: %s\ninput: %s\n", x, y);
+            cJSON_free(x);
+            cJSON_free(y);
+            fail_msg("%s: encoding under the CRD schema changed a valid object", examples[i]);
+        }
+        cJSON_Delete(b);
+        field_errors_release(&errs);
+        api_schema_tree_free(t);
+        cJSON_Delete(doc);
+        cJSON_Delete(a);
+    }
+}
+
+static const char widget_schema[] =
+    "{\"type\":\"object\",\"properties\":{"
+    "\"apiVersion\":{\"type\":\"string\"},\"kind\":{\"type\":\"string\"},"
+    "\"metadata\":{\"type\":\"object\"},"
+    "\"spec\":{\"type\":\"object\",\"required\":[\"size\"],\"properties\":{"
+    "\"size\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10},"
+    "\"color\":{\"type\":\"string\",\"enum\":[\"red\",\"blue\"],\"default\":\"red\"},"
+    "\"code\":{\"type\":\"string\",\"pattern\":\"^[a-z]{3}-[0-9]+$\"},"
+    "\"when\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"limits\":{\"type\":\"object\",\"additionalProperties\":{\"anyOf\":[{\"type\":\"integer\"},"
+    "{\"type\":\"string\"}],\"pattern\":\"^(\\\\+|-)?(([0-9]+(\\\\.[0-9]*)?)|(\\\\.[0-9]+))((["
+    "KMGTPE]i)|"
+    "[numkMGTPE]|([eE](\\\\+|-)?(([0-9]+(\\\\.[0-9]*)?)|(\\\\.[0-9]+))))?$\","
+    "\"x-kubernetes-int-or-string\":true}},"
+    "\"port\":{\"x-kubernetes-int-or-string\":true},"
+    "\"tags\":{\"type\":\"array\",\"minItems\":1,\"items\":{\"type\":\"string\"}},"
+    "\"extra\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
+    "\"ratio\":{\"type\":\"number\",\"exclusiveMinimum\":true,\"minimum\":0}}}}}";
+
+struct row {
+    const char *spec;
+    const char *want; /* rendered first error, or NULL when valid */
+};
+
+static const struct row rows[] = {
+    {"{\"size\":3}", NULL},
+    {"{}", "spec.size: Required value"},
+    {"{\"size\":11}", "spec.size: Invalid value: 11: spec.size in body should be less than or "
+                      "equal to 10"},
+    {"{\"size\":\"3\"}",
+     "spec.size: Invalid value: \"3\": spec.size in body must be of type integer: \"string\""},
+    {"{\"size\":1,\"color\":\"green\"}",
+     "spec.color: Unsupported value: \"green\": supported values: \"red\", \"blue\""},
+    {"{\"size\":1,\"code\":\"abc-12\"}", NULL},
+    {"{\"size\":1,\"code\":\"ABC-12\"}",
+     "spec.code: Invalid value: \"ABC-12\": spec.code in body should match "
+     "'^[a-z]{3}-[0-9]+$'"},
+    {"{\"size\":1,\"when\":\"2024-03-05T08:00:00Z\"}", NULL},
+    {"{\"size\":1,\"when\":\"yesterday\"}",
+     "spec.when: Invalid value: \"yesterday\": must be an RFC 3339 date-time such as "
+     "\"2024-03-05T08:00:00Z\""},
+    {"{\"size\":1,\"limits\":{\"cpu\":\"500m\",\"memory\":2048}}", NULL},
+    {"{\"size\":1,\"limits\":{\"cpu\":\"lots\"}}",
+     "spec.limits[cpu]: Invalid value: \"lots\": quantities must match the regular expression "
+     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+    {"{\"size\":1,\"port\":\"http\"}", NULL},
+    {"{\"size\":1,\"port\":8080}", NULL},
+    {"{\"size\":1,\"port\":true}",
+     "spec.port: Invalid value: true: spec.port in body must be of type integer or string: "
+     "\"boolean\""},
+    {"{\"size\":1,\"tags\":[]}",
+     "spec.tags: Invalid value: \"array\": spec.tags in body should have at least 1 items"},
+    {"{\"size\":1,\"extra\":{\"anything\":{\"goes\":[1]}}}", NULL},
+    {"{\"size\":1,\"ratio\":0}",
+     "spec.ratio: Invalid value: 0: spec.ratio in body should be greater than 0"},
+};
+
+static void test_keywords(void **state)
+{
+    cJSON *oas = J(widget_schema);
+    struct api_schema_tree *t = NULL;
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    (void)state;
+
+    if (api_schema_from_openapi(oas, &t, &errs) != 0)
+        fail_with_errors(&errs, "widget schema not accepted");
+    for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+        struct strbuf doc = STRBUF_INIT;
+        cJSON *obj;
+        strbuf_addf(&doc,
+                    "{\"apiVersion\":\"x/v1\",\"kind\":\"Widget\",\"metadata\":{},\"spec\":%s}",
+                    rows[i].spec);
+        obj = J(doc.buf);
+        api_validate(api_schema_tree_root(t), obj, "", 0, &errs);
+        if (!rows[i].want && field_errors_count(&errs))
+            fail_with_errors(&errs, "row %zu: want valid", i);
+        if (rows[i].want && (!field_errors_count(&errs) || !renders_as(&errs.v[0], rows[i].want)))
+            fail_with_errors(&errs, "row %zu: want %s", i, rows[i].want);
+        field_errors_release(&errs);
+        cJSON_Delete(obj);
+        strbuf_release(&doc);
+    }
+
+    /* Defaults apply inside present objects; unknown fields are pruned on encode except under
+     * preserve-unknown-fields. */
+    {
+        cJSON *obj = J("{\"spec\":{\"size\":2,\"bogus\":1,\"extra\":{\"keep\":1},"
+                       "\"limits\":{\"cpu\":\"1.5\"}}}");
+        assert_int_equal(api_default(api_schema_tree_root(t), obj, 0), 0);
+        assert_int_equal(api_canonicalize(api_schema_tree_root(t), obj), 0);
+        assert_json_eq(obj, "{\"metadata\":{},\"spec\":{\"size\":2,\"color\":\"red\","
+                            "\"limits\":{\"cpu\":\"1500m\"},\"extra\":{\"keep\":1}}}");
+        cJSON_Delete(obj);
+    }
+    api_schema_tree_free(t);
+    cJSON_Delete(oas);
+}
+
+static void test_unsupported(void **state)
+{
+    static const struct {
+        const char *schema, *field;
+    } bad[] = {
+        {"{\"type\":\"object\",\"properties\":{\"a\":{}}}", "openAPIV3Schema.properties[a].type"},
+        {"{\"type\":\"tuple\"}", "openAPIV3Schema.type"},
+        {"{\"type\":\"array\"}", "openAPIV3Schema.items"},
+        {"{\"type\":\"string\",\"enum\":[1,2]}", "openAPIV3Schema.enum"},
+        {"{\"type\":\"string\",\"pattern\":\"([a-z\"}", "openAPIV3Schema.pattern"},
+        {"{\"type\":\"object\",\"required\":[\"x\"]}", "openAPIV3Schema.required"},
+        {"[]", "openAPIV3Schema"},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        cJSON *oas = J(bad[i].schema);
+        struct api_schema_tree *t = NULL;
+        struct field_errors errs = FIELD_ERRORS_INIT;
+
+        assert_int_equal(api_schema_from_openapi(oas, &t, &errs), -EINVAL);
+        assert_null(t);
+        assert_true(errs.n >= 1);
+        if (strcmp(errs.v[0].field, bad[i].field))
+            fail_with_errors(&errs, "case %zu: want the error at %s", i, bad[i].field);
+        field_errors_release(&errs);
+        cJSON_Delete(oas);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generated_crds_round_trip),
+        cmocka_unit_test(test_keywords),
+        cmocka_unit_test(test_unsupported),
+    };
+
+    codec_init();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
