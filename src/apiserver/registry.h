@@ -1,0 +1,74 @@
+/*
+ * The resources an API server serves: the built-in kinds (from the api module's static
+ * descriptions) and every kind defined by a CustomResourceDefinition (from its
+ * openAPIV3Schema), with the names, scope and subresources the discovery documents publish
+ * (reference kubernetes-api.md 1.3-1.4). Creating or deleting a CRD adds or removes its
+ * resources at once; a request holds a reference to the resource it started with, so a CRD
+ * change never pulls a description from under it.
+ */
+#ifndef KOORD_APISERVER_REGISTRY_H
+#define KOORD_APISERVER_REGISTRY_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+#include "api/field.h"
+
+struct api_kind;
+struct api_schema;
+
+struct api_resource {
+    const char *group; /* "" for core */
+    const char *version;
+    const char *plural;
+    const char *singular;
+    const char *kind;
+    const char *const *short_names;  /* NULL-terminated, may be NULL */
+    const char *const *categories;   /* NULL-terminated, may be NULL */
+    const char *const *subresources; /* e.g. "status", "binding"; NULL-terminated */
+    bool namespaced;
+    const struct api_kind *builtin;  /* static description, or NULL for a CRD */
+    const struct api_schema *schema; /* the whole-object description */
+    const char *crd_name;            /* "<plural>.<group>" for CRD-defined resources */
+};
+
+struct api_registry;
+
+/* A registry holding every built-in kind of the api module. */
+struct api_registry *api_registry_new(void);
+void api_registry_free(struct api_registry *r);
+
+/*
+ * Serves the kinds of a CRD object (replacing what the same CRD served before). The CRD must
+ * pass api_crd_check() and its storage version's schema api_schema_from_openapi(); otherwise
+ * errors are appended and -EINVAL returned. -EEXIST when it would shadow a built-in resource.
+ */
+int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_errors *errs);
+
+/* Stops serving the CRD named "<plural>.<group>"; -ENOENT when it is not served. */
+int api_registry_remove_crd(struct api_registry *r, const char *crd_name);
+
+/*
+ * Finds a resource by group, version and plural (or a short name, or the singular name, as
+ * kubectl may send them resolved). Returns a reference (release with api_resource_unref) or
+ * NULL.
+ */
+const struct api_resource *api_registry_lookup(struct api_registry *r, const char *group,
+                                               const char *version, const char *plural);
+
+/* Finds a resource by apiVersion and kind (for request bodies). Reference or NULL. */
+const struct api_resource *api_registry_lookup_kind(struct api_registry *r, const char *api_version,
+                                                    const char *kind);
+
+/* Drops a reference; returns NULL. */
+const struct api_resource *api_resource_unref(const struct api_resource *res);
+
+/* The discovery documents (new trees): GET /api, /apis, /apis/<group> (NULL when the group is
+ * not served), and the APIResourceList of /api/v1 or /apis/<group>/<version> (NULL when not
+ * served). */
+cJSON *api_registry_api_versions(struct api_registry *r);
+cJSON *api_registry_group_list(struct api_registry *r);
+cJSON *api_registry_group(struct api_registry *r, const char *group);
+cJSON *api_registry_resource_list(struct api_registry *r, const char *group, const char *version);
+
+#endif

@@ -1,0 +1,208 @@
+/*
+ * Tests for apiserver/registry: the built-in resources and their discovery entries (reference
+ * kubernetes-api.md 1.3), CRDs served at once and withdrawn, lookups by plural, singular,
+ * short name and kind, and references that outlive a CRD's removal.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/api.h"
+#include "api/crd.h"
+#include "apiserver/registry.h"
+#include "base/base.h"
+#include "codec/codec.h"
+#include "testutil.h"
+
+/* The entry named name in an APIResourceList, or NULL. */
+static const cJSON *entry(const cJSON *list, const char *name)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(list, "resources"))
+    {
+        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(r, "name")), name))
+            return r;
+    }
+    return NULL;
+}
+
+static void test_builtins(void **state)
+{
+    struct api_registry *r = api_registry_new();
+    const struct api_resource *a;
+    cJSON *doc;
+    (void)state;
+
+    a = api_registry_lookup(r, "", "v1", "pods");
+    assert_non_null(a);
+    assert_string_equal(a->kind, "Pod");
+    assert_true(a->namespaced);
+    assert_null(a->crd_name);
+    a = api_resource_unref(a);
+    a = api_registry_lookup(r, "", "v1", "po"); /* short name */
+    assert_non_null(a);
+    assert_string_equal(a->plural, "pods");
+    a = api_resource_unref(a);
+    a = api_registry_lookup(r, "", "v1", "node"); /* singular */
+    assert_non_null(a);
+    assert_string_equal(a->plural, "nodes");
+    assert_false(a->namespaced);
+    a = api_resource_unref(a);
+    assert_null(api_registry_lookup(r, "", "v2", "pods"));
+    assert_null(api_registry_lookup(r, "slo.koordinator.sh", "v1alpha1", "nodeslos"));
+
+    doc = api_registry_resource_list(r, "", "v1");
+    assert_non_null(doc);
+    assert_json_eq(entry(doc, "pods"),
+                   "{\"name\":\"pods\",\"singularName\":\"pod\",\"namespaced\":true,\"kind\":"
+                   "\"Pod\",\"verbs\":[\"create\",\"delete\",\"deletecollection\",\"get\","
+                   "\"list\",\"patch\",\"update\",\"watch\"],\"shortNames\":[\"po\"],"
+                   "\"categories\":[\"all\"]}");
+    assert_json_eq(entry(doc, "pods/binding"),
+                   "{\"name\":\"pods/binding\",\"singularName\":\"\",\"namespaced\":true,"
+                   "\"kind\":\"Binding\",\"verbs\":[\"create\"]}");
+    assert_json_eq(entry(doc, "pods/eviction"),
+                   "{\"name\":\"pods/eviction\",\"singularName\":\"\",\"namespaced\":true,"
+                   "\"group\":\"policy\",\"version\":\"v1\",\"kind\":\"Eviction\","
+                   "\"verbs\":[\"create\"]}");
+    assert_json_eq(entry(doc, "pods/status"),
+                   "{\"name\":\"pods/status\",\"singularName\":\"\",\"namespaced\":true,"
+                   "\"kind\":\"Pod\",\"verbs\":[\"get\",\"patch\",\"update\"]}");
+    assert_non_null(entry(doc, "namespaces/finalize"));
+    assert_non_null(entry(doc, "nodes/status"));
+    assert_non_null(entry(doc, "configmaps"));
+    assert_null(entry(doc, "configmaps/status"));
+    assert_null(entry(doc, "leases")); /* coordination.k8s.io, not core */
+    cJSON_Delete(doc);
+
+    doc = api_registry_api_versions(r);
+    assert_json_eq(doc, "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],"
+                        "\"serverAddressByClientCIDRs\":[]}");
+    cJSON_Delete(doc);
+    doc = api_registry_group_list(r);
+    assert_json_eq(doc, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":"
+                        "\"coordination.k8s.io\",\"versions\":[{\"groupVersion\":"
+                        "\"coordination.k8s.io/v1\",\"version\":\"v1\"}],\"preferredVersion\":"
+                        "{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":\"v1\"}}]}");
+    cJSON_Delete(doc);
+    assert_null(api_registry_group(r, "slo.koordinator.sh"));
+    assert_null(api_registry_resource_list(r, "slo.koordinator.sh", "v1alpha1"));
+    api_registry_free(r);
+}
+
+static void test_crds(void **state)
+{
+    struct api_registry *r = api_registry_new();
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    const struct api_resource *held, *a;
+    cJSON *doc;
+    (void)state;
+
+    for (const struct api_kind *const *k = api_kinds(); *k; k++) {
+        cJSON *crd = NULL;
+        if (!(*k)->crd)
+            continue;
+        assert_int_equal(api_crd_build(*k, &crd), 0);
+        if (api_registry_add_crd(r, crd, &errs) != 0)
+            fail_with_errors(&errs, "%s not served", (*k)->kind);
+        cJSON_Delete(crd);
+    }
+    held = api_registry_lookup(r, "slo.koordinator.sh", "v1alpha1", "nodeslos");
+    assert_non_null(held);
+    assert_string_equal(held->kind, "NodeSLO");
+    assert_string_equal(held->crd_name, "nodeslos.slo.koordinator.sh");
+    assert_false(held->namespaced);
+    a = api_registry_lookup(r, "analysis.koordinator.sh", "v1alpha1", "recom");
+    assert_non_null(a);
+    assert_string_equal(a->plural, "recommendations");
+    assert_true(a->namespaced);
+    a = api_resource_unref(a);
+    a = api_registry_lookup_kind(r, "scheduling.sigs.k8s.io/v1alpha1", "ElasticQuota");
+    assert_non_null(a);
+    assert_string_equal(a->plural, "elasticquotas");
+    a = api_resource_unref(a);
+
+    doc = api_registry_resource_list(r, "slo.koordinator.sh", "v1alpha1");
+    assert_non_null(entry(doc, "nodemetrics"));
+    assert_non_null(entry(doc, "nodemetrics/status"));
+    assert_json_eq(entry(doc, "nodeslos"),
+                   "{\"name\":\"nodeslos\",\"singularName\":\"nodeslo\",\"namespaced\":false,"
+                   "\"kind\":\"NodeSLO\",\"verbs\":[\"create\",\"delete\",\"deletecollection\","
+                   "\"get\",\"list\",\"patch\",\"update\",\"watch\"]}");
+    cJSON_Delete(doc);
+    doc = api_registry_group(r, "scheduling.koordinator.sh");
+    assert_json_eq(doc, "{\"name\":\"scheduling.koordinator.sh\",\"versions\":[{\"groupVersion\":"
+                        "\"scheduling.koordinator.sh/v1alpha1\",\"version\":\"v1alpha1\"}],"
+                        "\"preferredVersion\":{\"groupVersion\":\"scheduling.koordinator.sh/"
+                        "v1alpha1\",\"version\":\"v1alpha1\"},\"kind\":\"APIGroup\","
+                        "\"apiVersion\":\"v1\"}");
+    cJSON_Delete(doc);
+
+    /* Removing the CRD withdraws the resource; a held reference stays usable. */
+    assert_int_equal(api_registry_remove_crd(r, "nodeslos.slo.koordinator.sh"), 0);
+    assert_int_equal(api_registry_remove_crd(r, "nodeslos.slo.koordinator.sh"), -ENOENT);
+    assert_null(api_registry_lookup(r, "slo.koordinator.sh", "v1alpha1", "nodeslos"));
+    assert_string_equal(held->plural, "nodeslos");
+    {
+        cJSON *o = J("{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeSLO\","
+                     "\"metadata\":{\"name\":\"n\"},\"spec\":{\"cpuBurstStrategy\":"
+                     "{\"cpuBurstPercent\":20000}}}");
+        api_validate(held->schema, o, "", 0, &errs);
+        assert_int_equal(field_errors_count(&errs), 1);
+        assert_string_equal(errs.v[0].field, "spec.cpuBurstStrategy.cpuBurstPercent");
+        field_errors_release(&errs);
+        cJSON_Delete(o);
+    }
+    held = api_resource_unref(held);
+    api_registry_free(r);
+}
+
+static void test_bad_crds(void **state)
+{
+    struct api_registry *r = api_registry_new();
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    cJSON *crd;
+    (void)state;
+
+    /* Not structural: refused, nothing served. */
+    crd = J("{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+            "\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":"
+            "\"example.com\",\"names\":{\"kind\":\"Widget\",\"listKind\":\"WidgetList\","
+            "\"plural\":\"widgets\",\"singular\":\"widget\"},\"scope\":\"Namespaced\","
+            "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":"
+            "{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{\"spec\":{}}}}}]}}");
+    assert_int_equal(api_registry_add_crd(r, crd, &errs), -EINVAL);
+    assert_true(field_errors_count(&errs) > 0);
+    field_errors_release(&errs);
+    assert_null(api_registry_lookup(r, "example.com", "v1", "widgets"));
+    cJSON_Delete(crd);
+
+    /* A CRD may not shadow a built-in resource. */
+    crd = J("{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+            "\"metadata\":{\"name\":\"leases.coordination.k8s.io\"},\"spec\":{\"group\":"
+            "\"coordination.k8s.io\",\"names\":{\"kind\":\"Lease\",\"listKind\":\"LeaseList\","
+            "\"plural\":\"leases\",\"singular\":\"lease\"},\"scope\":\"Namespaced\","
+            "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,\"schema\":"
+            "{\"openAPIV3Schema\":{\"type\":\"object\"}}}]}}");
+    assert_int_equal(api_registry_add_crd(r, crd, &errs), -EEXIST);
+    assert_string_equal(errs.v[0].field, "spec.names.plural");
+    field_errors_release(&errs);
+    cJSON_Delete(crd);
+    api_registry_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtins),
+        cmocka_unit_test(test_crds),
+        cmocka_unit_test(test_bad_crds),
+    };
+
+    codec_init();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
