@@ -119,6 +119,23 @@ struct api_registry *api_registry_new(void)
             e->res.categories = category_all;
         append(r, e);
     }
+    {
+        /* CustomResourceDefinitions themselves: checked by api_crd_check when written. */
+        static const char *const crd_short[] = {"crd", "crds", NULL};
+        struct entry *e = xcalloc(1, sizeof(*e));
+        atomic_init(&e->refs, 1);
+        e->res = (struct api_resource){
+            .group = "apiextensions.k8s.io",
+            .version = "v1",
+            .plural = "customresourcedefinitions",
+            .singular = "customresourcedefinition",
+            .kind = "CustomResourceDefinition",
+            .short_names = crd_short,
+            .subresources = status_only,
+            .schema = &api_preserve_object,
+        };
+        append(r, e);
+    }
     return r;
 }
 
@@ -312,6 +329,16 @@ const struct api_resource *api_registry_lookup_kind(struct api_registry *r, cons
     CHECK(pthread_rwlock_unlock(&r->lock) == 0);
     strbuf_release(&av);
     return found;
+}
+
+void api_registry_foreach(struct api_registry *r,
+                          void (*fn)(const struct api_resource *res, void *userdata),
+                          void *userdata)
+{
+    CHECK(pthread_rwlock_rdlock(&r->lock) == 0);
+    for (size_t j = 0; j < r->n; j++)
+        fn(&r->v[j]->res, userdata);
+    CHECK(pthread_rwlock_unlock(&r->lock) == 0);
 }
 
 /* ---- discovery ---- */

@@ -60,6 +60,12 @@ const struct api_resource *api_registry_lookup(struct api_registry *r, const cha
 const struct api_resource *api_registry_lookup_kind(struct api_registry *r, const char *api_version,
                                                     const char *kind);
 
+/* Calls fn for every served resource (each version of a CRD separately). fn must not call
+ * back into the registry. */
+void api_registry_foreach(struct api_registry *r,
+                          void (*fn)(const struct api_resource *res, void *userdata),
+                          void *userdata);
+
 /* Drops a reference; returns NULL. */
 const struct api_resource *api_resource_unref(const struct api_resource *res);
 

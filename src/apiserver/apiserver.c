@@ -1,0 +1,1041 @@
+/*
+ * REST verbs over the store (see apiserver.h). Objects are stored in their canonical encoding
+ * without metadata.resourceVersion, under "/<group|core>/<plural>/<namespace>/<name>"; the
+ * revision of the row becomes the resourceVersion on the way out.
+ */
+#include "apiserver/apiserver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "api/crd.h"
+#include "api/labels.h"
+#include "api/rfc3339.h"
+#include "apiserver/registry.h"
+#include "apiserver/reqinfo.h"
+#include "apiserver/status.h"
+#include "apiserver/store.h"
+#include "base/base.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "codec/codec.h"
+#include "http/server.h"
+
+#define CRD_PREFIX   "/apiextensions.k8s.io/customresourcedefinitions/"
+#define MAX_LIST     100000 /* objects one list request may return */
+#define KUBE_VERSION "v1.33.0"
+
+struct apiserver {
+    struct store *store;
+    struct api_registry *reg;
+};
+
+/* Everything one request needs, released in one place. */
+struct call {
+    struct apiserver *srv;
+    const struct http_request *req;
+    struct http_response *resp;
+    struct api_reqinfo ri;
+    const struct api_resource *res;
+    struct api_status_target target;
+    struct strbuf key;
+};
+
+static void reply(struct call *c, int code, cJSON *body)
+{
+    c->resp->status = code;
+    c->resp->content_type = "application/json";
+    if (body && json_print(body, &c->resp->body) < 0)
+        c->resp->status = 500;
+    cJSON_Delete(body);
+}
+
+static void reply_status(struct call *c, cJSON *status)
+{
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(status, "code");
+    const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(status, "status"));
+
+    /* A Success status without a code is a 200 (reference 2.5). */
+    reply(c, cJSON_IsNumber(code) ? code->valueint : st && !strcmp(st, "Success") ? 200 : 500,
+          status);
+}
+
+static void reply_not_served(struct call *c)
+{
+    reply_status(c, api_status_failure(404, "NotFound",
+                                       "the server could not find the requested resource", NULL));
+}
+
+static void reply_bad_request(struct call *c, const char *msg)
+{
+    reply_status(c, api_status_failure(400, "BadRequest", msg, NULL));
+}
+
+/* ---- keys and objects ---- */
+
+static void object_key(struct strbuf *key, const struct api_resource *res, const char *ns,
+                       const char *name)
+{
+    strbuf_reset(key);
+    strbuf_addf(key, "/%s/%s/%s/%s", *res->group ? res->group : "core", res->plural,
+                res->namespaced ? ns : "", name);
+}
+
+static void api_version_of(const struct api_resource *res, struct strbuf *out)
+{
+    if (*res->group)
+        strbuf_addf(out, "%s/", res->group);
+    strbuf_addstr(out, res->version);
+}
+
+static cJSON *meta_of(cJSON *obj)
+{
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    if (!cJSON_IsObject(m)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
+        m = cJSON_AddObjectToObject(obj, "metadata");
+        CHECK(m);
+    }
+    return m;
+}
+
+static void set_string(cJSON *o, const char *k, const char *v)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    CHECK(cJSON_AddStringToObject(o, k, v));
+}
+
+static const char *get_string(const cJSON *o, const char *k)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* A stored object with its resourceVersion filled in; NULL when the bytes do not parse. */
+static cJSON *decode_stored(const char *value, size_t len, uint64_t rv)
+{
+    cJSON *o = NULL;
+    char buf[24];
+
+    if (json_parse(value, len, NULL, &o, NULL) < 0)
+        return NULL;
+    (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+    set_string(meta_of(o), "resourceVersion", buf);
+    return o;
+}
+
+static int encode_for_store(cJSON *obj, struct strbuf *out)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(meta_of(obj), "resourceVersion");
+    return json_print(obj, out);
+}
+
+static void random_uid(char buf[37])
+{
+    unsigned char b[16];
+
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+        CHECK(!"getrandom failed");
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    (void)snprintf(buf, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                   b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                   b[13], b[14], b[15]);
+}
+
+/* generateName: the prefix (cut to 58) and 5 random characters (apiserver names/generate.go). */
+static char *generate_name(const char *prefix)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    unsigned char r[5];
+    struct strbuf sb = STRBUF_INIT;
+
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+        CHECK(!"getrandom failed");
+    strbuf_add(&sb, prefix, strlen(prefix) > 58 ? 58 : strlen(prefix));
+    for (size_t i = 0; i < sizeof(r); i++)
+        strbuf_addch(&sb, alphabet[r[i] % (sizeof(alphabet) - 1)]);
+    return strbuf_detach(&sb, NULL);
+}
+
+/* ---- validation ---- */
+
+/* Kubernetes' warning header for an unknown field: 299 - "unknown field \"spec.x\"". */
+static void add_warnings(struct call *c, const struct field_errors *errs)
+{
+    for (size_t i = 0; i < errs->n; i++) {
+        struct strbuf w = STRBUF_INIT;
+        if (errs->v[i].type != FIELD_WARNING)
+            continue;
+        strbuf_addstr(&w, "299 - ");
+        strbuf_add_json_str(&w, errs->v[i].detail);
+        http_response_header(c->resp, "Warning", w.buf);
+        strbuf_release(&w);
+    }
+}
+
+/* Validates obj for the resource: the description, metadata, and for CRDs the CRD rules.
+ * Replies 422 and returns false when invalid. */
+static bool validate(struct call *c, cJSON *obj)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    const char *name = get_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+    size_t n;
+
+    if (c->res->builtin) {
+        n = api_object_validate(obj, 0, NULL, &errs);
+    } else {
+        struct strbuf why = STRBUF_INIT;
+        api_validate(c->res->schema, obj, "", 0, &errs);
+        if (name && labels_check_dns1123_subdomain(name, &why) < 0) {
+            struct strbuf v = STRBUF_INIT;
+            strbuf_add_json_str(&v, name);
+            field_error_add(&errs, FIELD_INVALID, "metadata.name", v.buf, "%s", why.buf);
+            strbuf_release(&v);
+        }
+        strbuf_release(&why);
+        if (!strcmp(c->res->plural, "customresourcedefinitions"))
+            (void)api_crd_check(obj, &errs);
+        n = field_errors_count(&errs);
+    }
+    add_warnings(c, &errs);
+    if (n) {
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group, name ? name : "", &errs));
+        field_errors_release(&errs);
+        return false;
+    }
+    field_errors_release(&errs);
+    return true;
+}
+
+/* ---- non-resource paths ---- */
+
+static void reply_text(struct call *c, int code, const char *text)
+{
+    c->resp->status = code;
+    c->resp->content_type = "text/plain; charset=utf-8";
+    strbuf_addstr(&c->resp->body, text);
+    http_response_header(c->resp, "X-Content-Type-Options", "nosniff");
+}
+
+static void serve_nonresource(struct call *c)
+{
+    const char *path = http_request_path(c->req);
+    cJSON *doc = NULL;
+    char group[256];
+
+    if (!strcmp(path, "/healthz") || !strcmp(path, "/livez") || !strcmp(path, "/readyz")) {
+        reply_text(c, 200, "ok");
+        return;
+    }
+    if (!strcmp(path, "/version")) {
+        doc = cJSON_CreateObject();
+        CHECK(doc);
+        CHECK(cJSON_AddStringToObject(doc, "major", "1"));
+        CHECK(cJSON_AddStringToObject(doc, "minor", "33"));
+        CHECK(cJSON_AddStringToObject(doc, "gitVersion", KUBE_VERSION "-koord-" KOORD_VERSION));
+        CHECK(cJSON_AddStringToObject(doc, "platform", "linux/amd64"));
+        reply(c, 200, doc);
+        return;
+    }
+    if (!strcmp(path, "/api") || !strcmp(path, "/api/"))
+        doc = api_registry_api_versions(c->srv->reg);
+    else if (!strcmp(path, "/apis") || !strcmp(path, "/apis/"))
+        doc = api_registry_group_list(c->srv->reg);
+    else if (!strcmp(path, "/api/v1"))
+        doc = api_registry_resource_list(c->srv->reg, "", "v1");
+    else if (sscanf(path, "/apis/%255[^/]", group) == 1) {
+        const char *rest = path + 6 + strlen(group);
+        if (!*rest || !strcmp(rest, "/"))
+            doc = api_registry_group(c->srv->reg, group);
+        else if (rest[0] == '/' && !strchr(rest + 1, '/'))
+            doc = api_registry_resource_list(c->srv->reg, group, rest + 1);
+    }
+    if (!doc) {
+        reply_not_served(c);
+        return;
+    }
+    reply(c, 200, doc);
+}
+
+/* ---- get and list ---- */
+
+static void do_get(struct call *c)
+{
+    struct store_item it = {0};
+    int r = store_get(c->srv->store, c->key.buf, &it);
+    cJSON *o;
+
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        return;
+    }
+    o = decode_stored(it.value, it.len, it.rv);
+    store_item_release(&it);
+    if (!o) {
+        reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
+        return;
+    }
+    reply(c, 200, o);
+}
+
+/* One field selector requirement: key, operator (= or !=), unescaped value. */
+struct field_req {
+    char *key;
+    bool neq;
+    char *value;
+};
+
+/* Parses "k=v,k2!=v2" with \\ , = escapes (fields/selector.go). -EINVAL on syntax. */
+static int parse_field_selector(const char *s, struct field_req **ret, size_t *ret_n)
+{
+    struct field_req *v = NULL;
+    size_t n = 0;
+    const char *p = s;
+    int r = 0;
+
+    while (p && *p) {
+        struct strbuf k = STRBUF_INIT, val = STRBUF_INIT;
+        bool neq = false, have_op = false;
+
+        for (; *p && *p != ','; p++) {
+            if (!have_op && (*p == '=' || (*p == '!' && p[1] == '='))) {
+                neq = *p == '!';
+                p += neq ? 1 : (p[1] == '=' ? 1 : 0);
+                have_op = true;
+                continue;
+            }
+            if (*p == '\\' && p[1]) {
+                p++;
+            }
+            strbuf_addch(have_op ? &val : &k, *p);
+        }
+        if (!have_op || !k.len) {
+            strbuf_release(&k);
+            strbuf_release(&val);
+            r = -EINVAL;
+            break;
+        }
+        v = xrealloc(v, (n + 1) * sizeof(*v));
+        v[n].key = strbuf_detach(&k, NULL);
+        v[n].value = strbuf_detach(&val, NULL);
+        v[n].neq = neq;
+        n++;
+        if (*p == ',')
+            p++;
+    }
+    if (r < 0) {
+        for (size_t i = 0; i < n; i++) {
+            free(v[i].key);
+            free(v[i].value);
+        }
+        free(v);
+        return r;
+    }
+    *ret = v;
+    *ret_n = n;
+    return 0;
+}
+
+static void field_reqs_free(struct field_req *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].key);
+        free(v[i].value);
+    }
+    free(v);
+}
+
+/* The field keys each resource supports besides metadata.name and metadata.namespace. */
+static bool field_supported(const struct api_resource *res, const char *key)
+{
+    static const char *const pod_fields[] = {"spec.nodeName",
+                                             "spec.restartPolicy",
+                                             "spec.schedulerName",
+                                             "spec.serviceAccountName",
+                                             "status.phase",
+                                             "status.podIP",
+                                             "status.nominatedNodeName",
+                                             NULL};
+    static const char *const event_fields[] = {"involvedObject.kind",
+                                               "involvedObject.namespace",
+                                               "involvedObject.name",
+                                               "involvedObject.uid",
+                                               "involvedObject.apiVersion",
+                                               "involvedObject.resourceVersion",
+                                               "involvedObject.fieldPath",
+                                               "reason",
+                                               "source",
+                                               "type",
+                                               "reportingComponent",
+                                               NULL};
+    const char *const *list = NULL;
+
+    if (!strcmp(key, "metadata.name") || !strcmp(key, "metadata.namespace"))
+        return true;
+    if (!*res->group && !strcmp(res->plural, "pods"))
+        list = pod_fields;
+    else if (!*res->group && !strcmp(res->plural, "events"))
+        list = event_fields;
+    for (; list && *list; list++)
+        if (!strcmp(*list, key))
+            return true;
+    return false;
+}
+
+/* The value of a dotted field path as a string ("" when absent); events' "source" is the
+ * source component. */
+static const char *field_value(const cJSON *obj, const char *key)
+{
+    char path[128];
+    const cJSON *v = obj;
+
+    if (!strcmp(key, "source"))
+        key = "source.component";
+    (void)snprintf(path, sizeof(path), "%s", key);
+    for (char *seg = path, *dot; seg && v; seg = dot ? dot + 1 : NULL) {
+        dot = strchr(seg, '.');
+        if (dot)
+            *dot = '\0';
+        v = cJSON_GetObjectItemCaseSensitive(v, seg);
+    }
+    return v && cJSON_IsString(v) ? v->valuestring : "";
+}
+
+struct list_ctx {
+    struct call *c;
+    struct label_selector *labels;
+    struct field_req *fields;
+    size_t nfields;
+    cJSON *items;
+    size_t count, limit;
+    char *last_key;
+    bool more;
+    int err;
+};
+
+static int list_item(const struct store_item *it, void *ud)
+{
+    struct list_ctx *l = ud;
+    cJSON *o = decode_stored(it->value, it->len, it->rv);
+    const cJSON *meta;
+
+    if (!o)
+        return 0; /* a corrupt row is skipped, not fatal to the list */
+    meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    if (l->labels && !label_selector_matches(l->labels, cJSON_GetObjectItem(meta, "labels")))
+        goto skip;
+    for (size_t i = 0; i < l->nfields; i++) {
+        bool eq = !strcmp(field_value(o, l->fields[i].key), l->fields[i].value);
+        if (eq == l->fields[i].neq)
+            goto skip;
+    }
+    if (l->limit && l->count == l->limit) {
+        l->more = true;
+        cJSON_Delete(o);
+        return 1;
+    }
+    CHECK(cJSON_AddItemToArray(l->items, o));
+    l->count++;
+    free(l->last_key);
+    l->last_key = xstrdup(it->key);
+    return l->count >= MAX_LIST ? 1 : 0;
+skip:
+    cJSON_Delete(o);
+    return 0;
+}
+
+static void do_list(struct call *c)
+{
+    const char *ls = http_request_query(c->req, "labelSelector");
+    const char *fs = http_request_query(c->req, "fieldSelector");
+    const char *limit = http_request_query(c->req, "limit");
+    const char *cont = http_request_query(c->req, "continue");
+    struct list_ctx l = {.c = c};
+    struct strbuf prefix = STRBUF_INIT, err = STRBUF_INIT, av = STRBUF_INIT;
+    cJSON *list = NULL, *meta;
+    uint64_t rv = 0;
+    int64_t lim = 0;
+    char buf[24];
+
+    if (ls && *ls && label_selector_parse(ls, &l.labels, &err) < 0) {
+        reply_bad_request(c, err.buf);
+        goto out;
+    }
+    if (fs && *fs) {
+        if (parse_field_selector(fs, &l.fields, &l.nfields) < 0) {
+            strbuf_addf(&err, "invalid field selector: \"%s\"", fs);
+            reply_bad_request(c, err.buf);
+            goto out;
+        }
+        for (size_t i = 0; i < l.nfields; i++)
+            if (!field_supported(c->res, l.fields[i].key)) {
+                strbuf_addf(&err, "field label not supported: %s", l.fields[i].key);
+                reply_bad_request(c, err.buf);
+                goto out;
+            }
+    }
+    if (limit && (parse_i64(limit, &lim) < 0 || lim < 0)) {
+        reply_bad_request(c, "limit must be a non-negative integer");
+        goto out;
+    }
+    l.limit = (size_t)lim;
+    strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
+    if (c->res->namespaced && *c->ri.namespace)
+        strbuf_addf(&prefix, "%s/", c->ri.namespace);
+    if (cont && strncmp(cont, prefix.buf, prefix.len) != 0) {
+        reply_status(c, api_status_failure(410, "Expired",
+                                           "the provided continue parameter is not valid", NULL));
+        goto out;
+    }
+    l.items = cJSON_CreateArray();
+    CHECK(l.items);
+    l.err = store_list(c->srv->store, prefix.buf, cont, 0, list_item, &l, &rv);
+    if (l.err < 0) {
+        cJSON_Delete(l.items);
+        reply_status(c, api_status_from_errno(l.err, NULL, NULL));
+        goto out;
+    }
+    list = cJSON_CreateObject();
+    CHECK(list);
+    strbuf_addf(&av, "%sList", c->res->kind);
+    CHECK(cJSON_AddStringToObject(list, "kind", av.buf));
+    strbuf_reset(&av);
+    api_version_of(c->res, &av);
+    CHECK(cJSON_AddStringToObject(list, "apiVersion", av.buf));
+    meta = cJSON_AddObjectToObject(list, "metadata");
+    CHECK(meta);
+    (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+    CHECK(cJSON_AddStringToObject(meta, "resourceVersion", buf));
+    if (l.more && l.last_key)
+        CHECK(cJSON_AddStringToObject(meta, "continue", l.last_key));
+    CHECK(cJSON_AddItemToObject(list, "items", l.items));
+    /* Items carry kind and apiVersion, as dynamic clients expect them. */
+    {
+        cJSON *item;
+        cJSON_ArrayForEach(item, l.items)
+        {
+            if (!cJSON_GetObjectItemCaseSensitive(item, "kind"))
+                CHECK(cJSON_AddStringToObject(item, "kind", c->res->kind));
+            if (!cJSON_GetObjectItemCaseSensitive(item, "apiVersion"))
+                CHECK(cJSON_AddStringToObject(item, "apiVersion", av.buf));
+        }
+    }
+    reply(c, 200, list);
+out:
+    label_selector_free(l.labels);
+    field_reqs_free(l.fields, l.nfields);
+    free(l.last_key);
+    strbuf_release(&prefix);
+    strbuf_release(&err);
+    strbuf_release(&av);
+}
+
+/* ---- writes ---- */
+
+/* Parses the body as one JSON object of this resource's kind; replies 400 when it is not. */
+static cJSON *read_body(struct call *c)
+{
+    struct codec_error err = {0};
+    struct strbuf av = STRBUF_INIT, msg = STRBUF_INIT;
+    size_t len;
+    const char *body = http_request_body(c->req, &len);
+    const char *kind, *api_version;
+    cJSON *o = NULL;
+
+    if (json_parse(body, len, NULL, &o, &err) < 0) {
+        strbuf_addf(&msg, "the request body is not valid JSON: %s", err.msg);
+        reply_bad_request(c, msg.buf);
+        goto out;
+    }
+    if (!cJSON_IsObject(o)) {
+        reply_bad_request(c, "the request body must be a JSON object");
+        goto err;
+    }
+    api_version_of(c->res, &av);
+    kind = get_string(o, "kind");
+    api_version = get_string(o, "apiVersion");
+    if ((kind && strcmp(kind, c->res->kind)) || (api_version && strcmp(api_version, av.buf))) {
+        strbuf_addf(&msg,
+                    "the API version in the data (%s) does not match the expected API "
+                    "version (%s) or the kind (%s) does not match %s",
+                    api_version ? api_version : "", av.buf, kind ? kind : "", c->res->kind);
+        reply_bad_request(c, msg.buf);
+        goto err;
+    }
+    if (!kind)
+        CHECK(cJSON_AddStringToObject(o, "kind", c->res->kind));
+    if (!api_version)
+        CHECK(cJSON_AddStringToObject(o, "apiVersion", av.buf));
+    goto out;
+err:
+    cJSON_Delete(o);
+    o = NULL;
+out:
+    strbuf_release(&av);
+    strbuf_release(&msg);
+    return o;
+}
+
+/* Namespace in the body versus the URL (reference 2.1). Replies 400 and returns false on a
+ * mismatch. */
+static bool reconcile_namespace(struct call *c, cJSON *meta, bool create)
+{
+    const char *ns = get_string(meta, "namespace");
+    char msg[256];
+
+    if (!c->res->namespaced) {
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "namespace");
+        return true;
+    }
+    if (!ns || !*ns) {
+        set_string(meta, "namespace", c->ri.namespace);
+        return true;
+    }
+    if (!strcmp(ns, c->ri.namespace))
+        return true;
+    if (create)
+        (void)snprintf(msg, sizeof(msg),
+                       "the namespace of the provided object does not match the namespace sent "
+                       "on the request");
+    else
+        (void)snprintf(msg, sizeof(msg),
+                       "the namespace of the object (%s) does not match the namespace on the "
+                       "request (%s)",
+                       ns, c->ri.namespace);
+    reply_bad_request(c, msg);
+    return false;
+}
+
+static void set_now(cJSON *meta, const char *key)
+{
+    char ts[RFC3339_STR_MAX];
+    (void)rfc3339_format((int64_t)time(NULL), ts);
+    set_string(meta, key, ts);
+}
+
+static bool has_status_subresource(const struct api_resource *res)
+{
+    for (const char *const *s = res->subresources; s && *s; s++)
+        if (!strcmp(*s, "status"))
+            return true;
+    return false;
+}
+
+/* Defaults and the canonical encoding through the resource's description. */
+static int finish_object(struct call *c, cJSON *obj)
+{
+    int r = c->res->builtin ? api_object_default(c->res->builtin, obj, 0)
+                            : api_default(c->res->schema, obj, 0);
+    if (r == 0)
+        r = c->res->builtin ? api_object_canonicalize(c->res->builtin, obj)
+                            : api_canonicalize(c->res->schema, obj);
+    return r;
+}
+
+static bool is_crd_resource(const struct api_resource *res)
+{
+    return !strcmp(res->group, "apiextensions.k8s.io") &&
+           !strcmp(res->plural, "customresourcedefinitions");
+}
+
+/* Serves a CRD that is about to be stored; replies 422 when it cannot be served. */
+static bool serve_crd(struct call *c, const cJSON *crd)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    int r = api_registry_add_crd(c->srv->reg, crd, &errs);
+
+    if (r < 0) {
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group,
+                                           get_string(cJSON_GetObjectItem(crd, "metadata"), "name"),
+                                           &errs));
+        field_errors_release(&errs);
+        return false;
+    }
+    field_errors_release(&errs);
+    return true;
+}
+
+static void do_create(struct call *c)
+{
+    cJSON *obj = read_body(c), *meta;
+    const char *name, *gen;
+    struct strbuf bytes = STRBUF_INIT;
+    char uid[37];
+    uint64_t rv = 0;
+    int r;
+
+    if (!obj)
+        return;
+    if (*c->ri.subresource) {
+        reply_status(c, api_status_failure(405, "MethodNotAllowed",
+                                           "create is not supported on this subresource yet",
+                                           &c->target));
+        goto out;
+    }
+    meta = meta_of(obj);
+    if (get_string(meta, "resourceVersion") && *get_string(meta, "resourceVersion")) {
+        reply_status(c, api_status_failure(500, "InternalError",
+                                           "resourceVersion should not be set on objects to be "
+                                           "created",
+                                           NULL));
+        goto out;
+    }
+    if (!reconcile_namespace(c, meta, true))
+        goto out;
+    name = get_string(meta, "name");
+    gen = get_string(meta, "generateName");
+    if ((!name || !*name) && gen && *gen) {
+        char *g = generate_name(gen);
+        set_string(meta, "name", g);
+        free(g);
+    }
+    if (!validate(c, obj))
+        goto out;
+    name = get_string(meta, "name");
+    random_uid(uid);
+    set_string(meta, "uid", uid);
+    set_now(meta, "creationTimestamp");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
+    CHECK(cJSON_AddNumberToObject(meta, "generation", 1));
+    /* Status is not set by create on resources that have a status subresource. */
+    if (has_status_subresource(c->res) && !c->res->builtin)
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+    if ((r = finish_object(c, obj)) < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        goto out;
+    }
+    c->target.name = name;
+    object_key(&c->key, c->res, c->ri.namespace, name);
+    if (is_crd_resource(c->res) && !serve_crd(c, obj))
+        goto out;
+    if (encode_for_store(obj, &bytes) < 0) {
+        reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
+        goto out;
+    }
+    r = store_create(c->srv->store, c->key.buf, bytes.buf, bytes.len, &rv);
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        goto out;
+    }
+    {
+        char buf[24];
+        (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+        set_string(meta_of(obj), "resourceVersion", buf);
+    }
+    reply(c, 201, obj);
+    obj = NULL;
+out:
+    strbuf_release(&bytes);
+    cJSON_Delete(obj);
+}
+
+/* Copies key k from src to dst (replacing), or removes it from dst when src lacks it. */
+static void carry(cJSON *dst, const cJSON *src, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
+    cJSON_DeleteItemFromObjectCaseSensitive(dst, k);
+    if (v)
+        CHECK(cJSON_AddItemToObject(dst, k, cJSON_Duplicate(v, true)));
+}
+
+static void do_update(struct call *c)
+{
+    cJSON *obj = read_body(c), *meta, *old = NULL, *old_meta;
+    struct store_item it = {0};
+    struct strbuf bytes = STRBUF_INIT;
+    const char *name, *rvs;
+    uint64_t expect = 0, rv = 0;
+    int64_t v;
+    int r;
+    char msg[256];
+
+    if (!obj)
+        return;
+    meta = meta_of(obj);
+    name = get_string(meta, "name");
+    if (!name || strcmp(name, c->ri.name)) {
+        (void)snprintf(msg, sizeof(msg),
+                       "the name of the object (%s) does not match the name on the URL (%s)",
+                       name ? name : "", c->ri.name);
+        reply_bad_request(c, msg);
+        goto out;
+    }
+    if (!reconcile_namespace(c, meta, false))
+        goto out;
+    rvs = get_string(meta, "resourceVersion");
+    if (rvs && *rvs) {
+        if (parse_i64(rvs, &v) < 0 || v <= 0) {
+            reply_bad_request(c, "metadata.resourceVersion is not a valid resource version");
+            goto out;
+        }
+        expect = (uint64_t)v;
+    }
+    r = store_get(c->srv->store, c->key.buf, &it);
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        goto out;
+    }
+    old = decode_stored(it.value, it.len, it.rv);
+    if (!old) {
+        reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
+        goto out;
+    }
+    if (expect && expect != it.rv) {
+        reply_status(c, api_status_conflict(&c->target));
+        goto out;
+    }
+    expect = it.rv;
+    old_meta = meta_of(old);
+    if (!strcmp(c->ri.subresource, "status")) {
+        /* /status writes change only status. */
+        cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(obj, "status");
+        cJSON_Delete(obj);
+        obj = cJSON_Duplicate(old, true);
+        CHECK(obj);
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+        if (st)
+            CHECK(cJSON_AddItemToObject(obj, "status", st));
+        meta = meta_of(obj);
+    } else if (*c->ri.subresource) {
+        reply_not_served(c);
+        goto out;
+    } else if (has_status_subresource(c->res)) {
+        carry(obj, old, "status"); /* the main resource ignores status changes */
+    }
+    /* Server-owned metadata stays as it was. */
+    carry(meta, old_meta, "uid");
+    carry(meta, old_meta, "creationTimestamp");
+    carry(meta, old_meta, "deletionTimestamp");
+    {
+        const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
+        double g = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
+        if (!cJSON_Compare(cJSON_GetObjectItem(obj, "spec"), cJSON_GetObjectItem(old, "spec"),
+                           true))
+            g += 1;
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
+        CHECK(cJSON_AddNumberToObject(meta, "generation", g));
+    }
+    if (!validate(c, obj))
+        goto out;
+    if ((r = finish_object(c, obj)) < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        goto out;
+    }
+    if (is_crd_resource(c->res) && !serve_crd(c, obj))
+        goto out;
+    if (encode_for_store(obj, &bytes) < 0) {
+        reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
+        goto out;
+    }
+    r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, expect, &rv);
+    if (r < 0) {
+        reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
+                                     : api_status_from_errno(r, NULL, &c->target));
+        goto out;
+    }
+    {
+        char buf[24];
+        (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+        set_string(meta_of(obj), "resourceVersion", buf);
+    }
+    reply(c, 200, obj);
+    obj = NULL;
+out:
+    store_item_release(&it);
+    strbuf_release(&bytes);
+    cJSON_Delete(obj);
+    cJSON_Delete(old);
+}
+
+static int first_key(const struct store_item *it, void *ud)
+{
+    char **k = ud;
+    *k = xstrdup(it->key);
+    return 1;
+}
+
+/* Removes every object under prefix (the objects of a deleted namespace or CRD). */
+static void delete_all(struct apiserver *srv, const char *prefix)
+{
+    char *key = NULL;
+
+    while (store_list(srv->store, prefix, NULL, 1, first_key, &key, NULL) == 0 && key) {
+        (void)store_delete(srv->store, key, 0, NULL, NULL);
+        FREE_AND_NULL(key);
+    }
+    free(key);
+}
+
+static void delete_in_namespace(const struct api_resource *res, void *ud)
+{
+    struct call *c = ud;
+    struct strbuf prefix = STRBUF_INIT;
+
+    if (!res->namespaced)
+        return;
+    strbuf_addf(&prefix, "/%s/%s/%s/", *res->group ? res->group : "core", res->plural, c->ri.name);
+    delete_all(c->srv, prefix.buf);
+    strbuf_release(&prefix);
+}
+
+static void do_delete(struct call *c)
+{
+    struct store_item it = {0};
+    cJSON *old = NULL, *meta;
+    uint64_t rv = 0;
+    int r;
+
+    r = store_get(c->srv->store, c->key.buf, &it);
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        return;
+    }
+    old = decode_stored(it.value, it.len, it.rv);
+    meta = old ? meta_of(old) : NULL;
+    /* Finalizers keep the object, marked for deletion, until they are gone. */
+    if (meta && cJSON_GetArraySize(cJSON_GetObjectItem(meta, "finalizers")) > 0) {
+        struct strbuf bytes = STRBUF_INIT;
+        if (!cJSON_GetObjectItem(meta, "deletionTimestamp"))
+            set_now(meta, "deletionTimestamp");
+        r = encode_for_store(old, &bytes);
+        if (r == 0)
+            r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, it.rv, &rv);
+        strbuf_release(&bytes);
+        if (r < 0) {
+            reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        } else {
+            char buf[24];
+            (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+            set_string(meta, "resourceVersion", buf);
+            reply(c, 202, old);
+            old = NULL;
+        }
+        goto out;
+    }
+    r = store_delete(c->srv->store, c->key.buf, it.rv, NULL, &rv);
+    if (r < 0) {
+        reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
+                                     : api_status_from_errno(r, NULL, &c->target));
+        goto out;
+    }
+    if (is_crd_resource(c->res)) {
+        /* The CRD's kinds stop being served and their objects go with it. */
+        struct strbuf prefix = STRBUF_INIT;
+        const cJSON *spec = cJSON_GetObjectItem(old, "spec");
+        (void)api_registry_remove_crd(c->srv->reg, c->ri.name);
+        strbuf_addf(&prefix, "/%s/%s/", get_string(spec, "group") ? get_string(spec, "group") : "",
+                    get_string(cJSON_GetObjectItem(spec, "names"), "plural")
+                        ? get_string(cJSON_GetObjectItem(spec, "names"), "plural")
+                        : "");
+        delete_all(c->srv, prefix.buf);
+        strbuf_release(&prefix);
+    }
+    if (!*c->res->group && !strcmp(c->res->plural, "namespaces")) {
+        /* Deleting a namespace deletes what is in it, of every namespaced resource. */
+        api_registry_foreach(c->srv->reg, delete_in_namespace, c);
+    }
+    reply_status(c, api_status_success(200, &c->target, meta ? get_string(meta, "uid") : NULL));
+out:
+    store_item_release(&it);
+    cJSON_Delete(old);
+}
+
+/* ---- dispatch ---- */
+
+static bool subresource_served(const struct api_resource *res, const char *sub)
+{
+    if (!*sub)
+        return true;
+    for (const char *const *s = res->subresources; s && *s; s++)
+        if (!strcmp(*s, sub))
+            return true;
+    return false;
+}
+
+void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
+{
+    struct call c = {.srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT};
+    int r;
+
+    r = api_reqinfo_parse(http_request_method(req), http_request_path(req),
+                          http_request_query(req, "watch"),
+                          http_request_query(req, "fieldSelector"), &c.ri);
+    if (r < 0) {
+        reply_bad_request(&c, "malformed request path");
+        goto out;
+    }
+    if (!c.ri.is_resource) {
+        serve_nonresource(&c);
+        goto out;
+    }
+    c.res = api_registry_lookup(c.srv->reg, c.ri.group, c.ri.version, c.ri.resource);
+    if (!c.res || (!c.res->namespaced && *c.ri.namespace && strcmp(c.ri.resource, "namespaces")) ||
+        !subresource_served(c.res, c.ri.subresource)) {
+        reply_not_served(&c);
+        goto out;
+    }
+    c.target = (struct api_status_target){c.res->group, c.res->plural, c.ri.name};
+    object_key(&c.key, c.res, c.ri.namespace, c.ri.name);
+    log_debug("apiserver", "%s %s", c.ri.verb, c.ri.path);
+    if (!strcmp(c.ri.verb, "get"))
+        do_get(&c);
+    else if (!strcmp(c.ri.verb, "list"))
+        do_list(&c);
+    else if (!strcmp(c.ri.verb, "create"))
+        do_create(&c);
+    else if (!strcmp(c.ri.verb, "update"))
+        do_update(&c);
+    else if (!strcmp(c.ri.verb, "delete"))
+        do_delete(&c);
+    else
+        reply_status(&c, api_status_failure(405, "MethodNotAllowed",
+                                            "the server does not allow this method on the "
+                                            "requested resource yet",
+                                            &c.target));
+out:
+    (void)api_resource_unref(c.res);
+    api_reqinfo_release(&c.ri);
+    strbuf_release(&c.key);
+}
+
+static int load_crd(const struct store_item *it, void *ud)
+{
+    struct apiserver *s = ud;
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    cJSON *crd = NULL;
+
+    if (json_parse(it->value, it->len, NULL, &crd, NULL) == 0 &&
+        api_registry_add_crd(s->reg, crd, &errs) < 0)
+        log_warn("apiserver", "stored CRD %s cannot be served, ignoring", it->key);
+    field_errors_release(&errs);
+    cJSON_Delete(crd);
+    return 0;
+}
+
+int apiserver_new(struct store *store, struct apiserver **ret)
+{
+    struct apiserver *s = xcalloc(1, sizeof(*s));
+    int r;
+
+    s->store = store;
+    s->reg = api_registry_new();
+    r = store_list(store, CRD_PREFIX, NULL, 0, load_crd, s, NULL);
+    if (r < 0) {
+        apiserver_free(s);
+        return r;
+    }
+    *ret = s;
+    return 0;
+}
+
+void apiserver_free(struct apiserver *s)
+{
+    if (!s)
+        return;
+    api_registry_free(s->reg);
+    free(s);
+}

@@ -1,0 +1,28 @@
+/*
+ * The Kubernetes-compatible API server: the HTTP handler that ties request info, the resource
+ * registry, the type descriptions and the object store together (reference
+ * kubernetes-api.md sections 1-3). This first part serves discovery, health, /version and the
+ * get, list, create, update (incl. the status subresource) and delete verbs with
+ * kube-apiserver's status codes and messages; CRDs created through it are served at once.
+ * Watch, patch, Table output and authentication build on it next.
+ */
+#ifndef KOORD_APISERVER_APISERVER_H
+#define KOORD_APISERVER_APISERVER_H
+
+#include <stddef.h>
+
+struct http_request;
+struct http_response;
+struct store;
+
+struct apiserver;
+
+/* A server over an open store (borrowed; must outlive the server). CRDs already in the store
+ * are served at once. 0, -ENOMEM, -EIO. */
+int apiserver_new(struct store *store, struct apiserver **ret);
+void apiserver_free(struct apiserver *s);
+
+/* The http_handler_fn: pass the apiserver as userdata to http_server_start(). */
+void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata);
+
+#endif
