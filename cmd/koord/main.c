@@ -17,6 +17,8 @@ static const char usage[] =
     "  slo        render the NodeSLO of a node from slo-controller-config (slo render),\n"
     "             or run the ConfigMap admission checks (slo check)\n"
     "  crds       print or write the CustomResourceDefinitions of the Koordinator kinds\n"
+    "  apiserver  serve a Kubernetes-compatible API on SQLite (work in progress: no watch,\n"
+    "             patch or authentication yet)\n"
     "  version    print the version\n"
     "  help       print this help\n"
     "\n"
@@ -74,6 +76,8 @@ int main(int argc, char **argv)
         return cmd_slo(argc - 1, argv + 1);
     if (!strcmp(cmd, "crds"))
         return cmd_crds(argc - 1, argv + 1);
+    if (!strcmp(cmd, "apiserver"))
+        return cmd_apiserver(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         (void)printf("koord version %s\n", KOORD_VERSION);
         return 0;

@@ -60,7 +60,10 @@ static void reply_status(struct call *c, cJSON *status)
     const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(status, "status"));
 
     /* A Success status without a code is a 200 (reference 2.5). */
-    reply(c, cJSON_IsNumber(code) ? code->valueint : st && !strcmp(st, "Success") ? 200 : 500,
+    reply(c,
+          cJSON_IsNumber(code)           ? code->valueint
+          : st && !strcmp(st, "Success") ? 200
+                                         : 500,
           status);
 }
 
@@ -177,19 +180,26 @@ static void add_warnings(struct call *c, const struct field_errors *errs)
     }
 }
 
-/* Validates obj for the resource: the description, metadata, and for CRDs the CRD rules.
- * Replies 422 and returns false when invalid. */
+/*
+ * Validates obj for the resource: the description, metadata, and for CRDs the CRD rules, with
+ * the fieldValidation query parameter deciding about unknown fields (Warn by default: a
+ * Warning header; Strict: 400 "strict decoding error"; Ignore: silence). Replies and returns
+ * false when the object is refused.
+ */
 static bool validate(struct call *c, cJSON *obj)
 {
     struct field_errors errs = FIELD_ERRORS_INIT;
     const char *name = get_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+    const char *fv = http_request_query(c->req, "fieldValidation");
+    unsigned flags = fv && !strcmp(fv, "Strict") ? API_V_STRICT : 0;
+    struct strbuf unknown = STRBUF_INIT;
     size_t n;
 
     if (c->res->builtin) {
-        n = api_object_validate(obj, 0, NULL, &errs);
+        (void)api_object_validate(obj, flags, NULL, &errs);
     } else {
         struct strbuf why = STRBUF_INIT;
-        api_validate(c->res->schema, obj, "", 0, &errs);
+        api_validate(c->res->schema, obj, "", flags, &errs);
         if (name && labels_check_dns1123_subdomain(name, &why) < 0) {
             struct strbuf v = STRBUF_INIT;
             strbuf_add_json_str(&v, name);
@@ -199,16 +209,21 @@ static bool validate(struct call *c, cJSON *obj)
         strbuf_release(&why);
         if (!strcmp(c->res->plural, "customresourcedefinitions"))
             (void)api_crd_check(obj, &errs);
-        n = field_errors_count(&errs);
     }
-    add_warnings(c, &errs);
-    if (n) {
+    if (!fv || strcmp(fv, "Ignore") != 0)
+        add_warnings(c, &errs);
+    for (size_t i = 0; i < errs.n; i++)
+        if (errs.v[i].type == FIELD_UNKNOWN)
+            strbuf_addf(&unknown, "%s%s",
+                        unknown.len ? ", " : "strict decoding error: ", errs.v[i].detail);
+    n = field_errors_count(&errs);
+    if (unknown.len)
+        reply_bad_request(c, unknown.buf);
+    else if (n)
         reply_status(c, api_status_invalid(c->res->kind, c->res->group, name ? name : "", &errs));
-        field_errors_release(&errs);
-        return false;
-    }
+    strbuf_release(&unknown);
     field_errors_release(&errs);
-    return true;
+    return n == 0;
 }
 
 /* ---- non-resource paths ---- */
@@ -241,7 +256,14 @@ static void serve_nonresource(struct call *c)
         reply(c, 200, doc);
         return;
     }
-    if (!strcmp(path, "/api") || !strcmp(path, "/api/"))
+    if (!strcmp(path, "/openapi/v3") || !strcmp(path, "/openapi/v3/"))
+        doc = api_registry_openapi_index(c->srv->reg);
+    else if (!strncmp(path, "/openapi/v3/api/", 16) && !strchr(path + 16, '/'))
+        doc = api_registry_openapi_gv(c->srv->reg, "", path + 16);
+    else if (sscanf(path, "/openapi/v3/apis/%255[^/]", group) == 1 &&
+             path[17 + strlen(group)] == '/' && !strchr(path + 18 + strlen(group), '/'))
+        doc = api_registry_openapi_gv(c->srv->reg, group, path + 18 + strlen(group));
+    else if (!strcmp(path, "/api") || !strcmp(path, "/api/"))
         doc = api_registry_api_versions(c->srv->reg);
     else if (!strcmp(path, "/apis") || !strcmp(path, "/apis/"))
         doc = api_registry_group_list(c->srv->reg);
@@ -1016,14 +1038,41 @@ static int load_crd(const struct store_item *it, void *ud)
     return 0;
 }
 
+/* The namespaces that exist from the start (issue "koord apiserver"). */
+static int ensure_namespace(struct store *store, const char *name)
+{
+    struct strbuf key = STRBUF_INIT, val = STRBUF_INIT;
+    char uid[37], ts[RFC3339_STR_MAX];
+    int r;
+
+    random_uid(uid);
+    (void)rfc3339_format((int64_t)time(NULL), ts);
+    strbuf_addf(&key, "/core/namespaces//%s", name);
+    strbuf_addf(&val,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\","
+                "\"uid\":\"%s\",\"creationTimestamp\":\"%s\",\"generation\":1,\"labels\":"
+                "{\"kubernetes.io/metadata.name\":\"%s\"}},\"spec\":{\"finalizers\":"
+                "[\"kubernetes\"]},\"status\":{\"phase\":\"Active\"}}",
+                name, uid, ts, name);
+    r = store_create(store, key.buf, val.buf, val.len, NULL);
+    strbuf_release(&key);
+    strbuf_release(&val);
+    return r == -EEXIST ? 0 : r;
+}
+
 int apiserver_new(struct store *store, struct apiserver **ret)
 {
+    static const char *const initial_namespaces[] = {"default", "kube-system", "kube-public",
+                                                     "koordinator-system"};
     struct apiserver *s = xcalloc(1, sizeof(*s));
-    int r;
+    int r = 0;
 
     s->store = store;
     s->reg = api_registry_new();
-    r = store_list(store, CRD_PREFIX, NULL, 0, load_crd, s, NULL);
+    for (size_t i = 0; i < ARRAY_SIZE(initial_namespaces) && r == 0; i++)
+        r = ensure_namespace(store, initial_namespaces[i]);
+    if (r == 0)
+        r = store_list(store, CRD_PREFIX, NULL, 0, load_crd, s, NULL);
     if (r < 0) {
         apiserver_free(s);
         return r;

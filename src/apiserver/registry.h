@@ -77,4 +77,13 @@ cJSON *api_registry_group_list(struct api_registry *r);
 cJSON *api_registry_group(struct api_registry *r, const char *group);
 cJSON *api_registry_resource_list(struct api_registry *r, const char *group, const char *version);
 
+/*
+ * The OpenAPI v3 documents kubectl reads before it sends objects (reference 10.5): the index
+ * of group-versions, and per group-version one PATCH operation per kind carrying
+ * x-kubernetes-group-version-kind and the fieldValidation parameter, so kubectl leaves
+ * validation to the server. NULL for a group-version that is not served.
+ */
+cJSON *api_registry_openapi_index(struct api_registry *r);
+cJSON *api_registry_openapi_gv(struct api_registry *r, const char *group, const char *version);
+
 #endif

@@ -1,0 +1,163 @@
+/* PKI files and the admin kubeconfig (see pki.h). */
+#include "apiserver/pki.h"
+
+#include <fcntl.h>
+#include <gnutls/gnutls.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "base/strbuf.h"
+#include "codec/codec.h"
+
+#define CERT_DAYS 3650
+
+static int write_private(const char *path, const char *data, size_t len)
+{
+    struct strbuf tmp = STRBUF_INIT;
+    int fd, r = 0;
+
+    strbuf_addf(&tmp, "%s.tmp", path);
+    fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (write(fd, data, len) != (ssize_t)len)
+        r = -EIO;
+    if (r == 0 && fsync(fd) < 0)
+        r = -errno;
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    if (r == 0 && rename(tmp.buf, path) < 0)
+        r = -errno;
+    if (r < 0)
+        (void)unlink(tmp.buf);
+out:
+    strbuf_release(&tmp);
+    return r;
+}
+
+/* Reads <dir>/<name>.crt and .key; -ENOENT when either is missing. */
+static int load_pair(const char *dir, const char *name, struct tls_pem *ret)
+{
+    struct strbuf p = STRBUF_INIT, c = STRBUF_INIT, k = STRBUF_INIT;
+    int r;
+
+    strbuf_addf(&p, "%s/%s.crt", dir, name);
+    r = codec_read_file(p.buf, 1 << 20, &c);
+    if (r == 0) {
+        strbuf_reset(&p);
+        strbuf_addf(&p, "%s/%s.key", dir, name);
+        r = codec_read_file(p.buf, 1 << 20, &k);
+    }
+    if (r == 0) {
+        ret->cert = strbuf_detach(&c, NULL);
+        ret->key = strbuf_detach(&k, NULL);
+    }
+    strbuf_release(&p);
+    strbuf_release(&c);
+    strbuf_release(&k);
+    return r;
+}
+
+static int save_pair(const char *dir, const char *name, const struct tls_pem *pem)
+{
+    struct strbuf p = STRBUF_INIT;
+    int r;
+
+    strbuf_addf(&p, "%s/%s.key", dir, name);
+    r = write_private(p.buf, pem->key, strlen(pem->key));
+    if (r == 0) {
+        strbuf_reset(&p);
+        strbuf_addf(&p, "%s/%s.crt", dir, name);
+        r = write_private(p.buf, pem->cert, strlen(pem->cert));
+    }
+    strbuf_release(&p);
+    return r;
+}
+
+int apiserver_pki_load(const char *dir, struct apiserver_pki *ret)
+{
+    static const char *const admin_groups[] = {"system:masters", NULL};
+    struct apiserver_pki p = {0};
+    char host[256] = "localhost";
+    const char *sans[] = {"localhost", "127.0.0.1", "::1", host, NULL};
+    int r;
+
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    (void)gethostname(host, sizeof(host) - 1);
+    r = load_pair(dir, "ca", &p.ca);
+    if (r == -ENOENT) {
+        r = tls_make_ca("koord-ca", CERT_DAYS, &p.ca);
+        if (r == 0)
+            r = save_pair(dir, "ca", &p.ca);
+    }
+    if (r == 0 && (r = load_pair(dir, "apiserver", &p.serving)) == -ENOENT) {
+        r = tls_make_cert(&p.ca, "koord-apiserver", NULL, sans, true, CERT_DAYS, &p.serving);
+        if (r == -EINVAL) { /* a host name that is not a DNS name: serve without it */
+            sans[3] = NULL;
+            r = tls_make_cert(&p.ca, "koord-apiserver", NULL, sans, true, CERT_DAYS, &p.serving);
+        }
+        if (r == 0)
+            r = save_pair(dir, "apiserver", &p.serving);
+    }
+    if (r == 0 && (r = load_pair(dir, "admin", &p.admin)) == -ENOENT) {
+        r = tls_make_cert(&p.ca, "admin", admin_groups, NULL, false, CERT_DAYS, &p.admin);
+        if (r == 0)
+            r = save_pair(dir, "admin", &p.admin);
+    }
+    if (r < 0) {
+        apiserver_pki_release(&p);
+        return r;
+    }
+    *ret = p;
+    return 0;
+}
+
+void apiserver_pki_release(struct apiserver_pki *p)
+{
+    tls_pem_release(&p->ca);
+    tls_pem_release(&p->serving);
+    tls_pem_release(&p->admin);
+}
+
+static int b64(const char *s, struct strbuf *out)
+{
+    gnutls_datum_t in = {(unsigned char *)s, (unsigned)strlen(s)}, enc = {0};
+
+    if (gnutls_base64_encode2(&in, &enc) < 0)
+        return -ENOMEM;
+    strbuf_add(out, enc.data, enc.size);
+    gnutls_free(enc.data);
+    return 0;
+}
+
+int apiserver_write_kubeconfig(const char *path, const char *server,
+                               const struct apiserver_pki *pki)
+{
+    struct strbuf y = STRBUF_INIT;
+    int r;
+
+    strbuf_addf(&y,
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: koord\n  cluster:\n"
+                "    server: %s\n    certificate-authority-data: ",
+                server);
+    r = b64(pki->ca.cert, &y);
+    strbuf_addstr(&y, "\nusers:\n- name: admin\n  user:\n    client-certificate-data: ");
+    if (r == 0)
+        r = b64(pki->admin.cert, &y);
+    strbuf_addstr(&y, "\n    client-key-data: ");
+    if (r == 0)
+        r = b64(pki->admin.key, &y);
+    strbuf_addstr(&y, "\ncontexts:\n- name: koord\n  context:\n    cluster: koord\n"
+                      "    user: admin\ncurrent-context: koord\n");
+    if (r == 0)
+        r = write_private(path, y.buf, y.len);
+    strbuf_release(&y);
+    return r;
+}

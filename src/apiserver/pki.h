@@ -1,0 +1,28 @@
+/*
+ * The standalone API server's certificates and the admin kubeconfig: on first start a CA, a
+ * serving certificate for 127.0.0.1/localhost/the host name and an admin client certificate
+ * (CN=admin, O=system:masters) are generated into <data-dir>/pki and reused afterwards, so
+ * kubectl configured once keeps working across restarts.
+ */
+#ifndef KOORD_APISERVER_PKI_H
+#define KOORD_APISERVER_PKI_H
+
+#include "http/tls.h"
+
+struct apiserver_pki {
+    struct tls_pem ca;
+    struct tls_pem serving;
+    struct tls_pem admin;
+};
+
+/* Loads <dir>/{ca,apiserver,admin}.{crt,key}, generating what is missing (files 0600).
+ * 0, -errno from the file system, -ENOMEM, -EIO. */
+int apiserver_pki_load(const char *dir, struct apiserver_pki *ret);
+void apiserver_pki_release(struct apiserver_pki *p);
+
+/* Writes a kubeconfig for server (e.g. "https://127.0.0.1:6443") with the CA and the admin
+ * client certificate embedded; mode 0600, replaced atomically. 0 or -errno. */
+int apiserver_write_kubeconfig(const char *path, const char *server,
+                               const struct apiserver_pki *pki);
+
+#endif
