@@ -69,6 +69,7 @@ static int save_pair(const char *dir, const char *name, const struct tls_pem *pe
     struct strbuf p = STRBUF_INIT;
     int r;
 
+    CHECK(pem->key && pem->cert);
     strbuf_addf(&p, "%s/%s.key", dir, name);
     r = write_private(p.buf, pem->key, strlen(pem->key));
     if (r == 0) {
