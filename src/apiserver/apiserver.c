@@ -19,6 +19,7 @@
 #include "apiserver/reqinfo.h"
 #include "apiserver/status.h"
 #include "apiserver/store.h"
+#include "apiserver/table.h"
 #include "base/base.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -283,6 +284,44 @@ static void serve_nonresource(struct call *c)
     reply(c, 200, doc);
 }
 
+/* ---- Table output (reference 10.3) ---- */
+
+/* Whether the client asked for a meta.k8s.io Table (kubectl get sends
+ * "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"). */
+static bool wants_table(const struct call *c)
+{
+    const char *accept = http_request_header(c->req, "Accept");
+    return accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
+}
+
+/* The static description behind a resource, also for the Koordinator kinds served from their
+ * CRDs (their printer columns come from the same tables). */
+static const struct api_kind *kind_of(const struct api_resource *res)
+{
+    struct strbuf av = STRBUF_INIT;
+    const struct api_kind *k;
+
+    if (res->builtin)
+        return res->builtin;
+    api_version_of(res, &av);
+    k = api_kind_find(av.buf, res->kind);
+    strbuf_release(&av);
+    return k;
+}
+
+static void reply_table(struct call *c, const cJSON *const *objs, size_t n, const char *rv,
+                        const char *cont)
+{
+    const char *inc = http_request_query(c->req, "includeObject");
+    enum table_include mode = TABLE_INCLUDE_METADATA;
+
+    if (inc && !strcmp(inc, "Object"))
+        mode = TABLE_INCLUDE_OBJECT;
+    else if (inc && !strcmp(inc, "None"))
+        mode = TABLE_INCLUDE_NONE;
+    reply(c, 200, table_build(kind_of(c->res), objs, n, rv, cont, (int64_t)time(NULL), mode));
+}
+
 /* ---- get and list ---- */
 
 static void do_get(struct call *c)
@@ -299,6 +338,13 @@ static void do_get(struct call *c)
     store_item_release(&it);
     if (!o) {
         reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
+        return;
+    }
+    if (wants_table(c)) {
+        const cJSON *one[1] = {o};
+        reply_table(c, one, 1, get_string(cJSON_GetObjectItem(o, "metadata"), "resourceVersion"),
+                    NULL);
+        cJSON_Delete(o);
         return;
     }
     reply(c, 200, o);
@@ -546,7 +592,17 @@ static void do_list(struct call *c)
                 CHECK(cJSON_AddStringToObject(item, "apiVersion", av.buf));
         }
     }
-    reply(c, 200, list);
+    if (wants_table(c)) {
+        size_t n = (size_t)cJSON_GetArraySize(l.items), i = 0;
+        const cJSON **objs = xcalloc(n ? n : 1, sizeof(const cJSON *));
+        const cJSON *item;
+        cJSON_ArrayForEach(item, l.items) objs[i++] = item;
+        reply_table(c, objs, n, buf, get_string(meta, "continue"));
+        free(objs);
+        cJSON_Delete(list);
+    } else {
+        reply(c, 200, list);
+    }
 out:
     label_selector_free(l.labels);
     field_reqs_free(l.fields, l.nfields);

@@ -1,0 +1,867 @@
+/*
+ * Table rendering for `kubectl get` (see table.h). Mirrors kube-apiserver so that kubectl shows
+ * the same columns against koord as against a real cluster: printPod/printNode of
+ * pkg/printers/internalversion/printers.go, apiextensions-apiserver's
+ * registry/customresource/tableconvertor (with the default Age column of
+ * apiextensions helpers' serveDefaultColumnsIfEmpty) and apimachinery's
+ * pkg/util/duration.HumanDuration.
+ *
+ * Allocation: the inputs are objects already stored (size-bounded at admission), so building
+ * aborts on OOM like the x* allocators (CHECK on every cJSON constructor) instead of returning
+ * -ENOMEM through every cell.
+ */
+#include "apiserver/table.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/rfc3339.h"
+#include "base/base.h"
+#include "base/strbuf.h"
+
+/* metav1.ObjectMeta{}.SwaggerDoc()["name"] and ["creationTimestamp"]. */
+#define DESC_NAME                                                                                  \
+    "Name must be unique within a namespace. Is required when creating resources, although "       \
+    "some resources may allow a client to request the generation of an appropriate name "          \
+    "automatically. Name is primarily intended for creation idempotence and configuration "        \
+    "definition. Cannot be updated. More info: "                                                   \
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+#define DESC_AGE                                                                                   \
+    "CreationTimestamp is a timestamp representing the server time when this object was "          \
+    "created. It is not guaranteed to be set in happens-before order across separate "             \
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "     \
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "                      \
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/"                            \
+    "api-conventions.md#metadata"
+
+struct column {
+    const char *name;
+    const char *type;
+    const char *format;
+    const char *desc;
+    int priority;
+};
+
+/* podColumnDefinitions (printers.go). */
+static const struct column pod_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic.", 0},
+    {"Status", "string", "", "The aggregate status of the containers in this pod.", 0},
+    {"Restarts", "string", "",
+     "The number of times the containers in this pod have been restarted and when the last "
+     "container in this pod has restarted.",
+     0},
+    {"Age", "string", "", DESC_AGE, 0},
+    {"IP", "string", "", "IP address allocated to the pod. Routable at least within the cluster.",
+     1},
+    {"Node", "string", "", "The name of the node this pod is scheduled onto.", 1},
+    {"Nominated Node", "string", "",
+     "The node the scheduler nominated for this pod when it preempted other pods.", 1},
+    {"Readiness Gates", "string", "",
+     "Readiness gates of the pod: how many of their conditions are true.", 1},
+};
+
+/* nodeColumnDefinitions (printers.go). */
+static const struct column node_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Status", "string", "", "The status of the node", 0},
+    {"Roles", "string", "", "The roles of the node", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+    {"Version", "string", "", "Kubelet Version reported by the node.", 0},
+    {"Internal-IP", "string", "", "List of addresses reachable to the node.", 1},
+    {"External-IP", "string", "", "List of addresses reachable to the node.", 1},
+    {"OS-Image", "string", "", "OS Image reported by the node from /etc/os-release.", 1},
+    {"Kernel-Version", "string", "", "Kernel Version reported by the node.", 1},
+    {"Container-Runtime", "string", "", "ContainerRuntime Version reported by the node.", 1},
+};
+
+/* Name + Age of the built-in printers for kinds without a printer of their own. */
+static const struct column generic_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
+/* What apiextensions serves for a CRD version without additionalPrinterColumns. */
+static const struct api_printer_column crd_default_columns[] = {
+    {"Age", "date", ".metadata.creationTimestamp", DESC_AGE},
+    {NULL, NULL, NULL, NULL},
+};
+
+enum printer { PRINT_GENERIC, PRINT_POD, PRINT_NODE, PRINT_CRD };
+
+static cJSON *must(cJSON *v)
+{
+    CHECK(v);
+    return v;
+}
+
+static void add(cJSON *o, const char *key, cJSON *v)
+{
+    CHECK(v);
+    CHECK(cJSON_AddItemToObject(o, key, v));
+}
+
+static void add_str(cJSON *o, const char *key, const char *v)
+{
+    add(o, key, cJSON_CreateString(v));
+}
+
+static void push(cJSON *a, cJSON *v)
+{
+    CHECK(v);
+    CHECK(cJSON_AddItemToArray(a, v));
+}
+
+static void push_str(cJSON *a, const char *s)
+{
+    push(a, cJSON_CreateString(s));
+}
+
+/* NULL-safe member lookup. */
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+/* The string member key of o, or NULL when absent or not a string. */
+static const char *get_str(const cJSON *o, const char *key)
+{
+    const cJSON *v = get(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const char *str_or(const char *s, const char *dflt)
+{
+    return s && *s ? s : dflt;
+}
+
+static bool get_true(const cJSON *o, const char *key)
+{
+    return cJSON_IsTrue(get(o, key));
+}
+
+/* A Go pointer field: present and not null. */
+static bool present(const cJSON *o, const char *key)
+{
+    const cJSON *v = get(o, key);
+    return v && !cJSON_IsNull(v);
+}
+
+/* An int32 member (restartCount, exitCode, signal), 0 when absent or not a number. */
+static long long get_int(const cJSON *o, const char *key)
+{
+    const cJSON *v = get(o, key);
+
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return 0;
+    if (v->valuedouble >= 9.2e18)
+        return INT64_MAX;
+    if (v->valuedouble <= -9.2e18)
+        return INT64_MIN;
+    return (long long)v->valuedouble;
+}
+
+size_t table_human_duration(int64_t seconds, char buf[TABLE_DURATION_MAX])
+{
+    int64_t minutes, hours, days;
+    int n;
+
+    if (seconds < -1)
+        n = snprintf(buf, TABLE_DURATION_MAX, "<invalid>");
+    else if (seconds < 0)
+        n = snprintf(buf, TABLE_DURATION_MAX, "0s");
+    else if (seconds < 120)
+        n = snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "s", seconds);
+    else if ((minutes = seconds / 60) < 10)
+        n = seconds % 60 ? snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "m%" PRId64 "s", minutes,
+                                    seconds % 60)
+                         : snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "m", minutes);
+    else if (minutes < 180)
+        n = snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "m", minutes);
+    else if ((hours = minutes / 60) < 8)
+        n = minutes % 60
+                ? snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "h%" PRId64 "m", hours, minutes % 60)
+                : snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "h", hours);
+    else if (hours < 48)
+        n = snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "h", hours);
+    else if ((days = hours / 24) < 8)
+        n = hours % 24
+                ? snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "d%" PRId64 "h", days, hours % 24)
+                : snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "d", days);
+    else if (hours < 17520) /* 2 years of 365 days */
+        n = snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "d", days);
+    else if (hours < 70080) /* 8 years */
+        n = days % 365 ? snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "y%" PRId64 "d", days / 365,
+                                  days % 365)
+                       : snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "y", days / 365);
+    else
+        n = snprintf(buf, TABLE_DURATION_MAX, "%" PRId64 "y", days / 365);
+    CHECK(n > 0 && n < TABLE_DURATION_MAX);
+    return (size_t)n;
+}
+
+/*
+ * HumanDuration(time.Since(t)) for t = sec + nsec, at now (whole seconds). int(d.Seconds())
+ * truncates toward zero, and Go's Duration saturates at about +-292 years; both are mirrored so
+ * the text is the same as kube-apiserver's.
+ */
+static void human_since(int64_t now, int64_t sec, int32_t nsec, char buf[TABLE_DURATION_MAX])
+{
+    const int64_t max_s = INT64_MAX / 1000000000; /* 9223372036 */
+    int64_t s;
+
+    if (__builtin_sub_overflow(now, sec, &s))
+        s = now > sec ? INT64_MAX : INT64_MIN;
+    if (nsec > 0 && s > 0)
+        s--;
+    if (s > max_s)
+        s = max_s;
+    else if (s < -max_s)
+        s = -max_s;
+    (void)table_human_duration(s, buf);
+}
+
+/* translateTimestampSince: "<unknown>" for a zero (absent, empty, unparsable) time. */
+static void age_of(const cJSON *ts, int64_t now, char buf[TABLE_DURATION_MAX])
+{
+    int64_t sec;
+    int32_t nsec;
+
+    if (!cJSON_IsString(ts) || rfc3339_parse(ts->valuestring, &sec, &nsec) < 0) {
+        (void)snprintf(buf, TABLE_DURATION_MAX, "<unknown>");
+        return;
+    }
+    human_since(now, sec, nsec, buf);
+}
+
+/* --- JSONPath ---------------------------------------------------------------------------- */
+
+/* Whether key equals the path segment seg[0..len), in which a backslash escapes a byte. */
+static bool key_eq(const char *key, const char *seg, size_t len, bool escapes)
+{
+    for (size_t i = 0; i < len; i++, key++) {
+        if (escapes && seg[i] == '\\')
+            i++;
+        if (*key != seg[i])
+            return false;
+    }
+    return *key == '\0';
+}
+
+static const cJSON *member(const cJSON *o, const char *seg, size_t len, bool escapes)
+{
+    const cJSON *c;
+
+    if (!cJSON_IsObject(o))
+        return NULL;
+    cJSON_ArrayForEach(c, o)
+    {
+        if (c->string && key_eq(c->string, seg, len, escapes))
+            return c;
+    }
+    return NULL;
+}
+
+static const cJSON *element(const cJSON *a, const char *digits, size_t len, bool neg)
+{
+    long long idx = 0;
+    int size;
+
+    if (!cJSON_IsArray(a) || len == 0 || len > 9)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (digits[i] < '0' || digits[i] > '9')
+            return NULL;
+        idx = idx * 10 + (digits[i] - '0');
+    }
+    size = cJSON_GetArraySize(a);
+    if (neg)
+        idx = size - idx;
+    if (idx < 0 || idx >= size)
+        return NULL;
+    return cJSON_GetArrayItem(a, (int)idx);
+}
+
+const cJSON *table_jsonpath(const cJSON *obj, const char *path)
+{
+    const cJSON *cur = obj;
+    const char *p = path;
+
+    if (!obj || !path)
+        return NULL;
+    if (*p == '$')
+        p++;
+    if (!strcmp(p, ".") || (p != path && *p == '\0'))
+        return obj;
+    if (*p == '\0')
+        return NULL;
+    while (*p && cur) {
+        if (*p == '.') {
+            const char *seg = ++p;
+
+            while (*p && *p != '.' && *p != '[') {
+                if (*p == '\\' && !*++p)
+                    return NULL;
+                p++;
+            }
+            if (p == seg)
+                return NULL; /* "..", trailing "." or ".[" */
+            cur = member(cur, seg, (size_t)(p - seg), true);
+        } else if (*p == '[') {
+            p++;
+            if (*p == '\'' || *p == '"') {
+                const char quote = *p++;
+                const char *seg = p;
+                const char *end = strchr(seg, quote);
+
+                if (!end || end[1] != ']')
+                    return NULL;
+                cur = member(cur, seg, (size_t)(end - seg), false);
+                p = end + 2;
+            } else {
+                const bool neg = *p == '-';
+                const char *seg = neg ? p + 1 : p;
+                const char *end = strchr(seg, ']');
+
+                if (!end)
+                    return NULL;
+                cur = element(cur, seg, (size_t)(end - seg), neg);
+                p = end + 1;
+            }
+        } else {
+            return NULL;
+        }
+    }
+    return *p ? NULL : cur;
+}
+
+/* --- Cells ------------------------------------------------------------------------------- */
+
+static void add_columns(cJSON *defs, const struct column *cols, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        cJSON *c = must(cJSON_CreateObject());
+
+        push(defs, c);
+        add_str(c, "name", cols[i].name);
+        add_str(c, "type", cols[i].type);
+        add_str(c, "format", cols[i].format);
+        add_str(c, "description", cols[i].desc);
+        add(c, "priority", cJSON_CreateNumber(cols[i].priority));
+    }
+}
+
+static void add_crd_columns(cJSON *defs, const struct api_printer_column *cols)
+{
+    struct strbuf desc = STRBUF_INIT;
+
+    add_columns(defs, generic_columns, 1);
+    for (const struct api_printer_column *c = cols; c->name; c++) {
+        struct column col = {c->name, c->type, "", c->desc, 0};
+
+        if (!col.desc || !*col.desc) {
+            strbuf_reset(&desc);
+            strbuf_addf(&desc, "Custom resource definition column (in JSONPath format): %s",
+                        c->json_path);
+            col.desc = desc.buf;
+        }
+        add_columns(defs, &col, 1);
+    }
+    strbuf_release(&desc);
+}
+
+/* Go's fmt.Fprint of a decoded JSON number: int64 when integral, else the shortest %g. */
+static void number_text(double d, char buf[40])
+{
+    if (d == floor(d) && fabs(d) < 9.2e18) {
+        (void)snprintf(buf, 40, "%lld", (long long)d);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        (void)snprintf(buf, 40, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return;
+    }
+}
+
+/* One additionalPrinterColumns cell: tableconvertor's string branch and cellForJSONValue. */
+static cJSON *crd_cell(const struct api_printer_column *c, const cJSON *obj, int64_t now)
+{
+    const cJSON *v = table_jsonpath(obj, c->json_path);
+    char buf[40];
+
+    if (!v || cJSON_IsNull(v))
+        return must(cJSON_CreateNull());
+    if (!strcmp(c->type, "string")) {
+        if (cJSON_IsString(v))
+            return must(cJSON_CreateString(v->valuestring));
+        if (cJSON_IsNumber(v)) {
+            number_text(v->valuedouble, buf);
+            return must(cJSON_CreateString(buf));
+        }
+        if (cJSON_IsBool(v))
+            return must(cJSON_CreateString(cJSON_IsTrue(v) ? "true" : "false"));
+        if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+            char *s = cJSON_PrintUnformatted(v);
+            cJSON *r;
+
+            CHECK(s);
+            r = must(cJSON_CreateString(s));
+            cJSON_free(s);
+            return r;
+        }
+    } else if (!strcmp(c->type, "integer")) {
+        if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 9.2e18)
+            return must(cJSON_CreateNumber((double)(long long)v->valuedouble));
+    } else if (!strcmp(c->type, "number")) {
+        if (cJSON_IsNumber(v))
+            return must(cJSON_CreateNumber(v->valuedouble));
+    } else if (!strcmp(c->type, "boolean")) {
+        if (cJSON_IsBool(v))
+            return must(cJSON_CreateBool(cJSON_IsTrue(v)));
+    } else if (!strcmp(c->type, "date")) {
+        if (cJSON_IsString(v)) {
+            int64_t sec;
+            int32_t nsec;
+
+            /* metav1.Time.UnmarshalQueryParameter: "" and "null" are the zero time. */
+            if (!*v->valuestring || !strcmp(v->valuestring, "null"))
+                return must(cJSON_CreateString("<unknown>"));
+            if (rfc3339_parse(v->valuestring, &sec, &nsec) < 0)
+                return must(cJSON_CreateString("<invalid>"));
+            human_since(now, sec, nsec, buf);
+            return must(cJSON_CreateString(buf));
+        }
+    }
+    return must(cJSON_CreateNull());
+}
+
+static const cJSON *container_spec(const cJSON *list, const char *name)
+{
+    const cJSON *c;
+
+    if (!name)
+        return NULL;
+    cJSON_ArrayForEach(c, list)
+    {
+        const char *n = get_str(c, "name");
+        if (n && !strcmp(n, name))
+            return c;
+    }
+    return NULL;
+}
+
+/* podutil.IsRestartableInitContainer: a sidecar (restartPolicy Always). */
+static bool is_restartable(const cJSON *init)
+{
+    const char *p = get_str(init, "restartPolicy");
+    return p && !strcmp(p, "Always");
+}
+
+/* Whether a condition of type has status True. */
+static bool condition_true(const cJSON *conds, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, conds)
+    {
+        const char *t = get_str(c, "type"), *s = get_str(c, "status");
+        if (t && !strcmp(t, type) && s && !strcmp(s, "True"))
+            return true;
+    }
+    return false;
+}
+
+/* A metav1.Time that may be absent: the latest termination seen so far. */
+struct last_time {
+    bool set;
+    int64_t sec;
+    int32_t nsec;
+};
+
+static void note_termination(struct last_time *lt, const cJSON *status)
+{
+    const cJSON *term = get(get(status, "lastState"), "terminated");
+    int64_t sec;
+    int32_t nsec;
+
+    if (!cJSON_IsObject(term) || !cJSON_IsString(get(term, "finishedAt")) ||
+        rfc3339_parse(get_str(term, "finishedAt"), &sec, &nsec) < 0)
+        return;
+    if (!lt->set || sec > lt->sec || (sec == lt->sec && nsec > lt->nsec))
+        *lt = (struct last_time){true, sec, nsec};
+}
+
+/* "Init:Signal:9", "Init:ExitCode:1" or "Init:<reason>" (prefix "" for app containers). */
+static void terminated_reason(struct strbuf *reason, const char *prefix, const cJSON *term)
+{
+    const char *r = get_str(term, "reason");
+
+    strbuf_reset(reason);
+    if (r && *r)
+        strbuf_addf(reason, "%s%s", prefix, r);
+    else if (get_int(term, "signal") != 0)
+        strbuf_addf(reason, "%sSignal:%lld", prefix, get_int(term, "signal"));
+    else
+        strbuf_addf(reason, "%sExitCode:%lld", prefix, get_int(term, "exitCode"));
+}
+
+static void set_reason(struct strbuf *reason, const char *s)
+{
+    strbuf_reset(reason);
+    strbuf_addstr(reason, s);
+}
+
+static void add_completed_condition(cJSON *row, const char *reason, const char *message)
+{
+    cJSON *conds = must(cJSON_CreateArray()), *c = must(cJSON_CreateObject());
+
+    add(row, "conditions", conds);
+    push(conds, c);
+    add_str(c, "type", "Completed");
+    add_str(c, "status", "True");
+    add_str(c, "reason", reason);
+    add_str(c, "message", message);
+}
+
+/* printPod (printers.go), with options.Wide as kube-apiserver's TableConvertor sets it. */
+static void pod_cells(const cJSON *pod, int64_t now, cJSON *row, cJSON *cells)
+{
+    const cJSON *meta = get(pod, "metadata"), *spec = get(pod, "spec"), *st = get(pod, "status");
+    const cJSON *inits = get(spec, "initContainers"), *conds = get(st, "conditions");
+    const cJSON *c, *gates;
+    const char *phase = str_or(get_str(st, "phase"), ""), *st_reason = get_str(st, "reason");
+    struct strbuf reason = STRBUF_INIT, sb = STRBUF_INIT;
+    struct last_time last = {0}, last_sidecar = {0};
+    long long restarts = 0, sidecar_restarts = 0;
+    int total = cJSON_GetArraySize(get(spec, "containers")), ready = 0, i = 0;
+    bool initializing = false;
+    char age[TABLE_DURATION_MAX];
+    const char *ip;
+
+    strbuf_addstr(&reason, st_reason && *st_reason ? st_reason : phase);
+    cJSON_ArrayForEach(c, conds)
+    {
+        const char *t = get_str(c, "type"), *r = get_str(c, "reason");
+        if (t && !strcmp(t, "PodScheduled") && r && !strcmp(r, "SchedulingGated"))
+            set_reason(&reason, "SchedulingGated");
+    }
+    if (!strcmp(phase, "Succeeded"))
+        add_completed_condition(row, "Succeeded", "The pod has completed successfully.");
+    else if (!strcmp(phase, "Failed"))
+        add_completed_condition(row, "Failed", "The pod failed.");
+
+    cJSON_ArrayForEach(c, inits)
+    {
+        if (is_restartable(c))
+            total++;
+    }
+
+    cJSON_ArrayForEach(c, get(st, "initContainerStatuses"))
+    {
+        const cJSON *state = get(c, "state"), *term = get(state, "terminated");
+        const cJSON *wait = get(state, "waiting");
+        const char *wr = get_str(wait, "reason");
+        bool sidecar = is_restartable(container_spec(inits, get_str(c, "name")));
+
+        restarts += get_int(c, "restartCount");
+        note_termination(&last, c);
+        if (sidecar) {
+            sidecar_restarts += get_int(c, "restartCount");
+            note_termination(&last_sidecar, c);
+        }
+        if (cJSON_IsObject(term) && get_int(term, "exitCode") == 0) {
+            i++;
+            continue;
+        }
+        if (sidecar && get_true(c, "started")) {
+            if (get_true(c, "ready"))
+                ready++;
+            i++;
+            continue;
+        }
+        if (cJSON_IsObject(term))
+            terminated_reason(&reason, "Init:", term);
+        else if (cJSON_IsObject(wait) && wr && *wr && strcmp(wr, "PodInitializing") != 0) {
+            strbuf_reset(&reason);
+            strbuf_addf(&reason, "Init:%s", wr);
+        } else {
+            strbuf_reset(&reason);
+            strbuf_addf(&reason, "Init:%d/%d", i, cJSON_GetArraySize(inits));
+        }
+        initializing = true;
+        break;
+    }
+
+    if (!initializing || condition_true(conds, "Initialized")) {
+        const cJSON *list = get(st, "containerStatuses");
+        bool has_running = false;
+
+        restarts = sidecar_restarts;
+        last = last_sidecar;
+        /* Backwards, so the first container's state is the one that shows. */
+        for (int j = cJSON_GetArraySize(list) - 1; j >= 0; j--) {
+            const cJSON *cs = cJSON_GetArrayItem(list, j), *state = get(cs, "state");
+            const cJSON *wait = get(state, "waiting"), *term = get(state, "terminated");
+            const char *wr = get_str(wait, "reason"), *tr = get_str(term, "reason");
+
+            restarts += get_int(cs, "restartCount");
+            note_termination(&last, cs);
+            if (cJSON_IsObject(wait) && wr && *wr)
+                set_reason(&reason, wr);
+            else if (cJSON_IsObject(term) && tr && *tr)
+                set_reason(&reason, tr);
+            else if (cJSON_IsObject(term))
+                terminated_reason(&reason, "", term);
+            else if (get_true(cs, "ready") && cJSON_IsObject(get(state, "running"))) {
+                has_running = true;
+                ready++;
+            }
+        }
+        if (!strcmp(reason.buf, "Completed") && has_running)
+            set_reason(&reason, condition_true(conds, "Ready") ? "Running" : "NotReady");
+    }
+
+    if (present(meta, "deletionTimestamp") && st_reason && !strcmp(st_reason, "NodeLost"))
+        set_reason(&reason, "Unknown");
+    else if (present(meta, "deletionTimestamp") && strcmp(phase, "Succeeded") != 0 &&
+             strcmp(phase, "Failed") != 0)
+        set_reason(&reason, "Terminating");
+
+    push_str(cells, str_or(get_str(meta, "name"), ""));
+    strbuf_addf(&sb, "%d/%d", ready, total);
+    push_str(cells, sb.buf);
+    push_str(cells, reason.buf);
+    strbuf_reset(&sb);
+    strbuf_addf(&sb, "%lld", restarts);
+    if (restarts != 0 && last.set) {
+        human_since(now, last.sec, last.nsec, age);
+        strbuf_addf(&sb, " (%s ago)", age);
+    }
+    push_str(cells, sb.buf);
+    age_of(get(meta, "creationTimestamp"), now, age);
+    push_str(cells, age);
+
+    /* Wide columns. The v1 -> internal conversion fills podIPs from podIP when it is empty. */
+    ip = get_str(cJSON_GetArrayItem(get(st, "podIPs"), 0), "ip");
+    if (!cJSON_IsArray(get(st, "podIPs")) || cJSON_GetArraySize(get(st, "podIPs")) == 0)
+        ip = get_str(st, "podIP");
+    push_str(cells, str_or(ip, "<none>"));
+    push_str(cells, str_or(get_str(spec, "nodeName"), "<none>"));
+    push_str(cells, str_or(get_str(st, "nominatedNodeName"), "<none>"));
+    gates = get(spec, "readinessGates");
+    if (cJSON_GetArraySize(gates) > 0) {
+        int true_conds = 0;
+
+        cJSON_ArrayForEach(c, gates)
+        {
+            const char *want = get_str(c, "conditionType");
+            const cJSON *cond;
+
+            cJSON_ArrayForEach(cond, conds)
+            {
+                const char *t = get_str(cond, "type"), *s = get_str(cond, "status");
+                if (!want || !t || strcmp(t, want) != 0)
+                    continue;
+                if (s && !strcmp(s, "True"))
+                    true_conds++;
+                break;
+            }
+        }
+        strbuf_reset(&sb);
+        strbuf_addf(&sb, "%d/%d", true_conds, cJSON_GetArraySize(gates));
+        push_str(cells, sb.buf);
+    } else {
+        push_str(cells, "<none>");
+    }
+    strbuf_release(&sb);
+    strbuf_release(&reason);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* findNodeRoles: sorted, deduplicated, joined with ","; "<none>" when there is none. */
+static void node_roles(const cJSON *labels, struct strbuf *out)
+{
+    const char *prefix = "node-role.kubernetes.io/";
+    size_t plen = strlen(prefix), n = 0;
+    int size = cJSON_GetArraySize(labels);
+    const char **roles;
+    const cJSON *l;
+
+    if (!cJSON_IsObject(labels) || size <= 0) {
+        strbuf_addstr(out, "<none>");
+        return;
+    }
+    roles = xcalloc((size_t)size, sizeof(*roles));
+    cJSON_ArrayForEach(l, labels)
+    {
+        if (!l->string)
+            continue;
+        if (!strncmp(l->string, prefix, plen) && l->string[plen])
+            roles[n++] = l->string + plen;
+        else if (!strcmp(l->string, "kubernetes.io/role") && cJSON_IsString(l) && *l->valuestring)
+            roles[n++] = l->valuestring;
+    }
+    qsort(roles, n, sizeof(*roles), cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && !strcmp(roles[i], roles[i - 1]))
+            continue;
+        if (out->len)
+            strbuf_addch(out, ',');
+        strbuf_addstr(out, roles[i]);
+    }
+    if (!out->len)
+        strbuf_addstr(out, "<none>");
+    free(roles);
+}
+
+static const char *node_address(const cJSON *st, const char *type)
+{
+    const cJSON *a;
+
+    cJSON_ArrayForEach(a, get(st, "addresses"))
+    {
+        const char *t = get_str(a, "type");
+        if (t && !strcmp(t, type))
+            return str_or(get_str(a, "address"), "");
+    }
+    return "<none>";
+}
+
+/* printNode (printers.go), wide. */
+static void node_cells(const cJSON *node, int64_t now, cJSON *cells)
+{
+    const cJSON *meta = get(node, "metadata"), *st = get(node, "status");
+    const cJSON *info = get(st, "nodeInfo"), *c;
+    const char *ready = NULL;
+    struct strbuf sb = STRBUF_INIT;
+    char age[TABLE_DURATION_MAX];
+
+    /* conditionMap: the last Ready condition wins. */
+    cJSON_ArrayForEach(c, get(st, "conditions"))
+    {
+        const char *t = get_str(c, "type");
+        if (t && !strcmp(t, "Ready"))
+            ready = str_or(get_str(c, "status"), "");
+    }
+    strbuf_addstr(&sb, !ready ? "Unknown" : !strcmp(ready, "True") ? "Ready" : "NotReady");
+    if (get_true(get(node, "spec"), "unschedulable"))
+        strbuf_addstr(&sb, ",SchedulingDisabled");
+    push_str(cells, str_or(get_str(meta, "name"), ""));
+    push_str(cells, sb.buf);
+    strbuf_reset(&sb);
+    node_roles(get(meta, "labels"), &sb);
+    push_str(cells, sb.buf);
+    age_of(get(meta, "creationTimestamp"), now, age);
+    push_str(cells, age);
+    push_str(cells, str_or(get_str(info, "kubeletVersion"), ""));
+    push_str(cells, node_address(st, "InternalIP"));
+    push_str(cells, node_address(st, "ExternalIP"));
+    push_str(cells, str_or(get_str(info, "osImage"), "<unknown>"));
+    push_str(cells, str_or(get_str(info, "kernelVersion"), "<unknown>"));
+    push_str(cells, str_or(get_str(info, "containerRuntimeVersion"), "<unknown>"));
+    strbuf_release(&sb);
+}
+
+static enum printer printer_of(const struct api_kind *k)
+{
+    if (!k)
+        return PRINT_GENERIC;
+    if (k->group && !*k->group && !strcmp(k->kind, "Pod"))
+        return PRINT_POD;
+    if (k->group && !*k->group && !strcmp(k->kind, "Node"))
+        return PRINT_NODE;
+    if ((k->columns && k->columns[0].name) || k->crd)
+        return PRINT_CRD;
+    return PRINT_GENERIC;
+}
+
+/* rows[].object for includeObject=Metadata: meta.AsPartialObjectMetadata. */
+static cJSON *partial_metadata(const cJSON *obj)
+{
+    cJSON *p = must(cJSON_CreateObject());
+    const cJSON *meta = get(obj, "metadata");
+
+    add_str(p, "kind", "PartialObjectMetadata");
+    add_str(p, "apiVersion", "meta.k8s.io/v1");
+    add(p, "metadata", cJSON_IsObject(meta) ? cJSON_Duplicate(meta, true) : cJSON_CreateObject());
+    return p;
+}
+
+cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n, const char *rv,
+                   const char *cont, int64_t now, enum table_include inc)
+{
+    const enum printer pr = printer_of(k);
+    const struct api_printer_column *crd_cols = NULL;
+    cJSON *t = must(cJSON_CreateObject()), *meta, *defs, *rows;
+
+    add_str(t, "kind", "Table");
+    add_str(t, "apiVersion", "meta.k8s.io/v1");
+    meta = must(cJSON_CreateObject());
+    add(t, "metadata", meta);
+    if (rv && *rv)
+        add_str(meta, "resourceVersion", rv);
+    if (cont && *cont)
+        add_str(meta, "continue", cont);
+
+    defs = must(cJSON_CreateArray());
+    add(t, "columnDefinitions", defs);
+    switch (pr) {
+    case PRINT_POD:
+        add_columns(defs, pod_columns, ARRAY_SIZE(pod_columns));
+        break;
+    case PRINT_NODE:
+        add_columns(defs, node_columns, ARRAY_SIZE(node_columns));
+        break;
+    case PRINT_CRD:
+        crd_cols = k->columns && k->columns[0].name ? k->columns : crd_default_columns;
+        add_crd_columns(defs, crd_cols);
+        break;
+    case PRINT_GENERIC:
+        add_columns(defs, generic_columns, ARRAY_SIZE(generic_columns));
+        break;
+    }
+
+    rows = must(cJSON_CreateArray());
+    add(t, "rows", rows);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *obj = objs[i];
+        cJSON *row = must(cJSON_CreateObject()), *cells = must(cJSON_CreateArray());
+        char age[TABLE_DURATION_MAX];
+
+        push(rows, row);
+        add(row, "cells", cells);
+        switch (pr) {
+        case PRINT_POD:
+            pod_cells(obj, now, row, cells);
+            break;
+        case PRINT_NODE:
+            node_cells(obj, now, cells);
+            break;
+        case PRINT_CRD:
+            push_str(cells, str_or(get_str(get(obj, "metadata"), "name"), ""));
+            for (const struct api_printer_column *c = crd_cols; c->name; c++)
+                push(cells, crd_cell(c, obj, now));
+            break;
+        case PRINT_GENERIC:
+            push_str(cells, str_or(get_str(get(obj, "metadata"), "name"), ""));
+            age_of(get(get(obj, "metadata"), "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        }
+        if (inc == TABLE_INCLUDE_METADATA)
+            add(row, "object", partial_metadata(obj));
+        else if (inc == TABLE_INCLUDE_OBJECT)
+            add(row, "object", cJSON_Duplicate(obj, true));
+    }
+    return t;
+}
