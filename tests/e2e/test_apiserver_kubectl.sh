@@ -19,7 +19,7 @@ start_server() {
     done
     fail "server not ready after 10 s"
 }
-trap 'kill -9 $pid 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$TMP"' EXIT
 export KUBECONFIG="$TMP/kubeconfig"
 k() { run kubectl --request-timeout=20s "$@"; }
 
