@@ -15,6 +15,7 @@
 #include "api/crd.h"
 #include "api/labels.h"
 #include "api/rfc3339.h"
+#include "apiserver/pods.h"
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
 #include "apiserver/status.h"
@@ -714,6 +715,11 @@ static int finish_object(struct call *c, cJSON *obj)
     return r;
 }
 
+static bool is_pods(const struct api_resource *res)
+{
+    return !*res->group && !strcmp(res->plural, "pods");
+}
+
 static bool is_crd_resource(const struct api_resource *res)
 {
     return !strcmp(res->group, "apiextensions.k8s.io") &&
@@ -749,9 +755,9 @@ static void do_create(struct call *c)
     if (!obj)
         return;
     if (*c->ri.subresource) {
-        reply_status(c, api_status_failure(405, "MethodNotAllowed",
-                                           "create is not supported on this subresource yet",
-                                           &c->target));
+        reply_status(c,
+                     api_status_failure(405, "MethodNotAllowed",
+                                        "create is not supported on this subresource", &c->target));
         goto out;
     }
     meta = meta_of(obj);
@@ -782,6 +788,11 @@ static void do_create(struct call *c)
     /* Status is not set by create on resources that have a status subresource. */
     if (has_status_subresource(c->res) && !c->res->builtin)
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+    if (is_pods(c->res)) {
+        char ts[RFC3339_STR_MAX];
+        (void)rfc3339_format((int64_t)time(NULL), ts);
+        pods_prepare_create(obj, ts);
+    }
     if ((r = finish_object(c, obj)) < 0) {
         reply_status(c, api_status_from_errno(r, NULL, NULL));
         goto out;
@@ -896,6 +907,16 @@ static void do_update(struct call *c)
             g += 1;
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
         CHECK(cJSON_AddNumberToObject(meta, "generation", g));
+    }
+    if (is_pods(c->res) && !*c->ri.subresource) {
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        pods_validate_update(old, obj, &errs);
+        if (field_errors_count(&errs)) {
+            reply_status(c, api_status_invalid(c->res->kind, "", c->ri.name, &errs));
+            field_errors_release(&errs);
+            goto out;
+        }
+        field_errors_release(&errs);
     }
     if (!validate(c, obj))
         goto out;
@@ -1022,6 +1043,132 @@ out:
     cJSON_Delete(old);
 }
 
+/* ---- pods/binding and pods/eviction (reference 9.1, 9.4) ---- */
+
+/* Parses a subresource body whose metadata.name must equal the pod's; replies 400 otherwise. */
+static cJSON *read_sub_body(struct call *c, const char *what)
+{
+    struct codec_error err = {0};
+    size_t len;
+    const char *body = http_request_body(c->req, &len);
+    cJSON *o = NULL;
+    const char *name;
+    char msg[128];
+
+    if (json_parse(body, len, NULL, &o, &err) < 0 || !cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        reply_bad_request(c, "the request body is not a valid JSON object");
+        return NULL;
+    }
+    name = get_string(cJSON_GetObjectItem(o, "metadata"), "name");
+    if (name && strcmp(name, c->ri.name)) {
+        (void)snprintf(msg, sizeof(msg), "name in URL does not match name in %s object", what);
+        reply_bad_request(c, msg);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* Reads the pod a subresource acts on; replies 404 when absent. */
+static cJSON *read_pod(struct call *c, uint64_t *ret_rv)
+{
+    struct store_item it = {0};
+    int r = store_get(c->srv->store, c->key.buf, &it);
+    cJSON *pod;
+
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        return NULL;
+    }
+    pod = decode_stored(it.value, it.len, it.rv);
+    *ret_rv = it.rv;
+    store_item_release(&it);
+    if (!pod)
+        reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
+    return pod;
+}
+
+/* uid / resourceVersion preconditions of a Binding or DeleteOptions; replies 409. */
+static bool preconditions_hold(struct call *c, const cJSON *pre, const cJSON *pod, uint64_t rv)
+{
+    const char *uid = get_string(pre, "uid"), *rvs = get_string(pre, "resourceVersion");
+    const char *puid = get_string(cJSON_GetObjectItem(pod, "metadata"), "uid");
+    char buf[24];
+
+    (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+    if ((uid && *uid && (!puid || strcmp(uid, puid))) || (rvs && *rvs && strcmp(rvs, buf))) {
+        reply_status(c, api_status_conflict(&c->target));
+        return false;
+    }
+    return true;
+}
+
+static void do_bind(struct call *c)
+{
+    cJSON *binding = read_sub_body(c, "Binding"), *pod = NULL;
+    struct strbuf why = STRBUF_INIT, bytes = STRBUF_INIT, msg = STRBUF_INIT;
+    char ts[RFC3339_STR_MAX];
+    uint64_t rv = 0;
+    int r;
+
+    if (!binding)
+        return;
+    if (!(pod = read_pod(c, &rv)) ||
+        !preconditions_hold(c, cJSON_GetObjectItem(binding, "metadata"), pod, rv))
+        goto out;
+    (void)rfc3339_format((int64_t)time(NULL), ts);
+    r = pods_bind(pod, binding, ts, &why);
+    if (r == -EINVAL) {
+        reply_bad_request(c, why.buf);
+        goto out;
+    }
+    if (r < 0) {
+        strbuf_addf(&msg, "Operation cannot be fulfilled on pods/binding \"%s\": %s", c->ri.name,
+                    why.buf);
+        reply_status(c, api_status_failure(409, "Conflict", msg.buf, &c->target));
+        goto out;
+    }
+    if ((r = encode_for_store(pod, &bytes)) == 0)
+        r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, rv, NULL);
+    if (r < 0)
+        reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
+                                     : api_status_from_errno(r, NULL, &c->target));
+    else
+        reply_status(c, api_status_success(201, NULL, NULL));
+out:
+    cJSON_Delete(binding);
+    cJSON_Delete(pod);
+    strbuf_release(&why);
+    strbuf_release(&bytes);
+    strbuf_release(&msg);
+}
+
+/* Without PodDisruptionBudgets (not served yet) every eviction deletes the pod. */
+static void do_evict(struct call *c)
+{
+    cJSON *ev = read_sub_body(c, "Eviction"), *pod = NULL;
+    uint64_t rv = 0;
+    int r;
+
+    if (!ev)
+        return;
+    if (!(pod = read_pod(c, &rv)) ||
+        !preconditions_hold(
+            c, cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "deleteOptions"), "preconditions"), pod,
+            rv))
+        goto out;
+    r = store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
+    if (r < 0)
+        reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
+                                     : api_status_from_errno(r, NULL, &c->target));
+    else
+        reply_status(c, api_status_success(201, NULL, NULL));
+out:
+    cJSON_Delete(ev);
+    cJSON_Delete(pod);
+}
+
 /* ---- dispatch ---- */
 
 static bool subresource_served(const struct api_resource *res, const char *sub)
@@ -1063,6 +1210,11 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         do_get(&c);
     else if (!strcmp(c.ri.verb, "list"))
         do_list(&c);
+    else if (!strcmp(c.ri.verb, "create") && is_pods(c.res) && !strcmp(c.ri.subresource, "binding"))
+        do_bind(&c);
+    else if (!strcmp(c.ri.verb, "create") && is_pods(c.res) &&
+             !strcmp(c.ri.subresource, "eviction"))
+        do_evict(&c);
     else if (!strcmp(c.ri.verb, "create"))
         do_create(&c);
     else if (!strcmp(c.ri.verb, "update"))

@@ -72,6 +72,43 @@ k create -f examples/invalid/reservation-missing-owners.yaml
 expect_rc 1 "reservation without owners"
 expect_out "spec.owners: Required value" "reservation without owners"
 
+# Scheduling gates (KEP-3521): STATUS SchedulingGated; gates may only be removed; a gated pod
+# cannot be bound; once the gates are gone it can.
+k get pod gated-web-0
+expect_out "SchedulingGated" "gated pod STATUS"
+k get pod gated-web-0 -o jsonpath='{.status.conditions[0].reason}'
+expect_out "SchedulingGated" "gated pod condition"
+k get pod gated-web-0 -o json
+cp "$TMP/out" "$TMP/pod.json"
+sed 's|"name": "koordinator.sh/reservation"|"name": "example.com/new-gate"|' "$TMP/pod.json" >"$TMP/added.json"
+k replace -f "$TMP/added.json"
+expect_rc 1 "adding a gate"
+expect_out "only deletion is allowed, but found new scheduling gate 'example.com/new-gate'" "adding a gate"
+printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"gated-web-0"},"target":{"kind":"Node","name":"anolis-node"}}' >"$TMP/binding.json"
+k create --raw /api/v1/namespaces/default/pods/gated-web-0/binding -f "$TMP/binding.json"
+expect_rc 1 "binding a gated pod"
+expect_out "has non-empty .spec.schedulingGates" "binding a gated pod"
+# Remove the gates one by one with replace (PUT), as a controller would.
+k get pod gated-web-0 -o jsonpath='{.metadata.resourceVersion}'
+rv=$(cat "$TMP/out")
+printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gated-web-0","namespace":"default","resourceVersion":"%s","labels":{"app":"web"}},"spec":{"schedulingGates":[{"name":"koordinator.sh/reservation"}],"containers":[{"name":"web","image":"nginx:1.25"}]}}' "$rv" >"$TMP/one-gate.json"
+k replace -f "$TMP/one-gate.json"
+expect_rc 0 "removing one gate"
+k get pod gated-web-0 -o jsonpath='{.spec.schedulingGates[*].name}'
+expect_out "koordinator.sh/reservation" "one gate left"
+k get pod gated-web-0 -o jsonpath='{.metadata.resourceVersion}'
+rv=$(cat "$TMP/out")
+printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gated-web-0","namespace":"default","resourceVersion":"%s","labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx:1.25"}]}}' "$rv" >"$TMP/no-gates.json"
+k replace -f "$TMP/no-gates.json"
+expect_rc 0 "removing the last gate"
+k create --raw /api/v1/namespaces/default/pods/gated-web-0/binding -f "$TMP/binding.json"
+expect_rc 0 "binding after the gates are gone"
+k get pod gated-web-0 -o jsonpath='{.spec.nodeName}'
+expect_out "anolis-node" "bound pod"
+k create --raw /api/v1/namespaces/default/pods/gated-web-0/binding -f "$TMP/binding.json"
+expect_rc 1 "binding twice"
+expect_out 'is already assigned to node "anolis-node"' "binding twice"
+
 # Delete, then the object is gone.
 k delete reservation batch-job-reservation
 expect_rc 0 "delete"

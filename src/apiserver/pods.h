@@ -1,0 +1,32 @@
+/*
+ * What kube-apiserver does to pods beyond schema validation (reference kubernetes-api.md 9):
+ * the status a new pod starts with (Pending, its QoS class, PodScheduled=False/SchedulingGated
+ * while gated), the update rules of scheduling readiness (KEP-3521: gates may only be removed;
+ * spec.nodeName changes only through binding), and the binding subresource.
+ */
+#ifndef KOORD_APISERVER_PODS_H
+#define KOORD_APISERVER_PODS_H
+
+#include <cjson/cJSON.h>
+
+#include "api/field.h"
+#include "base/strbuf.h"
+
+/* Sets the status of a pod being created; now is an RFC 3339 time. */
+void pods_prepare_create(cJSON *pod, const char *now);
+
+/* The Kubernetes QoS class of a pod spec: "Guaranteed", "Burstable" or "BestEffort". */
+const char *pods_qos_class(const cJSON *pod);
+
+/* Appends the errors of updating old to new (gates added, nodeName changed). */
+void pods_validate_update(const cJSON *old, const cJSON *new_pod, struct field_errors *errs);
+
+/*
+ * Binds pod to the node a Binding names (9.1), in place: spec.nodeName, the Binding's
+ * annotations merged in, PodScheduled=True. -EINVAL with why for a malformed binding (wrong
+ * target kind, no target name); -EBUSY with why when the pod cannot be bound (being deleted,
+ * already assigned, still gated).
+ */
+int pods_bind(cJSON *pod, const cJSON *binding, const char *now, struct strbuf *why);
+
+#endif

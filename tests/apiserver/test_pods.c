@@ -1,0 +1,149 @@
+/*
+ * Tests for apiserver/pods: QoS classes (pkg/apis/core/helper/qos), the status a created pod
+ * starts with, KEP-3521's update rules for scheduling gates, and binding (reference
+ * kubernetes-api.md 9.1-9.3), with expectations written from the reference.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "apiserver/pods.h"
+#include "base/base.h"
+#include "testutil.h"
+
+#define NOW "2024-05-01T10:00:00Z"
+
+static void test_qos(void **state)
+{
+    static const struct {
+        const char *containers, *want;
+    } rows[] = {
+        {"[{\"name\":\"a\"}]", "BestEffort"},
+        {"[{\"name\":\"a\",\"resources\":{}}]", "BestEffort"},
+        {"[{\"name\":\"a\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]",
+         "Guaranteed"},
+        {"[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"1000m\",\"memory\":\"1Gi\"},"
+         "\"limits\":{\"cpu\":\"1\",\"memory\":\"1024Mi\"}}}]",
+         "Guaranteed"},
+        {"[{\"name\":\"a\",\"resources\":{\"requests\":{\"cpu\":\"500m\"},\"limits\":{\"cpu\":"
+         "\"1\",\"memory\":\"1Gi\"}}}]",
+         "Burstable"},
+        {"[{\"name\":\"a\",\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]", "Burstable"},
+        {"[{\"name\":\"a\",\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}}]", "Burstable"},
+        {"[{\"name\":\"a\",\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}},"
+         "{\"name\":\"b\"}]",
+         "Burstable"},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+        char buf[512];
+        cJSON *pod;
+        (void)snprintf(buf, sizeof(buf), "{\"spec\":{\"containers\":%s}}", rows[i].containers);
+        pod = J(buf);
+        if (strcmp(pods_qos_class(pod), rows[i].want))
+            fail_msg("row %zu: %s, want %s", i, pods_qos_class(pod), rows[i].want);
+        cJSON_Delete(pod);
+    }
+}
+
+static void test_prepare_create(void **state)
+{
+    cJSON *pod = J("{\"spec\":{\"containers\":[{\"name\":\"a\"}],\"schedulingGates\":[{\"name\":"
+                   "\"example.com/q\"}]},\"status\":{\"phase\":\"Running\"}}");
+    (void)state;
+
+    pods_prepare_create(pod, NOW);
+    assert_json_eq(cJSON_GetObjectItem(pod, "status"),
+                   "{\"phase\":\"Pending\",\"qosClass\":\"BestEffort\",\"conditions\":[{\"type\":"
+                   "\"PodScheduled\",\"status\":\"False\",\"lastProbeTime\":null,"
+                   "\"lastTransitionTime\":\"" NOW "\",\"reason\":\"SchedulingGated\","
+                   "\"message\":\"Scheduling is blocked due to non-empty scheduling gates\"}]}");
+    cJSON_Delete(pod);
+    pod = J("{\"spec\":{\"containers\":[{\"name\":\"a\"}]}}");
+    pods_prepare_create(pod, NOW);
+    assert_json_eq(cJSON_GetObjectItem(pod, "status"),
+                   "{\"phase\":\"Pending\",\"qosClass\":\"BestEffort\"}");
+    cJSON_Delete(pod);
+}
+
+static void test_update_rules(void **state)
+{
+    cJSON *old = J("{\"spec\":{\"schedulingGates\":[{\"name\":\"a/x\"},{\"name\":\"b/y\"}]}}");
+    cJSON *removed = J("{\"spec\":{\"schedulingGates\":[{\"name\":\"b/y\"}]}}");
+    cJSON *reordered =
+        J("{\"spec\":{\"schedulingGates\":[{\"name\":\"b/y\"},{\"name\":\"a/x\"}]}}");
+    cJSON *added = J("{\"spec\":{\"schedulingGates\":[{\"name\":\"a/x\"},{\"name\":\"c/z\"}]}}");
+    cJSON *bound = J("{\"spec\":{\"nodeName\":\"n1\"}}");
+    struct field_errors e = FIELD_ERRORS_INIT;
+    (void)state;
+
+    pods_validate_update(old, removed, &e);
+    pods_validate_update(old, reordered, &e);
+    assert_int_equal(e.n, 0);
+    pods_validate_update(old, added, &e);
+    assert_int_equal(e.n, 1);
+    assert_true(renders_as(&e.v[0], "spec.schedulingGates[1].name: Forbidden: only deletion is "
+                                    "allowed, but found new scheduling gate 'c/z'"));
+    field_errors_release(&e);
+    pods_validate_update(removed, bound, &e);
+    assert_int_equal(e.n, 1);
+    assert_string_equal(e.v[0].field, "spec");
+    field_errors_release(&e);
+    cJSON_Delete(old);
+    cJSON_Delete(removed);
+    cJSON_Delete(reordered);
+    cJSON_Delete(added);
+    cJSON_Delete(bound);
+}
+
+static void test_bind(void **state)
+{
+    struct strbuf why = STRBUF_INIT;
+    cJSON *pod = J("{\"metadata\":{\"name\":\"web\",\"annotations\":{\"a\":\"1\"}},\"spec\":{},"
+                   "\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+                   "\"reason\":\"Unschedulable\"},{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+    cJSON *b = J("{\"metadata\":{\"name\":\"web\",\"annotations\":{\"b\":\"2\"}},\"target\":"
+                 "{\"kind\":\"Node\",\"name\":\"n7\"}}");
+    cJSON *gated = J("{\"metadata\":{\"name\":\"g\"},\"spec\":{\"schedulingGates\":[{\"name\":"
+                     "\"x/y\"}]}}");
+    cJSON *bad = J("{\"target\":{\"kind\":\"Pod\",\"name\":\"n7\"}}");
+    (void)state;
+
+    assert_int_equal(pods_bind(pod, b, NOW, &why), 0);
+    assert_json_eq(pod,
+                   "{\"metadata\":{\"name\":\"web\",\"annotations\":{\"a\":\"1\",\"b\":\"2\"}},"
+                   "\"spec\":{\"nodeName\":\"n7\"},\"status\":{\"conditions\":[{\"type\":"
+                   "\"Ready\",\"status\":\"False\"},{\"type\":\"PodScheduled\",\"status\":"
+                   "\"True\",\"lastProbeTime\":null,\"lastTransitionTime\":\"" NOW "\"}]}}");
+    assert_int_equal(pods_bind(pod, b, NOW, &why), -EBUSY);
+    assert_string_equal(why.buf, "pod web is already assigned to node \"n7\"");
+    strbuf_reset(&why);
+    assert_int_equal(pods_bind(gated, b, NOW, &why), -EBUSY);
+    assert_string_equal(why.buf, "pod g has non-empty .spec.schedulingGates");
+    strbuf_reset(&why);
+    assert_int_equal(pods_bind(gated, bad, NOW, &why), -EINVAL);
+    assert_string_equal(why.buf, "target.kind: Unsupported value: \"Pod\": supported values: "
+                                 "\"Node\", \"<empty>\"");
+    strbuf_release(&why);
+    cJSON_Delete(pod);
+    cJSON_Delete(b);
+    cJSON_Delete(gated);
+    cJSON_Delete(bad);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_qos),
+        cmocka_unit_test(test_prepare_create),
+        cmocka_unit_test(test_update_rules),
+        cmocka_unit_test(test_bind),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
