@@ -160,6 +160,7 @@ int cmd_apiserver(int argc, char **argv)
     log_info("apiserver", "stopping on signal %d", sig);
     rc = 0;
 out:
+    apiserver_stop_watches(api);
     http_server_stop(http);
     apiserver_free(api);
     store_close(store);

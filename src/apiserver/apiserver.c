@@ -21,6 +21,7 @@
 #include "apiserver/status.h"
 #include "apiserver/store.h"
 #include "apiserver/table.h"
+#include "apiserver/watch.h"
 #include "base/base.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -34,6 +35,7 @@
 struct apiserver {
     struct store *store;
     struct api_registry *reg;
+    struct watch_hub *hub;
 };
 
 /* Everything one request needs, released in one place. */
@@ -474,6 +476,53 @@ static const char *field_value(const cJSON *obj, const char *key)
     return v && cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* The labelSelector and fieldSelector of a list or watch; replies 400 and returns false when
+ * either is malformed or names a field the resource does not support. */
+static bool parse_selectors(struct call *c, struct label_selector **ret_labels,
+                            struct field_req **ret_fields, size_t *ret_n)
+{
+    const char *ls = http_request_query(c->req, "labelSelector");
+    const char *fs = http_request_query(c->req, "fieldSelector");
+    struct strbuf err = STRBUF_INIT;
+    bool ok = false;
+
+    if (ls && *ls && label_selector_parse(ls, ret_labels, &err) < 0) {
+        reply_bad_request(c, err.buf);
+        goto out;
+    }
+    if (fs && *fs) {
+        if (parse_field_selector(fs, ret_fields, ret_n) < 0) {
+            strbuf_addf(&err, "invalid field selector: \"%s\"", fs);
+            reply_bad_request(c, err.buf);
+            goto out;
+        }
+        for (size_t i = 0; i < *ret_n; i++)
+            if (!field_supported(c->res, (*ret_fields)[i].key)) {
+                strbuf_addf(&err, "field label not supported: %s", (*ret_fields)[i].key);
+                reply_bad_request(c, err.buf);
+                goto out;
+            }
+    }
+    ok = true;
+out:
+    strbuf_release(&err);
+    return ok;
+}
+
+/* Whether obj passes the label and field selectors. */
+static bool selected(const cJSON *obj, const struct label_selector *labels,
+                     const struct field_req *fields, size_t n)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    if (labels && !label_selector_matches(labels, cJSON_GetObjectItem(meta, "labels")))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(field_value(obj, fields[i].key), fields[i].value) == fields[i].neq)
+            return false;
+    return true;
+}
+
 struct list_ctx {
     struct call *c;
     struct label_selector *labels;
@@ -490,18 +539,11 @@ static int list_item(const struct store_item *it, void *ud)
 {
     struct list_ctx *l = ud;
     cJSON *o = decode_stored(it->value, it->len, it->rv);
-    const cJSON *meta;
 
     if (!o)
         return 0; /* a corrupt row is skipped, not fatal to the list */
-    meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
-    if (l->labels && !label_selector_matches(l->labels, cJSON_GetObjectItem(meta, "labels")))
+    if (!selected(o, l->labels, l->fields, l->nfields))
         goto skip;
-    for (size_t i = 0; i < l->nfields; i++) {
-        bool eq = !strcmp(field_value(o, l->fields[i].key), l->fields[i].value);
-        if (eq == l->fields[i].neq)
-            goto skip;
-    }
     if (l->limit && l->count == l->limit) {
         l->more = true;
         cJSON_Delete(o);
@@ -519,8 +561,6 @@ skip:
 
 static void do_list(struct call *c)
 {
-    const char *ls = http_request_query(c->req, "labelSelector");
-    const char *fs = http_request_query(c->req, "fieldSelector");
     const char *limit = http_request_query(c->req, "limit");
     const char *cont = http_request_query(c->req, "continue");
     struct list_ctx l = {.c = c};
@@ -530,23 +570,8 @@ static void do_list(struct call *c)
     int64_t lim = 0;
     char buf[24];
 
-    if (ls && *ls && label_selector_parse(ls, &l.labels, &err) < 0) {
-        reply_bad_request(c, err.buf);
+    if (!parse_selectors(c, &l.labels, &l.fields, &l.nfields))
         goto out;
-    }
-    if (fs && *fs) {
-        if (parse_field_selector(fs, &l.fields, &l.nfields) < 0) {
-            strbuf_addf(&err, "invalid field selector: \"%s\"", fs);
-            reply_bad_request(c, err.buf);
-            goto out;
-        }
-        for (size_t i = 0; i < l.nfields; i++)
-            if (!field_supported(c->res, l.fields[i].key)) {
-                strbuf_addf(&err, "field label not supported: %s", l.fields[i].key);
-                reply_bad_request(c, err.buf);
-                goto out;
-            }
-    }
     if (limit && (parse_i64(limit, &lim) < 0 || lim < 0)) {
         reply_bad_request(c, "limit must be a non-negative integer");
         goto out;
@@ -623,8 +648,17 @@ static cJSON *read_body(struct call *c)
     size_t len;
     const char *body = http_request_body(c->req, &len);
     const char *kind, *api_version;
+    const char *ct = http_request_header(c->req, "Content-Type");
     cJSON *o = NULL;
 
+    /* JSON only: protobuf bodies (typed client-go clients) get 415, per reference 1.8. */
+    if (ct && strncmp(ct, "application/json", 16) != 0) {
+        reply_status(c, api_status_failure(415, "UnsupportedMediaType",
+                                           "the body of the request was in an unknown format - "
+                                           "accepted media types include: application/json",
+                                           NULL));
+        goto out;
+    }
     if (json_parse(body, len, NULL, &o, &err) < 0) {
         strbuf_addf(&msg, "the request body is not valid JSON: %s", err.msg);
         reply_bad_request(c, msg.buf);
@@ -1043,6 +1077,237 @@ out:
     cJSON_Delete(old);
 }
 
+/* ---- watch (reference 4) ---- */
+
+#define WATCH_TICK_MS 1000
+
+struct watch_stream {
+    struct watcher *w;
+    const struct api_resource *res; /* a reference */
+    const struct api_kind *kind;    /* for Table events */
+    struct label_selector *labels;
+    struct field_req *fields;
+    size_t nfields;
+    struct strbuf pending; /* encoded events not yet written */
+    size_t off;
+    uint64_t skip_upto; /* live events up to this revision were sent already */
+    time_t deadline;
+    bool table;
+    bool done;
+    char *api_version;
+};
+
+static void watch_stream_free(void *ud)
+{
+    struct watch_stream *ws = ud;
+
+    watcher_free(ws->w);
+    (void)api_resource_unref(ws->res);
+    label_selector_free(ws->labels);
+    field_reqs_free(ws->fields, ws->nfields);
+    strbuf_release(&ws->pending);
+    free(ws->api_version);
+    free(ws);
+}
+
+/* Appends {"type": T, "object": obj} and a newline; obj (owned) as a Table when asked for. */
+static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
+{
+    cJSON *ev = cJSON_CreateObject();
+
+    CHECK(ev);
+    if (ws->table && strcmp(type, "ERROR") && strcmp(type, "BOOKMARK")) {
+        const cJSON *one[1] = {obj};
+        cJSON *t =
+            table_build(ws->kind, one, 1, NULL, NULL, (int64_t)time(NULL), TABLE_INCLUDE_METADATA);
+        cJSON_Delete(obj);
+        obj = t;
+    }
+    CHECK(cJSON_AddStringToObject(ev, "type", type));
+    CHECK(cJSON_AddItemToObject(ev, "object", obj));
+    CHECK(json_print(ev, &ws->pending) == 0);
+    strbuf_addch(&ws->pending, '\n');
+    cJSON_Delete(ev);
+}
+
+/* Emits a stored object (bytes + revision) when it passes the selectors. */
+static void emit_stored(struct watch_stream *ws, const char *type, const char *value, size_t len,
+                        uint64_t rv)
+{
+    cJSON *o = decode_stored(value, len, rv);
+
+    if (!o)
+        return;
+    if (!selected(o, ws->labels, ws->fields, ws->nfields)) {
+        cJSON_Delete(o);
+        return;
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(o, "kind"))
+        CHECK(cJSON_AddStringToObject(o, "kind", ws->res->kind));
+    if (!cJSON_GetObjectItemCaseSensitive(o, "apiVersion"))
+        CHECK(cJSON_AddStringToObject(o, "apiVersion", ws->api_version));
+    emit(ws, type, o);
+}
+
+static const char *event_type(enum store_event_type t)
+{
+    return t == STORE_ADDED ? "ADDED" : t == STORE_MODIFIED ? "MODIFIED" : "DELETED";
+}
+
+static long watch_read(void *ud, char *buf, size_t max)
+{
+    struct watch_stream *ws = ud;
+
+    for (;;) {
+        struct watch_item *it = NULL;
+        time_t now;
+        int r;
+
+        if (ws->off < ws->pending.len) {
+            size_t n = ws->pending.len - ws->off;
+            if (n > max)
+                n = max;
+            memcpy(buf, ws->pending.buf + ws->off, n);
+            ws->off += n;
+            if (ws->off == ws->pending.len) {
+                strbuf_reset(&ws->pending);
+                ws->off = 0;
+            }
+            return (long)n;
+        }
+        now = time(NULL);
+        if (ws->done || now >= ws->deadline)
+            return 0;
+        r = watcher_next(ws->w, WATCH_TICK_MS, &it);
+        if (r == 1) {
+            if (it->rv > ws->skip_upto)
+                emit_stored(ws, event_type(it->type), it->value, it->len, it->rv);
+            watch_item_free(it);
+        } else if (r == -EOVERFLOW) {
+            /* Too slow: tell the client to relist, as a 410 would. */
+            emit(ws, "ERROR",
+                 api_status_failure(410, "Expired",
+                                    "the watch fell too far behind and was closed; relist", NULL));
+            ws->done = true;
+        } else if (r < 0) {
+            ws->done = true; /* the server is stopping */
+        }
+    }
+}
+
+struct replay {
+    struct watch_stream *ws;
+    const char *prefix;
+    size_t prefix_len;
+    uint64_t last;
+};
+
+static int replay_event(const struct store_event *ev, void *ud)
+{
+    struct replay *rp = ud;
+
+    rp->last = ev->rv;
+    if (!strncmp(ev->key, rp->prefix, rp->prefix_len))
+        emit_stored(rp->ws, event_type(ev->type), ev->value, ev->len, ev->rv);
+    return 0;
+}
+
+static int initial_item(const struct store_item *it, void *ud)
+{
+    emit_stored(ud, "ADDED", it->value, it->len, it->rv);
+    return 0;
+}
+
+static void do_watch(struct call *c)
+{
+    const char *rvs = http_request_query(c->req, "resourceVersion");
+    const char *sie = http_request_query(c->req, "sendInitialEvents");
+    const char *rvm = http_request_query(c->req, "resourceVersionMatch");
+    const char *tos = http_request_query(c->req, "timeoutSeconds");
+    bool initial_events = sie && !strcmp(sie, "true");
+    struct watch_stream *ws;
+    struct strbuf prefix = STRBUF_INIT, av = STRBUF_INIT;
+    int64_t timeout = 1800 + (int64_t)(time(NULL) % 1800), rv = 0;
+    uint64_t list_rv = 0;
+    int r;
+
+    if ((rvm && *rvm && !initial_events) ||
+        (initial_events && (!rvm || strcmp(rvm, "NotOlderThan")))) {
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        field_error_add(&errs, FIELD_FORBIDDEN,
+                        initial_events ? "sendInitialEvents" : "resourceVersionMatch", NULL, "%s",
+                        initial_events
+                            ? "sendInitialEvents requires resourceVersionMatch=NotOlderThan"
+                            : "resourceVersionMatch is forbidden for watch unless "
+                              "sendInitialEvents is provided");
+        reply_status(c, api_status_invalid("ListOptions", "meta.k8s.io", "", &errs));
+        field_errors_release(&errs);
+        return;
+    }
+    if ((rvs && *rvs && (parse_i64(rvs, &rv) < 0 || rv < 0)) ||
+        (tos && (parse_i64(tos, &timeout) < 0 || timeout < 0))) {
+        reply_bad_request(c, "resourceVersion and timeoutSeconds must be non-negative integers");
+        return;
+    }
+    ws = xcalloc(1, sizeof(*ws));
+    strbuf_init(&ws->pending);
+    if (!parse_selectors(c, &ws->labels, &ws->fields, &ws->nfields)) {
+        watch_stream_free(ws);
+        return;
+    }
+    ws->res = api_registry_lookup(c->srv->reg, c->res->group, c->res->version, c->res->plural);
+    ws->kind = kind_of(c->res);
+    ws->table = wants_table(c);
+    api_version_of(c->res, &av);
+    ws->api_version = strbuf_detach(&av, NULL);
+    ws->deadline = time(NULL) + (timeout ? timeout : 1800);
+    strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
+    if (c->res->namespaced && *c->ri.namespace)
+        strbuf_addf(&prefix, "%s/", c->ri.namespace);
+    /* Register first, then read: writes in between are queued and skipped by revision. */
+    ws->w = watcher_new(c->srv->hub, prefix.buf, 0);
+    if (initial_events || !rvs || !*rvs || rv == 0) {
+        r = store_list(c->srv->store, prefix.buf, NULL, 0, initial_item, ws, &list_rv);
+        ws->skip_upto = list_rv;
+        if (r == 0 && initial_events) {
+            char buf[24];
+            cJSON *bm = cJSON_CreateObject(), *meta, *ann;
+            CHECK(bm);
+            CHECK(cJSON_AddStringToObject(bm, "kind", c->res->kind));
+            CHECK(cJSON_AddStringToObject(bm, "apiVersion", ws->api_version));
+            meta = cJSON_AddObjectToObject(bm, "metadata");
+            CHECK(meta);
+            (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)list_rv);
+            CHECK(cJSON_AddStringToObject(meta, "resourceVersion", buf));
+            ann = cJSON_AddObjectToObject(meta, "annotations");
+            CHECK(ann && cJSON_AddStringToObject(ann, "k8s.io/initial-events-end", "true"));
+            emit(ws, "BOOKMARK", bm);
+        }
+    } else {
+        struct replay rp = {ws, prefix.buf, prefix.len, (uint64_t)rv};
+        r = store_events(c->srv->store, (uint64_t)rv, replay_event, &rp);
+        if (r == -ERANGE) {
+            reply_status(c, api_status_expired((unsigned long long)rv,
+                                               (unsigned long long)store_oldest(c->srv->store)));
+            watch_stream_free(ws);
+            goto out;
+        }
+        ws->skip_upto = rp.last;
+    }
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        watch_stream_free(ws);
+        goto out;
+    }
+    c->resp->status = 200;
+    c->resp->content_type = "application/json";
+    c->resp->stream = watch_read;
+    c->resp->stream_userdata = ws;
+    c->resp->stream_free = watch_stream_free;
+out:
+    strbuf_release(&prefix);
+}
+
 /* ---- pods/binding and pods/eviction (reference 9.1, 9.4) ---- */
 
 /* Parses a subresource body whose metadata.name must equal the pod's; replies 400 otherwise. */
@@ -1210,6 +1475,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         do_get(&c);
     else if (!strcmp(c.ri.verb, "list"))
         do_list(&c);
+    else if (!strcmp(c.ri.verb, "watch"))
+        do_watch(&c);
     else if (!strcmp(c.ri.verb, "create") && is_pods(c.res) && !strcmp(c.ri.subresource, "binding"))
         do_bind(&c);
     else if (!strcmp(c.ri.verb, "create") && is_pods(c.res) &&
@@ -1277,6 +1544,8 @@ int apiserver_new(struct store *store, struct apiserver **ret)
 
     s->store = store;
     s->reg = api_registry_new();
+    s->hub = watch_hub_new();
+    store_set_observer(store, watch_hub_observe, s->hub);
     for (size_t i = 0; i < ARRAY_SIZE(initial_namespaces) && r == 0; i++)
         r = ensure_namespace(store, initial_namespaces[i]);
     if (r == 0)
@@ -1289,10 +1558,20 @@ int apiserver_new(struct store *store, struct apiserver **ret)
     return 0;
 }
 
+void apiserver_stop_watches(struct apiserver *s)
+{
+    if (!s || !s->hub)
+        return;
+    store_set_observer(s->store, NULL, NULL);
+    watch_hub_close(s->hub); /* freed by its last watcher */
+    s->hub = NULL;
+}
+
 void apiserver_free(struct apiserver *s)
 {
     if (!s)
         return;
+    apiserver_stop_watches(s);
     api_registry_free(s->reg);
     free(s);
 }

@@ -20,6 +20,10 @@ struct apiserver;
 /* A server over an open store (borrowed; must outlive the server). CRDs already in the store
  * are served at once. 0, -ENOMEM, -EIO. */
 int apiserver_new(struct store *store, struct apiserver **ret);
+/* Ends every watch stream (call before stopping the HTTP server, whose connection threads
+ * would otherwise wait for them); also done by apiserver_free. */
+void apiserver_stop_watches(struct apiserver *s);
+
 void apiserver_free(struct apiserver *s);
 
 /* The http_handler_fn: pass the apiserver as userdata to http_server_start(). */

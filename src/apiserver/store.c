@@ -65,6 +65,8 @@ struct store {
     uint64_t rev;
     uint64_t oldest;
     size_t history;
+    store_event_fn observer;
+    void *observer_data;
 };
 
 /* SQLite result codes to errno: only what a caller can act on is distinguished. */
@@ -194,6 +196,14 @@ uint64_t store_oldest(struct store *s)
     r = s->oldest;
     CHECK(pthread_mutex_unlock(&s->lock) == 0);
     return r;
+}
+
+void store_set_observer(struct store *s, store_event_fn fn, void *userdata)
+{
+    CHECK(pthread_mutex_lock(&s->lock) == 0);
+    s->observer = fn;
+    s->observer_data = userdata;
+    CHECK(pthread_mutex_unlock(&s->lock) == 0);
 }
 
 void store_item_release(struct store_item *it)
@@ -358,6 +368,18 @@ static int write_op(struct store *s, enum write_op op, const char *key, const ch
     s->rev = rev;
     if (rev - s->oldest > s->history)
         s->oldest = rev - s->history;
+    if (s->observer) {
+        struct store_event ev = {
+            .type = op == OP_CREATE   ? STORE_ADDED
+                    : op == OP_UPDATE ? STORE_MODIFIED
+                                      : STORE_DELETED,
+            .rv = rev,
+            .key = key,
+            .value = op == OP_DELETE ? (old.value ? old.value : "") : (value ? value : ""),
+            .len = op == OP_DELETE ? old.len : len,
+        };
+        (void)s->observer(&ev, s->observer_data);
+    }
     if (ret_rv)
         *ret_rv = rev;
     if (ret_old) {

@@ -106,4 +106,11 @@ int store_events(struct store *s, uint64_t since, store_event_fn fn, void *userd
 
 void store_item_release(struct store_item *it);
 
+/*
+ * Registers the one observer told about every committed write, in revision order, while the
+ * store is still locked (so it must be quick and must not call into the store): this is how
+ * watches learn of changes without polling. NULL removes it.
+ */
+void store_set_observer(struct store *s, store_event_fn fn, void *userdata);
+
 #endif

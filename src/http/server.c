@@ -18,9 +18,9 @@
 #include "base/base.h"
 #include "base/log.h"
 
-#define DEFAULT_MAX_BODY (3u << 20)
-#define DEFAULT_THREADS  4
-#define MAX_CERT_GROUPS  16
+#define DEFAULT_MAX_BODY        (3u << 20)
+#define DEFAULT_MAX_CONNECTIONS 1024
+#define MAX_CERT_GROUPS         16
 
 struct http_server {
     struct MHD_Daemon *d;
@@ -156,17 +156,56 @@ static void request_free(struct http_request *req)
     free(req);
 }
 
+struct stream {
+    http_stream_fn fn;
+    void *userdata;
+    void (*free_fn)(void *userdata);
+};
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct stream *st = cls;
+    long n = st->fn(st->userdata, buf, max);
+    (void)pos;
+
+    if (n > 0)
+        return (ssize_t)n;
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_done(void *cls)
+{
+    struct stream *st = cls;
+
+    if (st->free_fn)
+        st->free_fn(st->userdata);
+    free(st);
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_response *resp)
 {
     struct MHD_Response *r;
     enum MHD_Result ret;
     size_t len;
-    char *body = strbuf_detach(&resp->body, &len);
+    char *body;
 
-    r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(body);
-        return MHD_NO;
+    if (resp->stream) {
+        struct stream *st = xcalloc(1, sizeof(*st));
+        *st = (struct stream){resp->stream, resp->stream_userdata, resp->stream_free};
+        resp->stream = NULL; /* the stream belongs to libmicrohttpd now */
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)16 * 1024, stream_read, st,
+                                              stream_done);
+        if (!r) {
+            stream_done(st);
+            return MHD_NO;
+        }
+    } else {
+        body = strbuf_detach(&resp->body, &len);
+        r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+        if (!r) {
+            free(body);
+            return MHD_NO;
+        }
     }
     (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                                   resp->content_type ? resp->content_type : "application/json");
@@ -179,6 +218,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_re
 
 static void response_release(struct http_response *resp)
 {
+    if (resp->stream && resp->stream_free) /* never handed to libmicrohttpd */
+        resp->stream_free(resp->stream_userdata);
+    resp->stream = NULL;
     strbuf_release(&resp->body);
     for (size_t i = 0; i < resp->nheaders; i++)
         free(resp->headers[i].value);
@@ -288,7 +330,8 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
     struct http_server *s;
     struct sockaddr_storage addr;
     socklen_t alen;
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     int r;
 
     if (!handler || (!!opts->cert_pem != !!opts->key_pem) ||
@@ -317,8 +360,9 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &addr};
         o[n++] = (struct MHD_OptionItem){
-            MHD_OPTION_THREAD_POOL_SIZE,
-            (intptr_t)(opts->threads ? opts->threads : DEFAULT_THREADS), NULL};
+            MHD_OPTION_CONNECTION_LIMIT,
+            (intptr_t)(opts->max_connections ? opts->max_connections : DEFAULT_MAX_CONNECTIONS),
+            NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 120, NULL};
         o[n++] =
             (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)64 * 1024, NULL};

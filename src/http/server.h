@@ -1,9 +1,9 @@
 /*
- * The HTTP/1.1 server every koord server is built on: libmicrohttpd with a thread pool,
- * keep-alive, TLS through GnuTLS (optionally asking for client certificates, which is how
- * Kubernetes components authenticate), bounded request bodies, and a single handler callback
- * that sees a complete request and fills in a response. Watch streams will extend the response
- * with a streaming mode.
+ * The HTTP/1.1 server every koord server is built on: libmicrohttpd with a thread per
+ * connection (so a streaming response such as a watch may block its thread while it waits for
+ * events), keep-alive, TLS through GnuTLS (optionally asking for client certificates, which is
+ * how Kubernetes components authenticate), bounded request bodies, and a single handler
+ * callback that sees a complete request and fills in a response: a body, or a stream.
  */
 #ifndef KOORD_HTTP_SERVER_H
 #define KOORD_HTTP_SERVER_H
@@ -34,9 +34,19 @@ int http_request_client_cert(const struct http_request *req, const char **ret_us
 
 #define HTTP_MAX_HEADERS 8
 
+/*
+ * A streaming body (chunked): called on the connection's thread for the next bytes. It may
+ * block waiting for data; returns the number of bytes written to buf (> 0), 0 to end the
+ * stream, or < 0 to abort the connection.
+ */
+typedef long (*http_stream_fn)(void *userdata, char *buf, size_t max);
+
 struct http_response {
     int status;
-    const char *content_type; /* static string; default application/json */
+    http_stream_fn stream; /* when set, the body is streamed instead of `body` */
+    void *stream_userdata;
+    void (*stream_free)(void *userdata); /* called once the stream is done, may be NULL */
+    const char *content_type;            /* static string; default application/json */
     struct strbuf body;
     struct {
         const char *name; /* static strings */
@@ -59,7 +69,7 @@ struct http_server_opts {
     const char *key_pem;
     const char *client_ca_pem; /* ask for client certificates signed by this CA; may be NULL */
     size_t max_body;           /* larger bodies get 413; 0 = 3 MiB */
-    unsigned threads;          /* 0 = 4 */
+    unsigned max_connections;  /* 0 = 1024 (each holds a thread) */
 };
 
 struct http_server;

@@ -7,6 +7,7 @@
  * they are created, surviving a restart of the server.
  */
 #include <curl/curl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +42,7 @@ static void env_start(struct env *e)
 {
     struct http_server_opts o = {.host = "127.0.0.1"};
 
-    assert_int_equal(store_open(e->db, 0, &e->store), 0);
+    assert_int_equal(store_open(e->db, 64, &e->store), 0);
     assert_int_equal(apiserver_new(e->store, &e->api), 0);
     assert_int_equal(http_server_start(&o, apiserver_handle, e->api, &e->http), 0);
     (void)snprintf(e->base, sizeof(e->base), "http://127.0.0.1:%u", http_server_port(e->http));
@@ -49,6 +50,7 @@ static void env_start(struct env *e)
 
 static void env_stop(struct env *e)
 {
+    apiserver_stop_watches(e->api);
     http_server_stop(e->http);
     apiserver_free(e->api);
     store_close(e->store);
@@ -434,6 +436,171 @@ static void test_crds_served_and_persisted(void **state)
         http(e, "GET", "/apis/slo.koordinator.sh/v1alpha1/nodeslos/n1", NULL, NULL, NULL), 404);
 }
 
+/* Writes a ConfigMap and deletes it, straight through the store. */
+static void *late_writer(void *ud)
+{
+    struct env *e = ud;
+    static const char v[] = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                            "\"late\",\"namespace\":\"default\"}}";
+    CHECK(store_create(e->store, "/core/configmaps/default/late", v, sizeof(v) - 1, NULL) == 0);
+    CHECK(store_delete(e->store, "/core/configmaps/default/late", 0, NULL, NULL) == 0);
+    return NULL;
+}
+
+/* A live watch: the writer starts once the initial events arrived (so the watch is registered:
+ * no timing assumption), and the transfer stops once the deletion arrived. */
+struct live {
+    struct env *e;
+    struct strbuf body;
+    pthread_t writer;
+    bool started;
+};
+
+static size_t on_live(char *p, size_t size, size_t n, void *ud)
+{
+    struct live *l = ud;
+
+    strbuf_add(&l->body, p, size * n);
+    if (!l->started && strstr(l->body.buf, "\"two\"")) {
+        CHECK(pthread_create(&l->writer, NULL, late_writer, l->e) == 0);
+        l->started = true;
+    }
+    if (strstr(l->body.buf, "\"DELETED\"") && strstr(l->body.buf, "\"late\""))
+        return 0; /* seen everything: end the transfer */
+    return size * n;
+}
+
+/* The event types and names of a watch body, one "TYPE name" per line. */
+static void summarize(const char *body, struct strbuf *out)
+{
+    const char *p = body;
+
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+        cJSON *ev = cJSON_Parse(line);
+        const cJSON *o = cJSON_GetObjectItem(ev, "object");
+        const char *name = str(o, "metadata.name");
+        strbuf_addf(out, "%s %s%s;", str(ev, "type"), name ? name : "-",
+                    cJSON_GetObjectItem(
+                        cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "annotations"),
+                        "k8s.io/initial-events-end")
+                        ? " end"
+                        : "");
+        cJSON_Delete(ev);
+        free(line);
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+static long raw(struct env *e, const char *path, struct strbuf *out)
+{
+    CURL *h = curl_easy_init();
+    struct strbuf url = STRBUF_INIT;
+    long code = 0;
+
+    strbuf_addf(&url, "%s%s", e->base, path);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
+    return code;
+}
+
+static void test_watch(void **state)
+{
+    struct env *e = *state;
+    struct strbuf body = STRBUF_INIT, sum = STRBUF_INIT;
+    cJSON *b = NULL;
+    char path[256], rv[32];
+
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"one\"}}", &b, NULL),
+                     201);
+    (void)snprintf(rv, sizeof(rv), "%s", str(b, "metadata.resourceVersion"));
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"two\",\"labels\":{\"app\":\"x\"}}}", NULL,
+                          NULL),
+                     201);
+    assert_int_equal(
+        http(e, "DELETE", "/api/v1/namespaces/default/configmaps/one", NULL, NULL, NULL), 200);
+
+    /* From "0": the current state as ADDED, then live writes as they happen. */
+    {
+        struct live l = {.e = e, .body = STRBUF_INIT};
+        CURL *h = curl_easy_init();
+        struct strbuf url = STRBUF_INIT;
+        strbuf_addf(&url, "%s/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0",
+                    e->base);
+        (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+        (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_live);
+        (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, &l);
+        (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+        assert_int_equal(curl_easy_perform(h), CURLE_WRITE_ERROR); /* we ended it */
+        curl_easy_cleanup(h);
+        assert_true(l.started);
+        assert_int_equal(pthread_join(l.writer, NULL), 0);
+        summarize(l.body.buf, &sum);
+        assert_string_equal(sum.buf, "ADDED two;ADDED late;DELETED late;");
+        strbuf_reset(&sum);
+        strbuf_release(&l.body);
+        strbuf_release(&url);
+    }
+
+    /* From an exact revision: only what came after, replayed from history; with a label
+     * selector only matching objects. */
+    (void)snprintf(path, sizeof(path),
+                   "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=%s"
+                   "&timeoutSeconds=1",
+                   rv);
+    assert_int_equal(raw(e, path, &body), 200);
+    summarize(body.buf, &sum);
+    assert_string_equal(sum.buf, "ADDED two;DELETED one;ADDED late;DELETED late;");
+    strbuf_reset(&body);
+    strbuf_reset(&sum);
+    (void)snprintf(path, sizeof(path),
+                   "/api/v1/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=1"
+                   "&labelSelector=app%%3Dx",
+                   rv);
+    assert_int_equal(raw(e, path, &body), 200);
+    summarize(body.buf, &sum);
+    assert_string_equal(sum.buf, "ADDED two;");
+    strbuf_reset(&body);
+    strbuf_reset(&sum);
+
+    /* Streaming list: ADDED for the state, then the initial-events-end bookmark. */
+    assert_int_equal(raw(e,
+                         "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true"
+                         "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+                         "&timeoutSeconds=1",
+                         &body),
+                     200);
+    summarize(body.buf, &sum);
+    assert_string_equal(sum.buf, "ADDED two;BOOKMARK - end;");
+    strbuf_reset(&body);
+    strbuf_reset(&sum);
+    assert_int_equal(raw(e, "/api/v1/configmaps?watch=1&sendInitialEvents=true", &body), 422);
+    strbuf_reset(&body);
+
+    /* A revision older than the kept history: 410 Expired. */
+    for (int i = 0; i < 70; i++) {
+        char name[64];
+        (void)snprintf(name, sizeof(name), "{\"metadata\":{\"name\":\"fill-%d\"}}", i);
+        assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps", name, NULL, NULL),
+                         201);
+    }
+    (void)snprintf(path, sizeof(path), "/api/v1/configmaps?watch=1&resourceVersion=%s", rv);
+    assert_int_equal(raw(e, path, &body), 410);
+    assert_non_null(strstr(body.buf, "\"reason\":\"Expired\""));
+    strbuf_release(&body);
+    strbuf_release(&sum);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +608,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crud, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_and_finalizers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crds_served_and_persisted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
     };
     int r;
 

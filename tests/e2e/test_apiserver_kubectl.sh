@@ -109,6 +109,24 @@ k create --raw /api/v1/namespaces/default/pods/gated-web-0/binding -f "$TMP/bind
 expect_rc 1 "binding twice"
 expect_out 'is already assigned to node "anolis-node"' "binding twice"
 
+# kubectl get -w: rows appear as objects are created and deleted. (Waits are for a condition,
+# bounded at 20 s, never fixed sleeps.)
+wait_for() { # $1: file, $2: text
+    for _ in $(seq 1 400); do grep -qF -- "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+    fail "timed out waiting for '$2' in $1: $(cat "$1")"
+}
+printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"first-cm"}}' >"$TMP/cm0.json"
+k create -f "$TMP/cm0.json"
+kubectl get configmaps -n default -w >"$TMP/watch.out" 2>&1 &
+watch_pid=$!
+wait_for "$TMP/watch.out" "first-cm"
+printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"watched-cm"},"data":{"a":"1"}}' >"$TMP/cm.json"
+k create -f "$TMP/cm.json"
+expect_rc 0 "create while watching"
+wait_for "$TMP/watch.out" "watched-cm"
+kill "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || true
+
 # Delete, then the object is gone.
 k delete reservation batch-job-reservation
 expect_rc 0 "delete"
