@@ -1,6 +1,6 @@
 #!/bin/sh
-# `make up`: until the servers exist, run the offline tools on the examples and show what they
-# produce: the manifests validated, and the NodeSLO the manager would write for two nodes.
+# `make up`: run the offline tools on the examples (the manifests validated, the NodeSLO the
+# manager would write for two nodes), then start the standalone API server in the foreground.
 set -eu
 KOORD=${1:-build/gcc/koord}
 cd "$(dirname "$0")/.."
@@ -21,4 +21,14 @@ echo "== koord slo render --config examples/slo-controller-config.yaml --node ex
 "$KOORD" slo render --config examples/slo-controller-config.yaml --node examples/nodes/node-plain.yaml
 echo
 echo "== koord slo check --config examples/slo-controller-config.yaml"
-"$KOORD" slo check --config examples/slo-controller-config.yaml || true
+"$KOORD" slo check --config examples/slo-controller-config.yaml
+
+echo
+echo "== koord apiserver (the standalone control plane; Ctrl-C stops it)"
+mkdir -p .koord
+LISTEN=${KOORD_LISTEN:-127.0.0.1:6443}
+echo "   data in .koord/apiserver; talk to it with:"
+echo "   export KUBECONFIG=$PWD/.koord/kubeconfig"
+echo "   kubectl create -f deploy/crds/ && kubectl create -f examples/seed/ && kubectl get nodeslos"
+exec "$KOORD" apiserver --data-dir .koord/apiserver --listen "$LISTEN" \
+    --write-kubeconfig .koord/kubeconfig
