@@ -3,7 +3,7 @@
 # everything is present; uses sudo when not root.
 set -eu
 
-PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy valgrind git
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy valgrind git curl
 libcjson-dev libfyaml-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev
 libgnutls28-dev libcurl4-gnutls-dev"
 

@@ -131,6 +131,7 @@ int cmd_apiserver(int argc, char **argv)
         log_error("apiserver", "cannot start: %s", err_str(r));
         goto out;
     }
+    apiserver_require_client_certs(api, true);
     o.host = host.buf;
     o.port = (uint16_t)port;
     o.cert_pem = pki.serving.cert;

@@ -36,6 +36,7 @@ struct apiserver {
     struct store *store;
     struct api_registry *reg;
     struct watch_hub *hub;
+    bool require_certs;
 };
 
 /* Everything one request needs, released in one place. */
@@ -1446,6 +1447,22 @@ static bool subresource_served(const struct api_resource *res, const char *sub)
     return false;
 }
 
+/* Paths Kubernetes serves without authentication. */
+static bool is_open_path(const char *path)
+{
+    static const char *const open[] = {"/healthz", "/livez", "/readyz", "/version"};
+
+    for (size_t i = 0; i < ARRAY_SIZE(open); i++)
+        if (!strcmp(path, open[i]))
+            return true;
+    return false;
+}
+
+void apiserver_require_client_certs(struct apiserver *s, bool on)
+{
+    s->require_certs = on;
+}
+
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     struct call c = {.srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT};
@@ -1457,6 +1474,14 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     if (r < 0) {
         reply_bad_request(&c, "malformed request path");
         goto out;
+    }
+    if (c.srv->require_certs && !is_open_path(http_request_path(req))) {
+        const char *user;
+        const char *const *groups;
+        if (http_request_client_cert(req, &user, &groups) < 0) {
+            reply_status(&c, api_status_failure(401, "Unauthorized", "Unauthorized", NULL));
+            goto out;
+        }
     }
     if (!c.ri.is_resource) {
         serve_nonresource(&c);

@@ -9,6 +9,7 @@
 #ifndef KOORD_APISERVER_APISERVER_H
 #define KOORD_APISERVER_APISERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct http_request;
@@ -20,6 +21,13 @@ struct apiserver;
 /* A server over an open store (borrowed; must outlive the server). CRDs already in the store
  * are served at once. 0, -ENOMEM, -EIO. */
 int apiserver_new(struct store *store, struct apiserver **ret);
+/*
+ * Requires a verified client certificate (the identity kubectl's kubeconfig carries) on every
+ * request except /healthz, /livez, /readyz and /version, which stay open as in Kubernetes;
+ * others get 401. Off by default (plain-HTTP tests); `koord apiserver` turns it on.
+ */
+void apiserver_require_client_certs(struct apiserver *s, bool on);
+
 /* Ends every watch stream (call before stopping the HTTP server, whose connection threads
  * would otherwise wait for them); also done by apiserver_free. */
 void apiserver_stop_watches(struct apiserver *s);

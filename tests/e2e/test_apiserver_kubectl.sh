@@ -27,6 +27,12 @@ start_server
 k get --raw /healthz
 expect_rc 0 "healthz"
 expect_out "ok" "healthz"
+# Without the client certificate only the health endpoints answer.
+server=$(cat "$TMP/ready")
+run curl -sk "https://$server/healthz"
+expect_out "ok" "healthz without credentials"
+run curl -sk "https://$server/api/v1/namespaces"
+expect_out '"code":401' "list without credentials"
 k get namespaces
 expect_rc 0 "get namespaces"
 for ns in default kube-system koordinator-system; do expect_out "$ns" "get namespaces"; done
