@@ -84,6 +84,8 @@ struct api_prop {
 
 struct api_schema {
     enum api_type type;
+    unsigned dflt_below;            /* trees built at run time: which defaults exist at or below
+                                       (enum api_dflt_bits); static tables leave it zero */
     const char *format;             /* OpenAPI format: int32, int64, double, date-time */
     const char *desc;               /* OpenAPI description */
     const struct api_prop *props;   /* API_OBJECT: terminated by an entry with name NULL */
@@ -100,7 +102,6 @@ struct api_schema {
     const struct api_pair *wh_pairs; /* terminated by {NULL, NULL} */
     /* Filled only in trees built at run time (openapi.h); static tables leave them zero. */
     const void *pattern_re; /* compiled `pattern` (regex_t), enforced when set */
-    unsigned dflt_below;    /* which defaults exist at or below (schema.c DFLT_* bits) */
 };
 
 /* dflt_below bits, set by tree builders so defaulting needs no memo for their nodes. */

@@ -1,0 +1,114 @@
+/*
+ * libFuzzer target for src/codec/patch.c: PATCH bodies are untrusted, so any document/patch
+ * pair must give a clean result. The input is "<document>\0<patch>", both parsed with
+ * json_parse() under small limits. Checked properties:
+ *  - json_patch_apply() returns 0, -EINVAL, -ECANCELED or -E2BIG with a message, and on failure
+ *    leaves the document pointer and tree exactly as they were;
+ *  - merge_patch_apply() succeeds (the inputs are shallower than PATCH_MAX_DEPTH) and is
+ *    idempotent, as RFC 7386 merge patches are;
+ *  - merge_patch_create(a, b) applied to a gives b whenever b has no null object members
+ *    (which a merge patch cannot express), for b the merge result and b the patch itself.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "codec/codec.h"
+#include "codec/patch.h"
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool has_null_member(const cJSON *v)
+{
+    const cJSON *c;
+
+    for (c = v->child; c && (cJSON_IsArray(v) || cJSON_IsObject(v)); c = c->next) {
+        if (cJSON_IsObject(v) && cJSON_IsNull(c))
+            return true;
+        if (has_null_member(c))
+            return true;
+    }
+    return false;
+}
+
+/* create(a, b) applied to a must give b. */
+static void check_round_trip(const cJSON *a, const cJSON *b)
+{
+    struct codec_error err;
+    cJSON *p = NULL, *x;
+
+    CHECK(merge_patch_create(a, b, &p) == 0);
+    if (cJSON_IsObject(a) && cJSON_IsObject(b) && cJSON_Compare(a, b, true))
+        CHECK(cJSON_IsObject(p) && !p->child);
+    x = cJSON_Duplicate(a, true);
+    CHECK(x);
+    CHECK(merge_patch_apply(&x, p, &err) == 0);
+    if (!has_null_member(b))
+        CHECK(cJSON_Compare(x, b, true));
+    cJSON_Delete(x);
+    cJSON_Delete(p);
+}
+
+static void check_json_patch(const cJSON *doc, const cJSON *patch)
+{
+    struct codec_error err = {0};
+    cJSON *d, *before;
+    int r;
+
+    d = cJSON_Duplicate(doc, true);
+    CHECK(d);
+    before = d;
+    r = json_patch_apply(&d, patch, 64, &err);
+    if (r < 0) {
+        CHECK(r == -EINVAL || r == -ECANCELED || r == -E2BIG);
+        CHECK(err.msg[0] != '\0');
+        CHECK(d == before);
+        CHECK(identical(d, doc));
+    } else {
+        CHECK(r == 0);
+    }
+    cJSON_Delete(d);
+}
+
+static void check_merge_patch(const cJSON *doc, const cJSON *patch)
+{
+    struct codec_error err;
+    cJSON *m, *m2;
+
+    m = cJSON_Duplicate(doc, true);
+    CHECK(m);
+    CHECK(merge_patch_apply(&m, patch, &err) == 0);
+    m2 = cJSON_Duplicate(m, true);
+    CHECK(m2);
+    CHECK(merge_patch_apply(&m2, patch, &err) == 0);
+    CHECK(cJSON_Compare(m, m2, true));
+    check_round_trip(doc, m);
+    check_round_trip(doc, patch);
+    check_round_trip(doc, doc);
+    cJSON_Delete(m2);
+    cJSON_Delete(m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const uint8_t *nul = memchr(data, '\0', size);
+    cJSON *doc = NULL, *patch = NULL;
+    size_t dlen;
+
+    codec_init();
+    if (!nul)
+        return 0;
+    dlen = (size_t)(nul - data);
+    if (json_parse((const char *)data, dlen, &fuzz_limits, &doc, NULL) < 0)
+        goto out;
+    if (json_parse((const char *)nul + 1, size - dlen - 1, &fuzz_limits, &patch, NULL) < 0)
+        goto out;
+    check_json_patch(doc, patch);
+    check_merge_patch(doc, patch);
+out:
+    cJSON_Delete(patch);
+    cJSON_Delete(doc);
+    return 0;
+}

@@ -1,0 +1,1063 @@
+/*
+ * JSON Patch (RFC 6902), JSON Merge Patch (RFC 7386) and the merge-patch diff, over cJSON trees,
+ * for the apiserver's PATCH verb. Both patch kinds work on a private copy of the document and
+ * swap it in only when every step succeeded, so a failed PATCH never leaves a half-patched
+ * object behind; the copy also makes every -ENOMEM path a plain "free the copy".
+ *
+ * Bounds: the number of operations (caller's max_ops), the size and nesting of the result
+ * (codec_default_limits.max_nodes, PATCH_MAX_DEPTH), checked before anything is copied so a
+ * patch that doubles the document with "copy" fails before it allocates. Every recursion here
+ * is over a tree whose depth was measured first, so the stack stays bounded.
+ */
+#include "codec/patch.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "codec/codec-int.h"
+#include "codec/codec.h"
+
+/* Objects with more members than this get a hashed index for member lookups. */
+#define INDEX_MIN_MEMBERS 16
+#define PREVIEW_SIZE      96
+
+static bool is_container(const cJSON *v)
+{
+    return cJSON_IsArray(v) || cJSON_IsObject(v);
+}
+
+static size_t count_nodes(const cJSON *v)
+{
+    size_t n = 1;
+    const cJSON *c;
+
+    if (is_container(v))
+        for (c = v->child; c; c = c->next)
+            n += count_nodes(c);
+    return n;
+}
+
+/*
+ * Adds the items of v to *nodes and returns the nesting depth reached when v sits level
+ * containers deep, or -E2BIG as soon as that passes PATCH_MAX_DEPTH (so the recursion is bounded
+ * even for a tree nobody measured).
+ */
+static int measure(const cJSON *v, int level, size_t *nodes)
+{
+    const cJSON *c;
+    int d, r;
+
+    (*nodes)++;
+    if (!is_container(v))
+        return level;
+    if (level >= PATCH_MAX_DEPTH)
+        return -E2BIG;
+    d = level + 1;
+    for (c = v->child; c; c = c->next) {
+        r = measure(c, level + 1, nodes);
+        if (r < 0)
+            return r;
+        if (r > d)
+            d = r;
+    }
+    return d;
+}
+
+/* Gives v the member name key (taking ownership of it; NULL for array elements and roots). */
+static void set_key(cJSON *v, char *key)
+{
+    if (v->string && !(v->type & cJSON_StringIsConst))
+        free(v->string);
+    v->string = key;
+    v->type &= ~cJSON_StringIsConst;
+}
+
+/*
+ * Member lookup by name, hashed for large objects so a patch with many members cannot make
+ * lookups quadratic. The index borrows the members' names: members removed while it is in use
+ * must stay allocated until member_index_release() (see merge_into()).
+ */
+struct member_index {
+    const cJSON *obj;
+    struct codec_strmap map;
+    bool hashed;
+};
+
+static int member_index_init(struct member_index *ix, const cJSON *obj)
+{
+    const cJSON *c;
+    size_t n = 0;
+    int r;
+
+    ix->obj = obj;
+    ix->map = (struct codec_strmap){0};
+    ix->hashed = false;
+    for (c = obj->child; c && n <= INDEX_MIN_MEMBERS; c = c->next)
+        n++;
+    if (n <= INDEX_MIN_MEMBERS)
+        return 0;
+    ix->hashed = true;
+    for (c = obj->child; c; c = c->next) {
+        /* The first of duplicate names wins, as in a linear lookup. */
+        r = codec__strmap_add(&ix->map, c->string, (void *)c);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static cJSON *member_index_get(const struct member_index *ix, const char *key)
+{
+    void **slot;
+
+    if (!ix->hashed)
+        return cJSON_GetObjectItemCaseSensitive(ix->obj, key);
+    slot = codec__strmap_find(&ix->map, key);
+    return slot ? *slot : NULL;
+}
+
+/* Records that item (a member of ix->obj) was detached. */
+static void member_index_forget(struct member_index *ix, const cJSON *item)
+{
+    void **slot;
+
+    if (!ix->hashed)
+        return;
+    slot = codec__strmap_find(&ix->map, item->string);
+    if (slot && *slot == item)
+        *slot = NULL;
+}
+
+/* Records that item was appended to ix->obj. */
+static int member_index_add(struct member_index *ix, cJSON *item)
+{
+    void **slot;
+    int r;
+
+    if (!ix->hashed)
+        return 0;
+    slot = codec__strmap_find(&ix->map, item->string);
+    if (slot) {
+        *slot = item;
+        return 0;
+    }
+    r = codec__strmap_add(&ix->map, item->string, item);
+    return r < 0 ? r : 0;
+}
+
+static void member_index_release(struct member_index *ix)
+{
+    codec__strmap_release(&ix->map);
+}
+
+/*
+ * JSON equality as RFC 6902 "test" defines it: same type, numbers by value, strings byte for
+ * byte, arrays element by element, objects with the same members in any order. Returns 1, 0,
+ * -E2BIG past PATCH_MAX_DEPTH, or -ENOMEM (indexing a large object).
+ */
+static int json_equal(const cJSON *a, const cJSON *b, int level)
+{
+    struct member_index ix;
+    const cJSON *x, *y;
+    size_t na = 0, nb = 0;
+    int r = 1;
+
+    if ((a->type & 0xff) != (b->type & 0xff))
+        return 0;
+    if (cJSON_IsNumber(a))
+        return a->valuedouble == b->valuedouble;
+    if (cJSON_IsString(a))
+        return strcmp(a->valuestring, b->valuestring) == 0;
+    if (!is_container(a))
+        return 1; /* null, true, false */
+    if (level >= PATCH_MAX_DEPTH)
+        return -E2BIG;
+    if (cJSON_IsArray(a)) {
+        for (x = a->child, y = b->child; x && y; x = x->next, y = y->next) {
+            r = json_equal(x, y, level + 1);
+            if (r <= 0)
+                return r;
+        }
+        return !x && !y;
+    }
+    for (x = a->child; x; x = x->next)
+        na++;
+    for (y = b->child; y; y = y->next)
+        nb++;
+    if (na != nb)
+        return 0;
+    r = member_index_init(&ix, b);
+    if (r < 0)
+        goto out;
+    r = 1;
+    for (x = a->child; x && r == 1; x = x->next) {
+        y = member_index_get(&ix, x->string);
+        r = y ? json_equal(x, y, level + 1) : 0;
+    }
+out:
+    member_index_release(&ix);
+    return r;
+}
+
+/* ---- JSON Patch ---- */
+
+enum patch_op { OP_ADD, OP_REMOVE, OP_REPLACE, OP_MOVE, OP_COPY, OP_TEST };
+
+static const char *const op_names[] = {
+    [OP_ADD] = "add",   [OP_REMOVE] = "remove", [OP_REPLACE] = "replace",
+    [OP_MOVE] = "move", [OP_COPY] = "copy",     [OP_TEST] = "test",
+};
+
+struct patch_state {
+    cJSON *root;      /* the working copy */
+    size_t nodes;     /* items in root */
+    size_t max_nodes; /* bound on nodes */
+    size_t index;     /* of the operation being applied */
+    const char *op;   /* its name, NULL until known */
+    struct codec_error *err;
+};
+
+/* Where a JSON pointer leads: the container that holds (or would hold) the target, and the
+ * last reference token, still escaped. */
+struct location {
+    cJSON *parent;   /* NULL for the root pointer "" */
+    const char *tok; /* last token (not NUL-terminated at len) */
+    size_t len;
+    int depth; /* number of reference tokens */
+};
+
+/* Formats err->msg as 'operation N (op): <fmt>' and returns r. */
+__attribute__((format(printf, 3, 4))) static int op_error(struct patch_state *s, int r,
+                                                          const char *fmt, ...)
+{
+    char reason[sizeof(s->err->msg)];
+    va_list ap;
+
+    if (!s->err)
+        return r;
+    va_start(ap, fmt);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_start initialised ap */
+    (void)vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    if (s->op)
+        codec__set_error(s->err, 0, 0, "operation %zu (%s): %s", s->index, s->op, reason);
+    else
+        codec__set_error(s->err, 0, 0, "operation %zu: %s", s->index, reason);
+    return r;
+}
+
+static void preview_str(char dst[PREVIEW_SIZE], const char *s)
+{
+    codec__preview(dst, PREVIEW_SIZE, s, strlen(s));
+}
+
+/* RFC 6901 syntax: "" or "/"-separated tokens in which "~" is always followed by 0 or 1. */
+static bool pointer_is_valid(const char *p)
+{
+    if (*p == '\0')
+        return true;
+    if (*p != '/')
+        return false;
+    for (; *p; p++)
+        if (*p == '~' && p[1] != '0' && p[1] != '1')
+            return false;
+    return true;
+}
+
+/* Whether the escaped token tok[0..len) names the member key. */
+static bool token_matches(const char *tok, size_t len, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < len; i++, key++) {
+        char c = tok[i];
+
+        if (c == '~')
+            c = tok[++i] == '0' ? '~' : '/';
+        if (*key != c)
+            return false;
+    }
+    return *key == '\0';
+}
+
+/* The unescaped token as a new string (cmalloc), or NULL on OOM. */
+static char *token_decode(const char *tok, size_t len)
+{
+    char *key = cmalloc(len + 1), *p = key;
+    size_t i;
+
+    if (!key)
+        return NULL;
+    for (i = 0; i < len; i++) {
+        char c = tok[i];
+
+        if (c == '~')
+            c = tok[++i] == '0' ? '~' : '/';
+        *p++ = c;
+    }
+    *p = '\0';
+    return key;
+}
+
+/* Parses an array index token: decimal digits, no leading zero, no sign. Returns 0, -EINVAL if
+ * the token is not an index, -ERANGE if it is one no array can have. */
+static int token_index(const char *tok, size_t len, size_t *ret)
+{
+    size_t i, v = 0;
+
+    if (len == 0 || (len > 1 && tok[0] == '0'))
+        return -EINVAL;
+    for (i = 0; i < len; i++) {
+        if (tok[i] < '0' || tok[i] > '9')
+            return -EINVAL;
+        if (v > (SIZE_MAX - 9) / 10)
+            return -ERANGE;
+        v = v * 10 + (size_t)(tok[i] - '0');
+    }
+    *ret = v;
+    return 0;
+}
+
+static size_t array_size(const cJSON *a)
+{
+    const cJSON *c;
+    size_t n = 0;
+
+    for (c = a->child; c; c = c->next)
+        n++;
+    return n;
+}
+
+static cJSON *object_member(const cJSON *obj, const char *tok, size_t len)
+{
+    cJSON *c;
+
+    for (c = obj->child; c; c = c->next)
+        if (c->string && token_matches(tok, len, c->string))
+            return c;
+    return NULL;
+}
+
+/* The child of v named by tok, or NULL. */
+static cJSON *child_at(const cJSON *v, const char *tok, size_t len)
+{
+    cJSON *c;
+    size_t i;
+
+    if (cJSON_IsObject(v))
+        return object_member(v, tok, len);
+    if (!cJSON_IsArray(v) || token_index(tok, len, &i) < 0)
+        return NULL;
+    for (c = v->child; c && i > 0; c = c->next)
+        i--;
+    return c;
+}
+
+/*
+ * Resolves all but the last token of ptr (a valid pointer, the value of member field) in the
+ * working document. Fails with -EINVAL when an intermediate location does not exist.
+ */
+static int locate(struct patch_state *s, const char *field, const char *ptr, struct location *ret)
+{
+    char pv[PREVIEW_SIZE], prefix[PREVIEW_SIZE];
+    cJSON *cur = s->root, *next;
+    const char *p, *end;
+    int depth = 0;
+
+    *ret = (struct location){0};
+    if (*ptr == '\0') {
+        *ret = (struct location){.parent = NULL, .tok = ptr, .len = 0, .depth = 0};
+        return 0;
+    }
+    for (p = ptr + 1; (end = strchr(p, '/')); p = end + 1) {
+        next = child_at(cur, p, (size_t)(end - p));
+        if (!next) {
+            preview_str(pv, ptr);
+            codec__preview(prefix, sizeof(prefix), ptr, (size_t)(end - ptr));
+            return op_error(s, -EINVAL, "%s %s does not exist (no %s)", field, pv, prefix);
+        }
+        cur = next;
+        depth++;
+    }
+    *ret = (struct location){.parent = cur, .tok = p, .len = strlen(p), .depth = depth + 1};
+    return 0;
+}
+
+/* The value at l, or NULL with err set (-EINVAL) when there is none. */
+static cJSON *location_get(struct patch_state *s, const char *field, const char *ptr,
+                           const struct location *l)
+{
+    char pv[PREVIEW_SIZE];
+    cJSON *v;
+    size_t i;
+    int r;
+
+    if (!l->parent)
+        return s->root;
+    v = child_at(l->parent, l->tok, l->len);
+    if (v)
+        return v;
+    preview_str(pv, ptr);
+    if (!cJSON_IsArray(l->parent)) {
+        (void)op_error(s, -EINVAL, "%s %s does not exist", field, pv);
+        return NULL;
+    }
+    r = token_index(l->tok, l->len, &i);
+    if (r == -EINVAL && l->len == 1 && l->tok[0] == '-')
+        (void)op_error(s, -EINVAL, "%s %s: \"-\" (past the end) can only be used by add", field,
+                       pv);
+    else if (r == -EINVAL)
+        (void)op_error(s, -EINVAL, "%s %s: invalid array index", field, pv);
+    else
+        (void)op_error(s, -EINVAL, "%s %s: array index out of range (size %zu)", field, pv,
+                       array_size(l->parent));
+    return NULL;
+}
+
+/*
+ * Checks that a value can be added at l (RFC 6902 4.1: the root, a member of an existing
+ * object, or an array position 0..size or "-"), and returns in *ret_old how many items the add
+ * would replace.
+ */
+static int location_check_add(struct patch_state *s, const char *ptr, const struct location *l,
+                              size_t *ret_old)
+{
+    char pv[PREVIEW_SIZE];
+    const cJSON *cur;
+    size_t i, n;
+    int r;
+
+    *ret_old = 0;
+    if (!l->parent) {
+        *ret_old = s->nodes;
+        return 0;
+    }
+    if (cJSON_IsObject(l->parent)) {
+        cur = object_member(l->parent, l->tok, l->len);
+        *ret_old = cur ? count_nodes(cur) : 0;
+        return 0;
+    }
+    preview_str(pv, ptr);
+    if (!cJSON_IsArray(l->parent))
+        return op_error(s, -EINVAL, "path %s does not exist (parent is not an object or array)",
+                        pv);
+    if (l->len == 1 && l->tok[0] == '-')
+        return 0;
+    r = token_index(l->tok, l->len, &i);
+    if (r == -EINVAL)
+        return op_error(s, -EINVAL, "path %s: invalid array index", pv);
+    n = array_size(l->parent);
+    if (r < 0 || i > n)
+        return op_error(s, -EINVAL, "path %s: array index out of range (size %zu)", pv, n);
+    return 0;
+}
+
+/* Checks that putting v at depth level in place of old items stays within the bounds, and
+ * returns the new item count in *ret_nodes. */
+static int check_growth(struct patch_state *s, const cJSON *v, int level, size_t old,
+                        size_t *ret_nodes)
+{
+    size_t n = 0;
+    int r;
+
+    r = measure(v, level, &n);
+    if (r < 0)
+        return op_error(s, -E2BIG, "result would nest deeper than %d", PATCH_MAX_DEPTH);
+    if (s->nodes - old + n > s->max_nodes)
+        return op_error(s, -E2BIG, "result would exceed %zu items", s->max_nodes);
+    *ret_nodes = s->nodes - old + n;
+    return 0;
+}
+
+/*
+ * Links v into arr before pos (NULL: at the end). Done here because cJSON_InsertItemInArray()
+ * in Debian's cJSON 1.7.15 refuses some valid positions. cJSON keeps the last element in the
+ * first element's prev.
+ */
+static void array_insert_before(cJSON *arr, cJSON *pos, cJSON *v)
+{
+    if (!pos) {
+        CHECK(cJSON_AddItemToArray(arr, v));
+        return;
+    }
+    v->next = pos;
+    v->prev = pos->prev;
+    if (pos == arr->child)
+        arr->child = v;
+    else
+        v->prev->next = v;
+    pos->prev = v;
+}
+
+/*
+ * Puts v (taking ownership, also on failure) at l, already checked by location_check_add():
+ * replaces the root or an object member, or inserts into an array. Returns 0 or -ENOMEM.
+ */
+static int location_add(struct patch_state *s, const struct location *l, cJSON *v)
+{
+    cJSON *cur;
+    size_t i = 0;
+    char *key;
+
+    if (!l->parent) {
+        set_key(v, NULL);
+        cJSON_Delete(s->root);
+        s->root = v;
+        return 0;
+    }
+    if (cJSON_IsObject(l->parent)) {
+        key = token_decode(l->tok, l->len);
+        if (!key) {
+            cJSON_Delete(v);
+            return op_error(s, -ENOMEM, "out of memory");
+        }
+        set_key(v, key);
+        cur = object_member(l->parent, l->tok, l->len);
+        if (cur)
+            CHECK(cJSON_ReplaceItemViaPointer(l->parent, cur, v));
+        else
+            CHECK(cJSON_AddItemToArray(l->parent, v));
+        return 0;
+    }
+    set_key(v, NULL);
+    if (l->len == 1 && l->tok[0] == '-') {
+        CHECK(cJSON_AddItemToArray(l->parent, v));
+        return 0;
+    }
+    CHECK(token_index(l->tok, l->len, &i) == 0);
+    for (cur = l->parent->child; cur && i > 0; cur = cur->next)
+        i--;
+    array_insert_before(l->parent, cur, v);
+    return 0;
+}
+
+/* Adds a copy of value at ptr (add, copy). */
+static int add_copy(struct patch_state *s, const char *ptr, const cJSON *value)
+{
+    struct location l;
+    size_t old = 0, nodes = 0;
+    cJSON *v;
+    int r;
+
+    r = locate(s, "path", ptr, &l);
+    if (r < 0)
+        return r;
+    r = location_check_add(s, ptr, &l, &old);
+    if (r < 0)
+        return r;
+    r = check_growth(s, value, l.depth, old, &nodes);
+    if (r < 0)
+        return r;
+    v = cJSON_Duplicate(value, true);
+    if (!v)
+        return op_error(s, -ENOMEM, "out of memory");
+    /* value may be freed now (copy onto an ancestor of "from"). */
+    r = location_add(s, &l, v);
+    if (r < 0)
+        return r;
+    s->nodes = nodes;
+    return 0;
+}
+
+static int op_remove(struct patch_state *s, const char *ptr)
+{
+    struct location l;
+    cJSON *v;
+    int r;
+
+    r = locate(s, "path", ptr, &l);
+    if (r < 0)
+        return r;
+    if (!l.parent)
+        return op_error(s, -EINVAL, "path \"\": the document root cannot be removed");
+    v = location_get(s, "path", ptr, &l);
+    if (!v)
+        return -EINVAL;
+    s->nodes -= count_nodes(v);
+    cJSON_Delete(cJSON_DetachItemViaPointer(l.parent, v));
+    return 0;
+}
+
+static int op_replace(struct patch_state *s, const char *ptr, const cJSON *value)
+{
+    struct location l;
+    cJSON *cur, *v;
+    size_t old = 0, nodes = 0;
+    int r;
+
+    r = locate(s, "path", ptr, &l);
+    if (r < 0)
+        return r;
+    cur = location_get(s, "path", ptr, &l);
+    if (!cur)
+        return -EINVAL;
+    old = count_nodes(cur);
+    r = check_growth(s, value, l.depth, old, &nodes);
+    if (r < 0)
+        return r;
+    v = cJSON_Duplicate(value, true);
+    if (!v)
+        return op_error(s, -ENOMEM, "out of memory");
+    if (!l.parent) {
+        set_key(v, NULL);
+        cJSON_Delete(s->root);
+        s->root = v;
+    } else {
+        /* The replacement takes over the member name, so this cannot fail. */
+        set_key(v, cur->string);
+        v->type |= cur->type & cJSON_StringIsConst;
+        cur->string = NULL;
+        cur->type &= ~cJSON_StringIsConst;
+        CHECK(cJSON_ReplaceItemViaPointer(l.parent, cur, v));
+    }
+    s->nodes = nodes;
+    return 0;
+}
+
+static int op_test(struct patch_state *s, const char *ptr, const cJSON *value)
+{
+    char pv[PREVIEW_SIZE];
+    struct location l;
+    const cJSON *cur;
+    int r;
+
+    r = locate(s, "path", ptr, &l);
+    if (r < 0)
+        return r;
+    cur = location_get(s, "path", ptr, &l);
+    if (!cur)
+        return -EINVAL;
+    r = json_equal(cur, value, l.depth);
+    if (r == -ENOMEM)
+        return op_error(s, r, "out of memory");
+    if (r < 0)
+        return op_error(s, r, "value nests deeper than %d", PATCH_MAX_DEPTH);
+    if (r == 0) {
+        preview_str(pv, ptr);
+        return op_error(s, -ECANCELED, "testing value %s failed", pv);
+    }
+    return 0;
+}
+
+static int op_copy(struct patch_state *s, const char *from, const char *ptr)
+{
+    struct location l;
+    const cJSON *v;
+    int r;
+
+    r = locate(s, "from", from, &l);
+    if (r < 0)
+        return r;
+    v = location_get(s, "from", from, &l);
+    if (!v)
+        return -EINVAL;
+    /* v stays valid: add_copy() copies it before changing the document. */
+    return add_copy(s, ptr, v);
+}
+
+static int op_move(struct patch_state *s, const char *from, const char *ptr)
+{
+    char pv[PREVIEW_SIZE], fv[PREVIEW_SIZE];
+    struct location l;
+    size_t n, old, flen = strlen(from);
+    cJSON *v;
+    int r;
+
+    if (strcmp(from, ptr) != 0 && strncmp(from, ptr, flen) == 0 && ptr[flen] == '/') {
+        preview_str(fv, from);
+        preview_str(pv, ptr);
+        return op_error(s, -EINVAL, "\"from\" %s is a prefix of \"path\" %s", fv, pv);
+    }
+    r = locate(s, "from", from, &l);
+    if (r < 0)
+        return r;
+    v = location_get(s, "from", from, &l);
+    if (!v)
+        return -EINVAL;
+    if (strcmp(from, ptr) == 0)
+        return 0;
+    /* Not the root: "" is a prefix of every other pointer. */
+    n = count_nodes(v);
+    v = cJSON_DetachItemViaPointer(l.parent, v);
+    s->nodes -= n;
+    r = locate(s, "path", ptr, &l);
+    if (r < 0)
+        goto err;
+    r = location_check_add(s, ptr, &l, &old);
+    if (r < 0)
+        goto err;
+    r = check_growth(s, v, l.depth, old, &n);
+    if (r < 0)
+        goto err;
+    s->nodes = n;
+    return location_add(s, &l, v);
+err:
+    cJSON_Delete(v);
+    return r;
+}
+
+/* The members of one operation object this code reads; others are ignored (RFC 6902 4). */
+struct op_fields {
+    const cJSON *op, *path, *from, *value;
+};
+
+/* Collects the known members of op in one pass; a repeated one is an error (RFC 6902 A.13:
+ * cJSON trees built elsewhere may hold duplicate names, json_parse() refuses them). */
+static int op_fields_get(struct patch_state *s, const cJSON *op, struct op_fields *f)
+{
+    static const char *const names[] = {"op", "path", "from", "value"};
+    const cJSON **slots[] = {&f->op, &f->path, &f->from, &f->value};
+    const cJSON *c;
+    size_t i;
+
+    *f = (struct op_fields){0};
+    for (c = op->child; c; c = c->next) {
+        for (i = 0; i < ARRAY_SIZE(names); i++) {
+            if (!c->string || strcmp(c->string, names[i]) != 0)
+                continue;
+            if (*slots[i])
+                return op_error(s, -EINVAL, "duplicate \"%s\"", names[i]);
+            *slots[i] = c;
+        }
+    }
+    return 0;
+}
+
+/* The string value v of member name, or NULL with err set. */
+static const char *op_string(struct patch_state *s, const cJSON *v, const char *name)
+{
+    if (!v)
+        (void)op_error(s, -EINVAL, "missing \"%s\"", name);
+    else if (!cJSON_IsString(v))
+        (void)op_error(s, -EINVAL, "\"%s\" is not a string", name);
+    else
+        return v->valuestring;
+    return NULL;
+}
+
+/* The valid JSON pointer in v, member name, or NULL with err set. */
+static const char *op_pointer(struct patch_state *s, const cJSON *v, const char *name)
+{
+    const char *p = op_string(s, v, name);
+    char pv[PREVIEW_SIZE];
+
+    if (p && !pointer_is_valid(p)) {
+        preview_str(pv, p);
+        (void)op_error(s, -EINVAL, "invalid JSON pointer %s in \"%s\"", pv, name);
+        return NULL;
+    }
+    return p;
+}
+
+static int apply_op(struct patch_state *s, const cJSON *op)
+{
+    const char *kind, *path, *from = NULL;
+    const cJSON *value = NULL;
+    struct op_fields f;
+    char pv[PREVIEW_SIZE];
+    enum patch_op k;
+    int r;
+
+    s->op = NULL;
+    if (!cJSON_IsObject(op))
+        return op_error(s, -EINVAL, "not an object");
+    r = op_fields_get(s, op, &f);
+    if (r < 0)
+        return r;
+    kind = op_string(s, f.op, "op");
+    if (!kind)
+        return -EINVAL;
+    for (k = OP_ADD; k < ARRAY_SIZE(op_names); k++)
+        if (!strcmp(kind, op_names[k]))
+            break;
+    if (k == ARRAY_SIZE(op_names)) {
+        preview_str(pv, kind);
+        return op_error(s, -EINVAL, "unknown op %s", pv);
+    }
+    s->op = op_names[k];
+    path = op_pointer(s, f.path, "path");
+    if (!path)
+        return -EINVAL;
+    if (k == OP_MOVE || k == OP_COPY) {
+        from = op_pointer(s, f.from, "from");
+        if (!from)
+            return -EINVAL;
+    }
+    if (k == OP_ADD || k == OP_REPLACE || k == OP_TEST) {
+        value = f.value;
+        if (!value)
+            return op_error(s, -EINVAL, "missing \"value\"");
+    }
+    switch (k) {
+    case OP_ADD:
+        return add_copy(s, path, value);
+    case OP_REMOVE:
+        return op_remove(s, path);
+    case OP_REPLACE:
+        return op_replace(s, path, value);
+    case OP_MOVE:
+        return op_move(s, from, path);
+    case OP_COPY:
+        return op_copy(s, from, path);
+    case OP_TEST:
+        return op_test(s, path, value);
+    }
+    return -EINVAL; /* not reached */
+}
+
+int json_patch_apply(cJSON **doc, const cJSON *patch, size_t max_ops, struct codec_error *err)
+{
+    struct patch_state s = {.max_nodes = codec_default_limits.max_nodes, .err = err};
+    const cJSON *op;
+    size_t nops = 0;
+    int r;
+
+    CHECK(doc && *doc && patch);
+    codec_init();
+    if (!cJSON_IsArray(patch)) {
+        codec__set_error(err, 0, 0, "a JSON patch must be an array of operations");
+        return -EINVAL;
+    }
+    for (op = patch->child; op; op = op->next)
+        nops++;
+    if (nops > max_ops) {
+        codec__set_error(err, 0, 0, "the JSON patch has %zu operations, the limit is %zu", nops,
+                         max_ops);
+        return -E2BIG;
+    }
+    if (measure(*doc, 0, &s.nodes) < 0 || s.nodes > s.max_nodes) {
+        codec__set_error(err, 0, 0, "the document exceeds %zu items or nests deeper than %d",
+                         s.max_nodes, PATCH_MAX_DEPTH);
+        return -E2BIG;
+    }
+    s.root = cJSON_Duplicate(*doc, true);
+    if (!s.root) {
+        codec__set_error(err, 0, 0, "out of memory");
+        return -ENOMEM;
+    }
+    set_key(s.root, NULL);
+    for (op = patch->child; op; op = op->next, s.index++) {
+        r = apply_op(&s, op);
+        if (r < 0)
+            goto out;
+    }
+    cJSON_Delete(*doc);
+    *doc = s.root;
+    s.root = NULL;
+    r = 0;
+out:
+    cJSON_Delete(s.root);
+    return r;
+}
+
+/* ---- JSON Merge Patch ---- */
+
+/* Exchanges the values (not the member names) of two items. */
+static void swap_values(cJSON *a, cJSON *b)
+{
+    const int keep = cJSON_StringIsConst;
+    cJSON tmp = *a;
+
+    a->type = (b->type & ~keep) | (a->type & keep);
+    a->child = b->child;
+    a->valuestring = b->valuestring;
+    a->valueint = b->valueint;
+    a->valuedouble = b->valuedouble;
+    b->type = (tmp.type & ~keep) | (b->type & keep);
+    b->child = tmp.child;
+    b->valuestring = tmp.valuestring;
+    b->valueint = tmp.valueint;
+    b->valuedouble = tmp.valuedouble;
+}
+
+/* RFC 7386 MergePatch(target, patch) for an object target and object patch at depth level;
+ * works in place (target belongs to the caller's copy). */
+static int merge_into(cJSON *target, const cJSON *patch, int level, struct codec_error *err)
+{
+    struct member_index ix;
+    cJSON *dead = NULL; /* detached members: ix borrows their names until the end */
+    cJSON *cur, *v = NULL;
+    const cJSON *p;
+    char *key;
+    int r;
+
+    if (level > PATCH_MAX_DEPTH) {
+        codec__set_error(err, 0, 0, "merge patch nests objects deeper than %d", PATCH_MAX_DEPTH);
+        return -E2BIG;
+    }
+    r = member_index_init(&ix, target);
+    if (r < 0)
+        goto oom;
+    for (p = patch->child; p; p = p->next) {
+        cur = member_index_get(&ix, p->string);
+        if (cJSON_IsNull(p)) {
+            if (cur) {
+                member_index_forget(&ix, cur);
+                cur = cJSON_DetachItemViaPointer(target, cur);
+                cur->next = dead;
+                dead = cur;
+            }
+            continue;
+        }
+        if (cJSON_IsObject(p) && cJSON_IsObject(cur)) {
+            r = merge_into(cur, p, level + 1, err);
+            if (r < 0)
+                goto out;
+            continue;
+        }
+        if (cJSON_IsObject(p)) {
+            v = cJSON_CreateObject();
+            if (!v)
+                goto oom;
+            r = merge_into(v, p, level + 1, err);
+            if (r < 0)
+                goto out;
+        } else {
+            v = cJSON_Duplicate(p, true);
+            if (!v)
+                goto oom;
+        }
+        if (cur) {
+            swap_values(cur, v);
+            cJSON_Delete(v);
+            v = NULL;
+            continue;
+        }
+        key = cstrndup(p->string, strlen(p->string));
+        if (!key)
+            goto oom;
+        set_key(v, key);
+        CHECK(cJSON_AddItemToArray(target, v));
+        cur = v;
+        v = NULL;
+        r = member_index_add(&ix, cur);
+        if (r < 0)
+            goto oom;
+    }
+    r = 0;
+    goto out;
+oom:
+    codec__set_error(err, 0, 0, "out of memory");
+    r = -ENOMEM;
+out:
+    cJSON_Delete(v);
+    member_index_release(&ix);
+    cJSON_Delete(dead);
+    return r;
+}
+
+int merge_patch_apply(cJSON **doc, const cJSON *patch, struct codec_error *err)
+{
+    cJSON *work;
+    int r;
+
+    CHECK(doc && *doc && patch);
+    codec_init();
+    if (!cJSON_IsObject(patch))
+        work = cJSON_Duplicate(patch, true);
+    else if (cJSON_IsObject(*doc))
+        work = cJSON_Duplicate(*doc, true);
+    else
+        work = cJSON_CreateObject();
+    if (!work) {
+        codec__set_error(err, 0, 0, "out of memory");
+        return -ENOMEM;
+    }
+    set_key(work, NULL); /* a copied member keeps its name */
+    if (cJSON_IsObject(patch)) {
+        r = merge_into(work, patch, 1, err);
+        if (r < 0) {
+            cJSON_Delete(work);
+            return r;
+        }
+    }
+    cJSON_Delete(*doc);
+    *doc = work;
+    return 0;
+}
+
+/* Appends to obj a member named key holding v (taking ownership of v). */
+static int add_member(cJSON *obj, const char *key, cJSON *v)
+{
+    char *k;
+
+    if (!v)
+        return -ENOMEM;
+    k = cstrndup(key, strlen(key));
+    if (!k) {
+        cJSON_Delete(v);
+        return -ENOMEM;
+    }
+    set_key(v, k);
+    CHECK(cJSON_AddItemToArray(obj, v));
+    return 0;
+}
+
+static int diff(const cJSON *a, const cJSON *b, int level, cJSON **ret)
+{
+    struct member_index ia, ib;
+    cJSON *out, *sub = NULL;
+    const cJSON *x, *y;
+    int r;
+
+    if (!cJSON_IsObject(a) || !cJSON_IsObject(b)) {
+        out = cJSON_Duplicate(b, true);
+        if (!out)
+            return -ENOMEM;
+        set_key(out, NULL);
+        *ret = out;
+        return 0;
+    }
+    if (level > PATCH_MAX_DEPTH)
+        return -E2BIG;
+    out = cJSON_CreateObject();
+    r = member_index_init(&ia, a);
+    if (r == 0)
+        r = member_index_init(&ib, b);
+    else
+        ib = (struct member_index){0};
+    if (!out && r == 0)
+        r = -ENOMEM;
+    for (x = a->child; x && r == 0; x = x->next)
+        if (!member_index_get(&ib, x->string))
+            r = add_member(out, x->string, cJSON_CreateNull());
+    for (y = b->child; y && r == 0; y = y->next) {
+        x = member_index_get(&ia, y->string);
+        if (!x) {
+            r = add_member(out, y->string, cJSON_Duplicate(y, true));
+        } else if (cJSON_IsObject(x) && cJSON_IsObject(y)) {
+            r = diff(x, y, level + 1, &sub);
+            if (r == 0 && sub->child)
+                r = add_member(out, y->string, sub);
+            else
+                cJSON_Delete(sub);
+            sub = NULL;
+        } else {
+            r = json_equal(x, y, level);
+            if (r == 1)
+                r = 0;
+            else if (r == 0)
+                r = add_member(out, y->string, cJSON_Duplicate(y, true));
+        }
+    }
+    member_index_release(&ia);
+    member_index_release(&ib);
+    if (r < 0) {
+        cJSON_Delete(out);
+        return r;
+    }
+    *ret = out;
+    return 0;
+}
+
+int merge_patch_create(const cJSON *a, const cJSON *b, cJSON **ret)
+{
+    CHECK(a && b && ret);
+    codec_init();
+    return diff(a, b, 1, ret);
+}
