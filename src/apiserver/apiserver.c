@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 #include "http/server.h"
 
 #define CRD_PREFIX   "/apiextensions.k8s.io/customresourcedefinitions/"
@@ -866,9 +867,29 @@ static void carry(cJSON *dst, const cJSON *src, const char *k)
         CHECK(cJSON_AddItemToObject(dst, k, cJSON_Duplicate(v, true)));
 }
 
-static void do_update(struct call *c)
+/* Reads the object a request acts on, with its revision; replies 404 when absent. */
+static cJSON *read_current(struct call *c, uint64_t *ret_rv)
 {
-    cJSON *obj = read_body(c), *meta, *old = NULL, *old_meta;
+    struct store_item it = {0};
+    int r = store_get(c->srv->store, c->key.buf, &it);
+    cJSON *pod;
+
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        return NULL;
+    }
+    pod = decode_stored(it.value, it.len, it.rv);
+    *ret_rv = it.rv;
+    store_item_release(&it);
+    if (!pod)
+        reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
+    return pod;
+}
+
+/* PUT semantics for a complete new object (owned), shared by update and patch. */
+static void update_with(struct call *c, cJSON *obj)
+{
+    cJSON *meta, *old = NULL, *old_meta;
     struct store_item it = {0};
     struct strbuf bytes = STRBUF_INIT;
     const char *name, *rvs;
@@ -877,8 +898,6 @@ static void do_update(struct call *c)
     int r;
     char msg[256];
 
-    if (!obj)
-        return;
     meta = meta_of(obj);
     name = get_string(meta, "name");
     if (!name || strcmp(name, c->ri.name)) {
@@ -990,6 +1009,110 @@ static int first_key(const struct store_item *it, void *ud)
     char **k = ud;
     *k = xstrdup(it->key);
     return 1;
+}
+
+static void do_update(struct call *c)
+{
+    cJSON *obj = read_body(c);
+
+    if (obj)
+        update_with(c, obj);
+}
+
+/* ---- patch (reference 3.5) ---- */
+
+#define MAX_PATCH_OPS 10000
+
+/* A strategic merge patch without lists or directives means what a merge patch means (maps
+ * and scalars merge the same way); that is the subset served until strategic merge is. */
+static bool smp_is_plain(const cJSON *v)
+{
+    const cJSON *c;
+
+    if (cJSON_IsArray(v))
+        return false;
+    cJSON_ArrayForEach(c, v)
+    {
+        if ((c->string && c->string[0] == '$') || !smp_is_plain(c))
+            return false;
+    }
+    return true;
+}
+
+static void do_patch(struct call *c)
+{
+    const char *ct = http_request_header(c->req, "Content-Type");
+    struct codec_error err = {0};
+    struct strbuf msg = STRBUF_INIT;
+    size_t len;
+    const char *body = http_request_body(c->req, &len);
+    cJSON *patch = NULL, *obj = NULL;
+    uint64_t rv = 0;
+    bool json_patch = ct && !strncmp(ct, "application/json-patch+json", 27);
+    bool merge = ct && !strncmp(ct, "application/merge-patch+json", 28);
+    bool smp = ct && !strncmp(ct, "application/strategic-merge-patch+json", 38);
+    int r;
+
+    if (!json_patch && !merge && !smp) {
+        reply_status(c, api_status_failure(415, "UnsupportedMediaType",
+                                           "the body of the request was in an unknown format - "
+                                           "accepted media types include: "
+                                           "application/json-patch+json, "
+                                           "application/merge-patch+json, "
+                                           "application/strategic-merge-patch+json",
+                                           NULL));
+        return;
+    }
+    if (json_parse(body, len, NULL, &patch, &err) < 0) {
+        strbuf_addf(&msg, "the patch is not valid JSON: %s", err.msg);
+        reply_bad_request(c, msg.buf);
+        goto out;
+    }
+    if (smp && (!c->res->builtin || !smp_is_plain(patch))) {
+        reply_status(c, api_status_failure(
+                            415, "UnsupportedMediaType",
+                            c->res->builtin
+                                ? "strategic merge patches with lists or $ directives are not "
+                                  "supported yet; use application/merge-patch+json or "
+                                  "application/json-patch+json"
+                                : "strategic merge patch is not supported for custom resources",
+                            NULL));
+        goto out;
+    }
+    if (json_patch && !cJSON_IsArray(patch)) {
+        reply_bad_request(c, "a JSON patch must be an array of operations");
+        goto out;
+    }
+    if (json_patch && cJSON_GetArraySize(patch) > MAX_PATCH_OPS) {
+        reply_status(c, api_status_failure(413, "RequestEntityTooLarge",
+                                           "the JSON patch has more than 10000 operations", NULL));
+        goto out;
+    }
+    if (!(obj = read_current(c, &rv)))
+        goto out;
+    r = json_patch ? json_patch_apply(&obj, patch, MAX_PATCH_OPS, &err)
+                   : merge_patch_apply(&obj, patch, &err);
+    if (r == -ENOMEM || r == -E2BIG) {
+        reply_status(c, api_status_from_errno(r, err.msg, NULL));
+        goto out;
+    }
+    if (r < 0) {
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        field_error_add(&errs, FIELD_INVALID, "", NULL, "%s", err.msg);
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group, c->ri.name, &errs));
+        field_errors_release(&errs);
+        goto out;
+    }
+    if (!cJSON_IsObject(obj)) {
+        reply_bad_request(c, "the patched object is not a JSON object");
+        goto out;
+    }
+    update_with(c, obj);
+    obj = NULL;
+out:
+    cJSON_Delete(patch);
+    cJSON_Delete(obj);
+    strbuf_release(&msg);
 }
 
 /* Removes every object under prefix (the objects of a deleted namespace or CRD). */
@@ -1336,25 +1459,6 @@ static cJSON *read_sub_body(struct call *c, const char *what)
     return o;
 }
 
-/* Reads the pod a subresource acts on; replies 404 when absent. */
-static cJSON *read_pod(struct call *c, uint64_t *ret_rv)
-{
-    struct store_item it = {0};
-    int r = store_get(c->srv->store, c->key.buf, &it);
-    cJSON *pod;
-
-    if (r < 0) {
-        reply_status(c, api_status_from_errno(r, NULL, &c->target));
-        return NULL;
-    }
-    pod = decode_stored(it.value, it.len, it.rv);
-    *ret_rv = it.rv;
-    store_item_release(&it);
-    if (!pod)
-        reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
-    return pod;
-}
-
 /* uid / resourceVersion preconditions of a Binding or DeleteOptions; replies 409. */
 static bool preconditions_hold(struct call *c, const cJSON *pre, const cJSON *pod, uint64_t rv)
 {
@@ -1380,7 +1484,7 @@ static void do_bind(struct call *c)
 
     if (!binding)
         return;
-    if (!(pod = read_pod(c, &rv)) ||
+    if (!(pod = read_current(c, &rv)) ||
         !preconditions_hold(c, cJSON_GetObjectItem(binding, "metadata"), pod, rv))
         goto out;
     (void)rfc3339_format((int64_t)time(NULL), ts);
@@ -1419,7 +1523,7 @@ static void do_evict(struct call *c)
 
     if (!ev)
         return;
-    if (!(pod = read_pod(c, &rv)) ||
+    if (!(pod = read_current(c, &rv)) ||
         !preconditions_hold(
             c, cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "deleteOptions"), "preconditions"), pod,
             rv))
@@ -1511,6 +1615,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         do_create(&c);
     else if (!strcmp(c.ri.verb, "update"))
         do_update(&c);
+    else if (!strcmp(c.ri.verb, "patch"))
+        do_patch(&c);
     else if (!strcmp(c.ri.verb, "delete"))
         do_delete(&c);
     else

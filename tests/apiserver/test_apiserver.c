@@ -601,6 +601,99 @@ static void test_watch(void **state)
     strbuf_release(&sum);
 }
 
+/* A PATCH with the given content type. */
+static long patch(struct env *e, const char *path, const char *ctype, const char *body, cJSON **ret)
+{
+    CURL *h = curl_easy_init();
+    struct strbuf url = STRBUF_INIT, out = STRBUF_INIT, hdr = STRBUF_INIT;
+    struct curl_slist *hdrs;
+    long code = 0;
+
+    strbuf_addf(&hdr, "Content-Type: %s", ctype);
+    hdrs = curl_slist_append(NULL, hdr.buf);
+    strbuf_addf(&url, "%s%s", e->base, path);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PATCH");
+    (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, &out);
+    (void)curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    if (ret)
+        *ret = cJSON_Parse(out.buf);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
+    strbuf_release(&out);
+    strbuf_release(&hdr);
+    return code;
+}
+
+static void test_patch(void **state)
+{
+    struct env *e = *state;
+    const char *cm = "/api/v1/namespaces/default/configmaps/p";
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"1\"}},\"data\":"
+                          "{\"k\":\"v\",\"gone\":\"x\"}}",
+                          NULL, NULL),
+                     201);
+    /* Merge patch: merged, null deletes. */
+    assert_int_equal(patch(e, cm, "application/merge-patch+json",
+                           "{\"metadata\":{\"labels\":{\"b\":\"2\"}},\"data\":{\"gone\":null}}",
+                           &b),
+                     200);
+    expect_str(b, "metadata.labels.a", "1");
+    expect_str(b, "metadata.labels.b", "2");
+    expect_str(b, "data.k", "v");
+    assert_null(str(b, "data.gone"));
+    cJSON_Delete(b);
+    /* JSON patch, and a failing test operation: 422, nothing changed. */
+    assert_int_equal(patch(e, cm, "application/json-patch+json",
+                           "[{\"op\":\"replace\",\"path\":\"/data/k\",\"value\":\"w\"}]", &b),
+                     200);
+    expect_str(b, "data.k", "w");
+    cJSON_Delete(b);
+    assert_int_equal(patch(e, cm, "application/json-patch+json",
+                           "[{\"op\":\"test\",\"path\":\"/data/k\",\"value\":\"v\"},"
+                           "{\"op\":\"remove\",\"path\":\"/data/k\"}]",
+                           &b),
+                     422);
+    cJSON_Delete(b);
+    assert_int_equal(patch(e, cm, "application/json-patch+json", "{\"op\":\"add\"}", &b), 400);
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "GET", cm, NULL, &b, NULL), 200);
+    expect_str(b, "data.k", "w");
+    cJSON_Delete(b);
+    /* A resourceVersion in the patch is a precondition. */
+    assert_int_equal(patch(e, cm, "application/merge-patch+json",
+                           "{\"metadata\":{\"resourceVersion\":\"1\"},\"data\":{\"k\":\"z\"}}", &b),
+                     409);
+    cJSON_Delete(b);
+    /* Strategic merge: the plain subset on built-in kinds, 415 beyond it and for CRs. */
+    assert_int_equal(patch(e, cm, "application/strategic-merge-patch+json",
+                           "{\"metadata\":{\"annotations\":{\"n\":\"1\"}}}", &b),
+                     200);
+    expect_str(b, "metadata.annotations.n", "1");
+    cJSON_Delete(b);
+    assert_int_equal(patch(e, cm, "application/strategic-merge-patch+json",
+                           "{\"metadata\":{\"finalizers\":[\"x\"],\"$setElementOrder/finalizers\":"
+                           "[\"x\"]}}",
+                           &b),
+                     415);
+    expect_str(b, "reason", "UnsupportedMediaType");
+    cJSON_Delete(b);
+    assert_int_equal(patch(e, cm, "application/apply-patch+yaml", "{}", &b), 415);
+    cJSON_Delete(b);
+    assert_int_equal(patch(e, "/api/v1/namespaces/default/configmaps/none",
+                           "application/merge-patch+json", "{}", &b),
+                     404);
+    cJSON_Delete(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -609,6 +702,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_status_and_finalizers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crds_served_and_persisted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_patch, setup, teardown),
     };
     int r;
 

@@ -78,6 +78,30 @@ k create -f examples/invalid/reservation-missing-owners.yaml
 expect_rc 1 "reservation without owners"
 expect_out "spec.owners: Required value" "reservation without owners"
 
+# apply (created, then unchanged, then configured through a merge patch), label, annotate and
+# patch of each type; a patch that breaks the schema is refused with the field path.
+k apply -f examples/seed/nodeslo.yaml
+expect_rc 0 "apply existing"
+expect_out "configured" "apply over a created object"
+k apply -f examples/seed/nodeslo.yaml
+expect_out "unchanged" "apply again"
+sed 's/cpuSuppressThresholdPercent: 70/cpuSuppressThresholdPercent: 60/' examples/seed/nodeslo.yaml >"$TMP/nodeslo.yaml"
+k apply -f "$TMP/nodeslo.yaml"
+expect_out "production-node-slo configured" "apply a change"
+k get nodeslo production-node-slo -o jsonpath='{.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent}'
+expect_out "60" "applied value"
+k label reservation batch-job-reservation team=a
+expect_out "labeled" "label"
+k annotate node plain-node note=hello
+expect_out "annotated" "annotate a built-in kind"
+k get node plain-node -o jsonpath='{.metadata.annotations.note}'
+expect_out "hello" "annotation stored"
+k patch nodeslo production-node-slo --type json -p '[{"op":"replace","path":"/spec/resourceUsedThresholdWithBE/cpuSuppressThresholdPercent","value":55}]'
+expect_rc 0 "json patch"
+k patch nodeslo production-node-slo --type merge -p '{"spec":{"resourceUsedThresholdWithBE":{"cpuSuppressThresholdPercent":150}}}'
+expect_rc 1 "merge patch out of range"
+expect_out "spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent" "merge patch out of range"
+
 # Scheduling gates (KEP-3521): STATUS SchedulingGated; gates may only be removed; a gated pod
 # cannot be bound; once the gates are gone it can.
 k get pod gated-web-0
