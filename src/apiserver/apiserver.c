@@ -206,7 +206,10 @@ static bool validate(struct call *c, cJSON *obj)
     } else {
         struct strbuf why = STRBUF_INIT;
         api_validate(c->res->schema, obj, "", flags, &errs);
-        if (name && labels_check_dns1123_subdomain(name, &why) < 0) {
+        if (!name || !*name)
+            field_error_add(&errs, FIELD_REQUIRED, "metadata.name", NULL,
+                            "name or generateName is required");
+        else if (labels_check_dns1123_subdomain(name, &why) < 0) {
             struct strbuf v = STRBUF_INIT;
             strbuf_add_json_str(&v, name);
             field_error_add(&errs, FIELD_INVALID, "metadata.name", v.buf, "%s", why.buf);
@@ -555,7 +558,11 @@ static int list_item(const struct store_item *it, void *ud)
     l->count++;
     free(l->last_key);
     l->last_key = xstrdup(it->key);
-    return l->count >= MAX_LIST ? 1 : 0;
+    if (l->count >= MAX_LIST) {
+        l->more = true; /* the rest comes with the continue token */
+        return 1;
+    }
+    return 0;
 skip:
     cJSON_Delete(o);
     return 0;
@@ -779,6 +786,40 @@ static bool serve_crd(struct call *c, const cJSON *crd)
     return true;
 }
 
+/* uid / resourceVersion preconditions of a Binding or DeleteOptions; replies 409. */
+static bool preconditions_hold(struct call *c, const cJSON *pre, const cJSON *pod, uint64_t rv)
+{
+    const char *uid = get_string(pre, "uid"), *rvs = get_string(pre, "resourceVersion");
+    const char *puid = get_string(cJSON_GetObjectItem(pod, "metadata"), "uid");
+    char buf[24];
+
+    (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+    if ((uid && *uid && (!puid || strcmp(uid, puid))) || (rvs && *rvs && strcmp(rvs, buf))) {
+        reply_status(c, api_status_conflict(&c->target));
+        return false;
+    }
+    return true;
+}
+
+/* Whether a CRD about to be stored can be served (checks only; replies 422 when not). */
+static bool crd_servable(struct call *c, const cJSON *crd)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct api_registry *probe = api_registry_new();
+    int r = api_registry_add_crd(probe, crd, &errs);
+
+    api_registry_free(probe);
+    if (r < 0) {
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group,
+                                           get_string(cJSON_GetObjectItem(crd, "metadata"), "name"),
+                                           &errs));
+        field_errors_release(&errs);
+        return false;
+    }
+    field_errors_release(&errs);
+    return true;
+}
+
 static void do_create(struct call *c)
 {
     cJSON *obj = read_body(c), *meta;
@@ -806,6 +847,19 @@ static void do_create(struct call *c)
     }
     if (!reconcile_namespace(c, meta, true))
         goto out;
+    if (c->res->namespaced) {
+        struct strbuf nskey = STRBUF_INIT;
+        struct store_item ns = {0};
+        strbuf_addf(&nskey, "/core/namespaces//%s", c->ri.namespace);
+        r = store_get(c->srv->store, nskey.buf, &ns);
+        strbuf_release(&nskey);
+        store_item_release(&ns);
+        if (r < 0) {
+            struct api_status_target t = {"", "namespaces", c->ri.namespace};
+            reply_status(c, api_status_from_errno(r, NULL, &t));
+            goto out;
+        }
+    }
     name = get_string(meta, "name");
     gen = get_string(meta, "generateName");
     if ((!name || !*name) && gen && *gen) {
@@ -835,7 +889,7 @@ static void do_create(struct call *c)
     }
     c->target.name = name;
     object_key(&c->key, c->res, c->ri.namespace, name);
-    if (is_crd_resource(c->res) && !serve_crd(c, obj))
+    if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;
     if (encode_for_store(obj, &bytes) < 0) {
         reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
@@ -846,6 +900,8 @@ static void do_create(struct call *c)
         reply_status(c, api_status_from_errno(r, NULL, &c->target));
         goto out;
     }
+    if (is_crd_resource(c->res))
+        (void)serve_crd(c, obj); /* checked by crd_servable: cannot fail now */
     {
         char buf[24];
         (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
@@ -956,8 +1012,8 @@ static void update_with(struct call *c, cJSON *obj)
     {
         const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
         double g = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
-        if (!cJSON_Compare(cJSON_GetObjectItem(obj, "spec"), cJSON_GetObjectItem(old, "spec"),
-                           true))
+        const cJSON *ns = cJSON_GetObjectItem(obj, "spec"), *os = cJSON_GetObjectItem(old, "spec");
+        if ((ns || os) && !cJSON_Compare(ns, os, true))
             g += 1;
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
         CHECK(cJSON_AddNumberToObject(meta, "generation", g));
@@ -978,10 +1034,22 @@ static void update_with(struct call *c, cJSON *obj)
         reply_status(c, api_status_from_errno(r, NULL, NULL));
         goto out;
     }
-    if (is_crd_resource(c->res) && !serve_crd(c, obj))
+    if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;
     if (encode_for_store(obj, &bytes) < 0) {
         reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
+        goto out;
+    }
+    if (cJSON_GetObjectItem(meta, "deletionTimestamp") &&
+        cJSON_GetArraySize(cJSON_GetObjectItem(meta, "finalizers")) == 0) {
+        /* The last finalizer is gone: the deletion completes now. */
+        r = store_delete(c->srv->store, c->key.buf, expect, NULL, &rv);
+        if (r < 0)
+            reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
+                                         : api_status_from_errno(r, NULL, &c->target));
+        else
+            reply(c, 200, obj);
+        obj = NULL;
         goto out;
     }
     r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, expect, &rv);
@@ -990,6 +1058,8 @@ static void update_with(struct call *c, cJSON *obj)
                                      : api_status_from_errno(r, NULL, &c->target));
         goto out;
     }
+    if (is_crd_resource(c->res))
+        (void)serve_crd(c, obj);
     {
         char buf[24];
         (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
@@ -1037,6 +1107,22 @@ static bool smp_is_plain(const cJSON *v)
             return false;
     }
     return true;
+}
+
+static bool patch_sets_rv(const cJSON *patch, bool json_patch)
+{
+    const cJSON *op;
+
+    if (!json_patch)
+        return cJSON_GetObjectItem(cJSON_GetObjectItem(patch, "metadata"), "resourceVersion") !=
+               NULL;
+    cJSON_ArrayForEach(op, patch)
+    {
+        const char *path = get_string(op, "path");
+        if (path && !strcmp(path, "/metadata/resourceVersion"))
+            return true;
+    }
+    return false;
 }
 
 static void do_patch(struct call *c)
@@ -1107,6 +1193,10 @@ static void do_patch(struct call *c)
         reply_bad_request(c, "the patched object is not a JSON object");
         goto out;
     }
+    /* Only a resourceVersion the patch itself sets is a precondition (reference 3.5). */
+    if (!patch_sets_rv(patch, json_patch))
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(obj, "metadata"),
+                                                "resourceVersion");
     update_with(c, obj);
     obj = NULL;
 out:
@@ -1121,8 +1211,12 @@ static void delete_all(struct apiserver *srv, const char *prefix)
     char *key = NULL;
 
     while (store_list(srv->store, prefix, NULL, 1, first_key, &key, NULL) == 0 && key) {
-        (void)store_delete(srv->store, key, 0, NULL, NULL);
+        int r = store_delete(srv->store, key, 0, NULL, NULL);
         FREE_AND_NULL(key);
+        if (r < 0 && r != -ENOENT) {
+            log_warn("apiserver", "cannot delete under \"%s\": %s, ignoring", prefix, err_str(r));
+            break;
+        }
     }
     free(key);
 }
@@ -1153,6 +1247,17 @@ static void do_delete(struct call *c)
     }
     old = decode_stored(it.value, it.len, it.rv);
     meta = old ? meta_of(old) : NULL;
+    {
+        size_t len;
+        const char *body = http_request_body(c->req, &len);
+        cJSON *opts = NULL;
+        bool ok = true;
+        if (len && old && json_parse(body, len, NULL, &opts, NULL) == 0)
+            ok = preconditions_hold(c, cJSON_GetObjectItem(opts, "preconditions"), old, it.rv);
+        cJSON_Delete(opts);
+        if (!ok)
+            goto out;
+    }
     /* Finalizers keep the object, marked for deletion, until they are gone. */
     if (meta && cJSON_GetArraySize(cJSON_GetObjectItem(meta, "finalizers")) > 0) {
         struct strbuf bytes = STRBUF_INIT;
@@ -1203,10 +1308,13 @@ out:
 
 /* ---- watch (reference 4) ---- */
 
-#define WATCH_TICK_MS 1000
+#define WATCH_TICK_MS     1000
+#define MAX_WATCH_SECONDS (6 * 3600)
+#define MAX_WATCH_PENDING (16u << 20) /* encoded initial events one watch may hold */
 
 struct watch_stream {
     struct watcher *w;
+    bool too_big;                   /* the initial events outgrew MAX_WATCH_PENDING */
     const struct api_resource *res; /* a reference */
     const struct api_kind *kind;    /* for Table events */
     struct label_selector *labels;
@@ -1333,12 +1441,22 @@ static int replay_event(const struct store_event *ev, void *ud)
     rp->last = ev->rv;
     if (!strncmp(ev->key, rp->prefix, rp->prefix_len))
         emit_stored(rp->ws, event_type(ev->type), ev->value, ev->len, ev->rv);
+    if (rp->ws->pending.len > MAX_WATCH_PENDING) {
+        rp->ws->too_big = true;
+        return 1;
+    }
     return 0;
 }
 
 static int initial_item(const struct store_item *it, void *ud)
 {
-    emit_stored(ud, "ADDED", it->value, it->len, it->rv);
+    struct watch_stream *ws = ud;
+
+    emit_stored(ws, "ADDED", it->value, it->len, it->rv);
+    if (ws->pending.len > MAX_WATCH_PENDING) {
+        ws->too_big = true;
+        return 1;
+    }
     return 0;
 }
 
@@ -1379,12 +1497,14 @@ static void do_watch(struct call *c)
         watch_stream_free(ws);
         return;
     }
-    ws->res = api_registry_lookup(c->srv->reg, c->res->group, c->res->version, c->res->plural);
+    ws->res = api_resource_ref(c->res);
     ws->kind = kind_of(c->res);
     ws->table = wants_table(c);
     api_version_of(c->res, &av);
     ws->api_version = strbuf_detach(&av, NULL);
-    ws->deadline = time(NULL) + (timeout ? timeout : 1800);
+    if (timeout <= 0 || timeout > MAX_WATCH_SECONDS)
+        timeout = timeout <= 0 ? 1800 : MAX_WATCH_SECONDS;
+    ws->deadline = time(NULL) + timeout;
     strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
@@ -1423,6 +1543,14 @@ static void do_watch(struct call *c)
         watch_stream_free(ws);
         goto out;
     }
+    if (ws->too_big) {
+        /* Bounded memory per watch: a start too far back is answered like an expired one. */
+        watch_stream_free(ws);
+        reply_status(c,
+                     api_status_failure(410, "Expired",
+                                        "too many changes to replay for this watch; relist", NULL));
+        goto out;
+    }
     c->resp->status = 200;
     c->resp->content_type = "application/json";
     c->resp->stream = watch_read;
@@ -1457,21 +1585,6 @@ static cJSON *read_sub_body(struct call *c, const char *what)
         return NULL;
     }
     return o;
-}
-
-/* uid / resourceVersion preconditions of a Binding or DeleteOptions; replies 409. */
-static bool preconditions_hold(struct call *c, const cJSON *pre, const cJSON *pod, uint64_t rv)
-{
-    const char *uid = get_string(pre, "uid"), *rvs = get_string(pre, "resourceVersion");
-    const char *puid = get_string(cJSON_GetObjectItem(pod, "metadata"), "uid");
-    char buf[24];
-
-    (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
-    if ((uid && *uid && (!puid || strcmp(uid, puid))) || (rvs && *rvs && strcmp(rvs, buf))) {
-        reply_status(c, api_status_conflict(&c->target));
-        return false;
-    }
-    return true;
 }
 
 static void do_bind(struct call *c)
@@ -1598,6 +1711,16 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         goto out;
     }
     c.target = (struct api_status_target){c.res->group, c.res->plural, c.ri.name};
+    if (http_request_query(req, "dryRun")) {
+        reply_bad_request(&c, "dryRun is not supported by this server yet");
+        goto out;
+    }
+    /* Objects of namespaced resources live in a namespace: only list and watch span them. */
+    if (c.res->namespaced && !*c.ri.namespace && strcmp(c.ri.verb, "list") &&
+        strcmp(c.ri.verb, "watch")) {
+        reply_not_served(&c);
+        goto out;
+    }
     object_key(&c.key, c.res, c.ri.namespace, c.ri.name);
     log_debug("apiserver", "%s %s", c.ri.verb, c.ri.path);
     if (!strcmp(c.ri.verb, "get"))
@@ -1691,11 +1814,11 @@ int apiserver_new(struct store *store, struct apiserver **ret)
 
 void apiserver_stop_watches(struct apiserver *s)
 {
-    if (!s || !s->hub)
+    if (!s)
         return;
+    /* The hub stays until apiserver_free: requests still arriving find it closed. */
     store_set_observer(s->store, NULL, NULL);
-    watch_hub_close(s->hub); /* freed by its last watcher */
-    s->hub = NULL;
+    watch_hub_close(s->hub);
 }
 
 void apiserver_free(struct apiserver *s)
@@ -1703,6 +1826,7 @@ void apiserver_free(struct apiserver *s)
     if (!s)
         return;
     apiserver_stop_watches(s);
+    watch_hub_free(s->hub);
     api_registry_free(s->reg);
     free(s);
 }

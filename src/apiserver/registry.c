@@ -66,6 +66,12 @@ static void entry_free(struct entry *e)
     free(e);
 }
 
+const struct api_resource *api_resource_ref(const struct api_resource *res)
+{
+    atomic_fetch_add(&((struct entry *)res)->refs, 1);
+    return res;
+}
+
 const struct api_resource *api_resource_unref(const struct api_resource *res)
 {
     struct entry *e = (struct entry *)res;
@@ -192,6 +198,16 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
 
     if (api_crd_check(crd, errs) > 0 || !crd_name)
         return -EINVAL;
+    {
+        /* Like Kubernetes: a CRD group is a dotted DNS name, which also keeps CRDs out of the
+         * store's "core" key space of the built-in group. */
+        const char *group = str_at(spec, "group");
+        if (!group || !strchr(group, '.')) {
+            field_error_add(errs, FIELD_INVALID, "spec.group", NULL,
+                            "should be a domain with at least one dot");
+            return -EINVAL;
+        }
+    }
     cJSON_ArrayForEach(v, versions)
     {
         const cJSON *oas = cJSON_GetObjectItemCaseSensitive(
@@ -230,9 +246,8 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
     CHECK(pthread_rwlock_wrlock(&r->lock) == 0);
     for (size_t i = 0; rc == 0 && i < nadded; i++)
         for (size_t j = 0; j < r->n; j++)
-            if (!r->v[j]->res.crd_name &&
-                same_resource(&r->v[j]->res, added[i]->res.group, added[i]->res.version,
-                              added[i]->res.plural)) {
+            if (!r->v[j]->res.crd_name && !strcmp(r->v[j]->res.group, added[i]->res.group) &&
+                !strcmp(r->v[j]->res.plural, added[i]->res.plural)) {
                 field_error_add(errs, FIELD_FORBIDDEN, "spec.names.plural", NULL,
                                 "%s is served by the API server itself", added[i]->res.plural);
                 rc = -EEXIST;

@@ -66,6 +66,9 @@ void api_registry_foreach(struct api_registry *r,
                           void (*fn)(const struct api_resource *res, void *userdata),
                           void *userdata);
 
+/* Takes another reference on res (held by the caller). */
+const struct api_resource *api_resource_ref(const struct api_resource *res);
+
 /* Drops a reference; returns NULL. */
 const struct api_resource *api_resource_unref(const struct api_resource *res);
 

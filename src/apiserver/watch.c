@@ -31,6 +31,7 @@ struct watch_hub {
     pthread_mutex_t mu;
     struct watcher *list;
     bool closed;
+    bool freed; /* watch_hub_free() ran while watchers remained: the last one frees */
 };
 
 struct watch_hub *watch_hub_new(void)
@@ -48,15 +49,27 @@ static void hub_free(struct watch_hub *h)
 
 void watch_hub_close(struct watch_hub *h)
 {
-    bool empty;
-
     if (!h)
         return;
     CHECK(pthread_mutex_lock(&h->mu) == 0);
     h->closed = true;
     for (struct watcher *w = h->list; w; w = w->next)
         (void)pthread_cond_broadcast(&w->cv);
+    CHECK(pthread_mutex_unlock(&h->mu) == 0);
+}
+
+void watch_hub_free(struct watch_hub *h)
+{
+    bool empty;
+
+    if (!h)
+        return;
+    CHECK(pthread_mutex_lock(&h->mu) == 0);
+    h->closed = true;
+    h->freed = true;
     empty = !h->list;
+    for (struct watcher *w = h->list; w; w = w->next)
+        (void)pthread_cond_broadcast(&w->cv);
     CHECK(pthread_mutex_unlock(&h->mu) == 0);
     if (empty)
         hub_free(h);
@@ -193,7 +206,7 @@ void watcher_free(struct watcher *w)
         }
     }
     drop_queue(w);
-    last = h->closed && !h->list;
+    last = h->freed && !h->list;
     CHECK(pthread_mutex_unlock(&h->mu) == 0);
     (void)pthread_cond_destroy(&w->cv);
     free(w->prefix);

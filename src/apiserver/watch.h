@@ -17,9 +17,12 @@ struct watcher;
 
 struct watch_hub *watch_hub_new(void);
 
-/* Ends every watcher (their next wait returns -ESHUTDOWN) and frees the hub once the last
- * watcher is freed. */
+/* Ends every watcher: their waits return -ESHUTDOWN, and so do those of watchers registered
+ * afterwards. The hub stays valid until watch_hub_free(). */
 void watch_hub_close(struct watch_hub *hub);
+
+/* Frees the hub; watchers still registered free it when the last of them goes. NULL is fine. */
+void watch_hub_free(struct watch_hub *hub);
 
 /* The store observer: pass the hub as userdata to store_set_observer(). */
 int watch_hub_observe(const struct store_event *ev, void *userdata);

@@ -35,8 +35,9 @@
 struct codec_error;
 
 /* Deepest nesting a patched document may reach ("[]" is depth 1, as in struct codec_limits), and
- * deepest object nesting merge_patch_apply()/merge_patch_create() recurse into. */
-#define PATCH_MAX_DEPTH 128
+ * deepest object nesting merge_patch_apply()/merge_patch_create() recurse into. It equals
+ * codec_default_limits.max_depth, so whatever a patch produces can be parsed again. */
+#define PATCH_MAX_DEPTH 100
 
 /*
  * Applies the RFC 6902 patch document patch (an array of operation objects: add, remove,

@@ -694,6 +694,85 @@ static void test_patch(void **state)
     cJSON_Delete(b);
 }
 
+/* The cases a review found (each failed before its fix). */
+static void test_review_cases(void **state)
+{
+    struct env *e = *state;
+    cJSON *b = NULL;
+    static const char crd_fmt[] =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"%s.%s\"},\"spec\":{\"group\":\"%s\",\"names\":{\"kind\":"
+        "\"%s\",\"listKind\":\"%sList\",\"plural\":\"%s\",\"singular\":\"x\"},\"scope\":"
+        "\"%s\",\"versions\":[{\"name\":\"%s\",\"served\":true,\"storage\":true,\"schema\":"
+        "{\"openAPIV3Schema\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":"
+        "true}}}]}}";
+    char crd[1024];
+    const char *crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+    /* A CRD may not take over a built-in resource's storage, under any version or as "core". */
+    (void)snprintf(crd, sizeof(crd), crd_fmt, "pods", "core", "core", "Pod", "Pod", "pods",
+                   "Namespaced", "v1");
+    assert_int_equal(http(e, "POST", crds, crd, &b, NULL), 422);
+    cJSON_Delete(b);
+    (void)snprintf(crd, sizeof(crd), crd_fmt, "leases", "coordination.k8s.io",
+                   "coordination.k8s.io", "Lease", "Lease", "leases", "Namespaced", "v2");
+    assert_int_equal(http(e, "POST", crds, crd, &b, NULL), 422);
+    cJSON_Delete(b);
+
+    /* A failed CRD write changes nothing served. */
+    (void)snprintf(crd, sizeof(crd), crd_fmt, "foos", "example.com", "example.com", "Foo", "Foo",
+                   "foos", "Namespaced", "v1");
+    assert_int_equal(http(e, "POST", crds, crd, NULL, NULL), 201);
+    (void)snprintf(crd, sizeof(crd), crd_fmt, "foos", "example.com", "example.com", "Foo", "Foo",
+                   "foos", "Cluster", "v1");
+    assert_int_equal(http(e, "POST", crds, crd, NULL, NULL), 409);
+    assert_int_equal(http(e, "GET", "/apis/example.com/v1", NULL, &b, NULL), 200);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(b, "resources"), 0), "namespaced")));
+    cJSON_Delete(b);
+
+    /* Custom resources need a name; namespaced objects need an existing namespace. */
+    assert_int_equal(http(e, "POST", "/apis/example.com/v1/namespaces/default/foos",
+                          "{\"metadata\":{}}", &b, NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "metadata.name");
+    cJSON_Delete(b);
+    assert_int_equal(
+        http(e, "POST", "/api/v1/configmaps", "{\"metadata\":{\"name\":\"x\"}}", NULL, NULL), 404);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/nowhere/configmaps",
+                          "{\"metadata\":{\"name\":\"x\"}}", &b, NULL),
+                     404);
+    expect_str(b, "message", "namespaces \"nowhere\" not found");
+    cJSON_Delete(b);
+
+    /* Removing the last finalizer of an object being deleted completes the deletion. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"fin\",\"finalizers\":[\"x/y\"]}}", NULL, NULL),
+                     201);
+    assert_int_equal(
+        http(e, "DELETE", "/api/v1/namespaces/default/configmaps/fin", NULL, NULL, NULL), 202);
+    assert_int_equal(patch(e, "/api/v1/namespaces/default/configmaps/fin",
+                           "application/merge-patch+json", "{\"metadata\":{\"finalizers\":null}}",
+                           NULL),
+                     200);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/fin", NULL, NULL, NULL),
+                     404);
+
+    /* dryRun is refused rather than ignored; delete preconditions are honoured. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"keep\"}}", NULL, NULL),
+                     201);
+    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/configmaps/keep?dryRun=All",
+                          NULL, NULL, NULL),
+                     400);
+    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/configmaps/keep",
+                          "{\"preconditions\":{\"uid\":\"wrong\"}}", &b, NULL),
+                     409);
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/keep", NULL, NULL, NULL),
+                     200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -703,6 +782,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crds_served_and_persisted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_review_cases, setup, teardown),
     };
     int r;
 

@@ -47,7 +47,14 @@ expect_out "customresourcedefinition.apiextensions.k8s.io/nodeslos.slo.koordinat
 k api-resources --api-group=slo.koordinator.sh
 expect_out "nodeslos" "CRD kinds in discovery"
 
-# Every valid example (the koordinator-system Namespace example exists from the start).
+# Objects need their namespace to exist (404 otherwise); then every valid example (the
+# koordinator-system Namespace example exists from the start).
+printf '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}' >"$TMP/ns.json"
+k create -f examples/reference/elasticquota.yaml
+expect_rc 1 "object in a missing namespace"
+expect_out 'namespaces "team-a" not found' "object in a missing namespace"
+k create -f "$TMP/ns.json"
+expect_rc 0 "create namespace"
 args=(-f examples/seed/ -f examples/reference/ -f examples/nodes/)
 for f in examples/core/*.yaml; do
     [ "$f" = examples/core/namespace.yaml ] || args+=(-f "$f")
