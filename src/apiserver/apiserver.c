@@ -1309,7 +1309,7 @@ out:
 /* ---- watch (reference 4) ---- */
 
 #define WATCH_TICK_MS     1000
-#define MAX_WATCH_SECONDS (6 * 3600)
+#define MAX_WATCH_SECONDS ((int64_t)6 * 3600)
 #define MAX_WATCH_PENDING (16u << 20) /* encoded initial events one watch may hold */
 
 struct watch_stream {
