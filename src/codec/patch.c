@@ -429,7 +429,7 @@ static int location_check_add(struct patch_state *s, const char *ptr, const stru
 {
     char pv[PREVIEW_SIZE];
     const cJSON *cur;
-    size_t i, n;
+    size_t i = 0, n;
     int r;
 
     *ret_old = 0;
