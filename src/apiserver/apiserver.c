@@ -769,21 +769,24 @@ static bool is_crd_resource(const struct api_resource *res)
            !strcmp(res->plural, "customresourcedefinitions");
 }
 
-/* Serves a CRD that is about to be stored; replies 422 when it cannot be served. */
-static bool serve_crd(struct call *c, const cJSON *crd)
+/* Adds a CRD's kinds to reg; replies 422 and returns false when it cannot be served. */
+static bool add_crd_to(struct call *c, struct api_registry *reg, const cJSON *crd)
 {
     struct field_errors errs = FIELD_ERRORS_INIT;
-    int r = api_registry_add_crd(c->srv->reg, crd, &errs);
+    int r = api_registry_add_crd(reg, crd, &errs);
 
-    if (r < 0) {
+    if (r < 0)
         reply_status(c, api_status_invalid(c->res->kind, c->res->group,
                                            get_string(cJSON_GetObjectItem(crd, "metadata"), "name"),
                                            &errs));
-        field_errors_release(&errs);
-        return false;
-    }
     field_errors_release(&errs);
-    return true;
+    return r == 0;
+}
+
+/* Serves a stored CRD's kinds. */
+static bool serve_crd(struct call *c, const cJSON *crd)
+{
+    return add_crd_to(c, c->srv->reg, crd);
 }
 
 /* uid / resourceVersion preconditions of a Binding or DeleteOptions; replies 409. */
@@ -801,23 +804,15 @@ static bool preconditions_hold(struct call *c, const cJSON *pre, const cJSON *po
     return true;
 }
 
-/* Whether a CRD about to be stored can be served (checks only; replies 422 when not). */
+/* Whether a CRD about to be stored can be served: the same checks against a scratch
+ * registry, so nothing served changes unless the write succeeds. */
 static bool crd_servable(struct call *c, const cJSON *crd)
 {
-    struct field_errors errs = FIELD_ERRORS_INIT;
     struct api_registry *probe = api_registry_new();
-    int r = api_registry_add_crd(probe, crd, &errs);
+    bool ok = add_crd_to(c, probe, crd);
 
     api_registry_free(probe);
-    if (r < 0) {
-        reply_status(c, api_status_invalid(c->res->kind, c->res->group,
-                                           get_string(cJSON_GetObjectItem(crd, "metadata"), "name"),
-                                           &errs));
-        field_errors_release(&errs);
-        return false;
-    }
-    field_errors_release(&errs);
-    return true;
+    return ok;
 }
 
 static void do_create(struct call *c)
