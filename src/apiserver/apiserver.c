@@ -1216,6 +1216,74 @@ static void delete_all(struct apiserver *srv, const char *prefix)
     free(key);
 }
 
+/* DELETE on a collection: every object passing the selectors goes, or with finalizers gets its
+ * deletionTimestamp (as a single delete would). Answers a Success status. */
+struct doomed {
+    char **keys;
+    size_t n;
+    struct label_selector *labels;
+    struct field_req *fields;
+    size_t nfields;
+};
+
+static int collect_doomed(const struct store_item *it, void *ud)
+{
+    struct doomed *d = ud;
+    cJSON *o = decode_stored(it->value, it->len, it->rv);
+
+    if (o && selected(o, d->labels, d->fields, d->nfields)) {
+        d->keys = xrealloc(d->keys, (d->n + 1) * sizeof(char *));
+        d->keys[d->n++] = xstrdup(it->key);
+    }
+    cJSON_Delete(o);
+    return d->n >= MAX_LIST ? 1 : 0;
+}
+
+static void do_deletecollection(struct call *c)
+{
+    struct doomed d = {0};
+    struct strbuf prefix = STRBUF_INIT;
+    int r;
+
+    if (!parse_selectors(c, &d.labels, &d.fields, &d.nfields))
+        goto out;
+    strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
+    if (c->res->namespaced && *c->ri.namespace)
+        strbuf_addf(&prefix, "%s/", c->ri.namespace);
+    r = store_list(c->srv->store, prefix.buf, NULL, 0, collect_doomed, &d, NULL);
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        goto out;
+    }
+    for (size_t i = 0; i < d.n; i++) {
+        struct store_item it = {0};
+        cJSON *o;
+        if (store_get(c->srv->store, d.keys[i], &it) < 0)
+            continue;
+        o = decode_stored(it.value, it.len, it.rv);
+        if (o && cJSON_GetArraySize(cJSON_GetObjectItem(meta_of(o), "finalizers")) > 0) {
+            struct strbuf bytes = STRBUF_INIT;
+            if (!cJSON_GetObjectItem(meta_of(o), "deletionTimestamp"))
+                set_now(meta_of(o), "deletionTimestamp");
+            if (encode_for_store(o, &bytes) == 0)
+                (void)store_update(c->srv->store, d.keys[i], bytes.buf, bytes.len, it.rv, NULL);
+            strbuf_release(&bytes);
+        } else {
+            (void)store_delete(c->srv->store, d.keys[i], it.rv, NULL, NULL);
+        }
+        cJSON_Delete(o);
+        store_item_release(&it);
+    }
+    reply_status(c, api_status_success(200, NULL, NULL));
+out:
+    for (size_t i = 0; i < d.n; i++)
+        free(d.keys[i]);
+    free(d.keys);
+    label_selector_free(d.labels);
+    field_reqs_free(d.fields, d.nfields);
+    strbuf_release(&prefix);
+}
+
 static void delete_in_namespace(const struct api_resource *res, void *ud)
 {
     struct call *c = ud;
@@ -1737,6 +1805,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         do_patch(&c);
     else if (!strcmp(c.ri.verb, "delete"))
         do_delete(&c);
+    else if (!strcmp(c.ri.verb, "deletecollection"))
+        do_deletecollection(&c);
     else
         reply_status(&c, api_status_failure(405, "MethodNotAllowed",
                                             "the server does not allow this method on the "

@@ -771,6 +771,27 @@ static void test_review_cases(void **state)
     cJSON_Delete(b);
     assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/keep", NULL, NULL, NULL),
                      200);
+
+    /* deletecollection with a selector deletes just what it selects. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"dc1\",\"labels\":{\"batch\":\"y\"}}}", NULL,
+                          NULL),
+                     201);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"dc2\",\"labels\":{\"batch\":\"y\"}}}", NULL,
+                          NULL),
+                     201);
+    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/configmaps?labelSelector=batch",
+                          NULL, &b, NULL),
+                     200);
+    expect_str(b, "status", "Success");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/dc1", NULL, NULL, NULL),
+                     404);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/dc2", NULL, NULL, NULL),
+                     404);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/keep", NULL, NULL, NULL),
+                     200);
 }
 
 int main(void)
