@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -21,6 +22,7 @@
 #include "apiserver/status.h"
 #include "apiserver/store.h"
 #include "apiserver/table.h"
+#include "apiserver/tokens.h"
 #include "apiserver/watch.h"
 #include "base/base.h"
 #include "base/log.h"
@@ -38,6 +40,7 @@ struct apiserver {
     struct api_registry *reg;
     struct watch_hub *hub;
     bool require_certs;
+    const struct api_tokens *tokens;
 };
 
 /* Everything one request needs, released in one place. */
@@ -1743,6 +1746,27 @@ void apiserver_require_client_certs(struct apiserver *s, bool on)
     s->require_certs = on;
 }
 
+void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens)
+{
+    s->tokens = tokens;
+}
+
+/* A verified client certificate, or a bearer token from the token file. */
+static bool authenticated(const struct apiserver *s, const struct http_request *req)
+{
+    const char *user, *auth = http_request_header(req, "Authorization");
+    const char *const *groups;
+
+    if (http_request_client_cert(req, &user, &groups) == 0)
+        return true;
+    if (!auth || strncasecmp(auth, "Bearer ", 7))
+        return false;
+    auth += 7;
+    while (*auth == ' ')
+        auth++;
+    return api_tokens_lookup(s->tokens, auth) != NULL;
+}
+
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     struct call c = {.srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT};
@@ -1755,13 +1779,10 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         reply_bad_request(&c, "malformed request path");
         goto out;
     }
-    if (c.srv->require_certs && !is_open_path(http_request_path(req))) {
-        const char *user;
-        const char *const *groups;
-        if (http_request_client_cert(req, &user, &groups) < 0) {
-            reply_status(&c, api_status_failure(401, "Unauthorized", "Unauthorized", NULL));
-            goto out;
-        }
+    if (c.srv->require_certs && !is_open_path(http_request_path(req)) &&
+        !authenticated(c.srv, req)) {
+        reply_status(&c, api_status_failure(401, "Unauthorized", "Unauthorized", NULL));
+        goto out;
     }
     if (!c.ri.is_resource) {
         serve_nonresource(&c);

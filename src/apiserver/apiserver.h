@@ -28,6 +28,11 @@ int apiserver_new(struct store *store, struct apiserver **ret);
  */
 void apiserver_require_client_certs(struct apiserver *s, bool on);
 
+/* Also accepts `Authorization: Bearer <token>` for the tokens of a --token-auth-file (borrowed;
+ * must outlive the server; NULL for none), as kube-apiserver does when authentication is on. */
+struct api_tokens;
+void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens);
+
 /* Ends every watch stream (call before stopping the HTTP server, whose connection threads
  * would otherwise wait for them); also done by apiserver_free. */
 void apiserver_stop_watches(struct apiserver *s);

@@ -7,10 +7,11 @@ cd "$KOORD_SOURCE_DIR"
 command -v kubectl >/dev/null || { echo "kubectl not installed; skipping"; exit 0; }
 
 data="$TMP/data"
+printf '# bearer tokens\nt0k3n-for-e2e,alice,1001,"dev,ops"\n' >"$TMP/tokens.csv"
 start_server() {
     rm -f "$TMP/ready"
     "$KOORD" apiserver --data-dir "$data" --listen 127.0.0.1:0 --ready-file "$TMP/ready" \
-        --write-kubeconfig "$TMP/kubeconfig" >>"$TMP/server.log" 2>&1 &
+        --write-kubeconfig "$TMP/kubeconfig" --token-auth-file "$TMP/tokens.csv" >>"$TMP/server.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 200); do
         [ -s "$TMP/ready" ] && return 0
@@ -23,6 +24,12 @@ trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$TMP"' EXIT
 export KUBECONFIG="$TMP/kubeconfig"
 k() { run kubectl --request-timeout=20s "$@"; }
 
+# A malformed token file stops the server before it serves, naming the line.
+printf 'ok,alice,1\nbroken\n' >"$TMP/bad-tokens.csv"
+run "$KOORD" apiserver --data-dir "$data" --listen 127.0.0.1:0 --token-auth-file "$TMP/bad-tokens.csv"
+expect_rc 2 "malformed token file"
+expect_out 'bad-tokens.csv": line 2: want token,user,uid' "malformed token file"
+
 start_server
 k get --raw /healthz
 expect_rc 0 "healthz"
@@ -33,6 +40,14 @@ run curl -sk "https://$server/healthz"
 expect_out "ok" "healthz without credentials"
 run curl -sk "https://$server/api/v1/namespaces"
 expect_out '"code":401' "list without credentials"
+# A bearer token from --token-auth-file authenticates; an unknown one does not.
+run curl -sk -H "Authorization: Bearer t0k3n-for-e2e" "https://$server/api/v1/namespaces"
+expect_out '"kind":"NamespaceList"' "list with a bearer token"
+run curl -sk -H "Authorization: Bearer t0k3n-for-e2" "https://$server/api/v1/namespaces"
+expect_out '"code":401' "list with a wrong bearer token"
+run kubectl --kubeconfig=/dev/null --server="https://$server" --insecure-skip-tls-verify \
+    --token=t0k3n-for-e2e get namespace default -o name
+expect_out "namespace/default" "kubectl with a bearer token"
 k get namespaces
 expect_rc 0 "get namespaces"
 for ns in default kube-system koordinator-system; do expect_out "$ns" "get namespaces"; done
