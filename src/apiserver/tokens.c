@@ -14,6 +14,7 @@ struct entry {
     struct api_token_user user;
     char **fields; /* owned strings: user, uid, groups */
     size_t nfields;
+    size_t lineno;
 };
 
 struct api_tokens {
@@ -29,7 +30,10 @@ static size_t split_csv(const char *line, size_t len, char **out, size_t max)
     bool quoted = false;
 
     for (;;) {
-        char ch = i < len ? line[i] : '\0';
+        char ch = '\0';
+
+        if (i < len)
+            ch = line[i];
         if (i == len || (!quoted && ch == ',')) {
             if (n < max)
                 out[n] = strbuf_detach(&f, NULL);
@@ -73,6 +77,36 @@ void api_tokens_free(struct api_tokens *t)
     free(t);
 }
 
+static int by_token_then_line(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    int c = strcmp(x->token, y->token);
+
+    if (c)
+        return c;
+    return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+/* Sorting once keeps a file of many tokens O(n log n) at start-up; lookups do not depend on
+ * the order. Reports the earliest line that repeats a token. */
+static int check_duplicates(struct api_tokens *t, struct strbuf *why)
+{
+    size_t dup = 0;
+
+    if (t->n < 2)
+        return 0;
+    qsort(t->v, t->n, sizeof(*t->v), by_token_then_line);
+    for (size_t i = 1; i < t->n; i++)
+        if (!strcmp(t->v[i - 1].token, t->v[i].token) &&
+            (!dup || t->v[i].lineno < t->v[dup].lineno))
+            dup = i;
+    if (!dup)
+        return 0;
+    strbuf_addf(why, "line %zu: duplicate token (first on line %zu)", t->v[dup].lineno,
+                t->v[dup - 1].lineno);
+    return -EINVAL;
+}
+
 int api_tokens_parse(const char *text, size_t len, struct api_tokens **ret, struct strbuf *why)
 {
     struct api_tokens *t = xcalloc(1, sizeof(*t));
@@ -96,9 +130,6 @@ int api_tokens_parse(const char *text, size_t len, struct api_tokens **ret, stru
         if (nf < 3 || !*f[0] || !*f[1]) {
             strbuf_addf(why, "line %zu: want token,user,uid[,\"groups\"]", lineno);
             r = -EINVAL;
-        } else if (api_tokens_lookup(t, f[0])) {
-            strbuf_addf(why, "line %zu: duplicate token", lineno);
-            r = -EINVAL;
         } else if (t->n == MAX_TOKENS) {
             strbuf_addf(why, "line %zu: more than %d tokens", lineno, MAX_TOKENS);
             r = -E2BIG;
@@ -109,6 +140,7 @@ int api_tokens_parse(const char *text, size_t len, struct api_tokens **ret, stru
             break;
         }
         e.token = f[0];
+        e.lineno = lineno;
         e.fields = xcalloc(nf, sizeof(char *));
         for (size_t i = 1; i < nf; i++)
             e.fields[e.nfields++] = f[i];
@@ -133,6 +165,8 @@ int api_tokens_parse(const char *text, size_t len, struct api_tokens **ret, stru
         t->v = xrealloc(t->v, (t->n + 1) * sizeof(struct entry));
         t->v[t->n++] = e;
     }
+    if (r == 0)
+        r = check_duplicates(t, why);
     if (r < 0) {
         api_tokens_free(t);
         return r;

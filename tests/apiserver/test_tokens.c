@@ -98,7 +98,11 @@ static void test_malformed(void **state)
     parse_fails("a,b,c\nonly,two\n", -EINVAL, "line 2: want token,user,uid[,\"groups\"]");
     parse_fails(",user,1\n", -EINVAL, "line 1: want token,user,uid[,\"groups\"]");
     parse_fails("tok,,1\n", -EINVAL, "line 1: want token,user,uid[,\"groups\"]");
-    parse_fails("# c\ntok,a,1\ntok,b,2\n", -EINVAL, "line 3: duplicate token");
+    parse_fails("# c\ntok,a,1\ntok,b,2\n", -EINVAL, "line 3: duplicate token (first on line 2)");
+    /* The earliest repeat is named, whichever token sorts first. */
+    parse_fails("zz,a,1\naa,b,2\nzz,c,3\naa,d,4\n", -EINVAL,
+                "line 3: duplicate token (first on line 1)");
+    parse_fails("m,a,1\nm,b,2\nm,c,3\n", -EINVAL, "line 2: duplicate token (first on line 1)");
 }
 
 int main(void)
