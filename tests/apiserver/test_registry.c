@@ -90,7 +90,10 @@ static void test_builtins(void **state)
                         "{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":\"v1\"}},"
                         "{\"name\":\"apiextensions.k8s.io\",\"versions\":[{\"groupVersion\":"
                         "\"apiextensions.k8s.io/v1\",\"version\":\"v1\"}],\"preferredVersion\":"
-                        "{\"groupVersion\":\"apiextensions.k8s.io/v1\",\"version\":\"v1\"}}]}");
+                        "{\"groupVersion\":\"apiextensions.k8s.io/v1\",\"version\":\"v1\"}},"
+                        "{\"name\":\"authentication.k8s.io\",\"versions\":[{\"groupVersion\":"
+                        "\"authentication.k8s.io/v1\",\"version\":\"v1\"}],\"preferredVersion\":"
+                        "{\"groupVersion\":\"authentication.k8s.io/v1\",\"version\":\"v1\"}}]}");
     cJSON_Delete(doc);
     assert_null(api_registry_group(r, "slo.koordinator.sh"));
     assert_null(api_registry_resource_list(r, "slo.koordinator.sh", "v1alpha1"));
