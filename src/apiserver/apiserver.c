@@ -5,6 +5,7 @@
  */
 #include "apiserver/apiserver.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "api/crd.h"
 #include "api/labels.h"
 #include "api/rfc3339.h"
+#include "apiserver/admit.h"
 #include "apiserver/auth.h"
 #include "apiserver/pods.h"
 #include "apiserver/registry.h"
@@ -38,6 +40,7 @@
 
 struct apiserver {
     struct store *store;
+    pthread_mutex_t admit_lock; /* serialises writes admit_serialized() names */
     struct api_registry *reg;
     struct watch_hub *hub;
     bool require_certs;
@@ -60,6 +63,7 @@ struct call {
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
+static bool admit(struct call *c, const cJSON *old, cJSON *obj);
 static bool parse_dry_run(struct call *c, const char *v);
 
 static void reply(struct call *c, int code, cJSON *body)
@@ -873,7 +877,7 @@ static void do_create(struct call *c)
         set_string(meta, "name", g);
         free(g);
     }
-    if (!node_may(c, obj) || !validate(c, obj))
+    if (!node_may(c, obj) || !admit(c, NULL, obj) || !validate(c, obj))
         goto out;
     name = get_string(meta, "name");
     random_uid(uid);
@@ -1039,6 +1043,8 @@ static void update_with(struct call *c, cJSON *obj)
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
         CHECK(cJSON_AddNumberToObject(meta, "generation", g));
     }
+    if (!*c->ri.subresource && !admit(c, old, obj))
+        goto out;
     if (is_pods(c->res) && !*c->ri.subresource) {
         struct field_errors errs = FIELD_ERRORS_INIT;
         pods_validate_update(old, obj, &errs);
@@ -1894,6 +1900,36 @@ static bool parse_dry_run(struct call *c, const char *v)
     return false;
 }
 
+/* The kind rules of admit.h; replies and returns false when they refuse the write. */
+static bool admit(struct call *c, const cJSON *old, cJSON *obj)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
+    const char *name = get_string(cJSON_GetObjectItem(obj, "metadata"), "name");
+    int r = old ? admit_update(c->srv->store, c->res, old, obj, &errs, &why)
+                : admit_create(c->srv->store, c->res, obj, &errs, &why);
+
+    if (r == -EINVAL) {
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group, name ? name : "", &errs));
+    } else if (r == -EPERM) {
+        if (*c->res->group)
+            strbuf_addf(&msg, "%s.%s", c->res->plural, c->res->group);
+        else
+            strbuf_addstr(&msg, c->res->plural);
+        strbuf_addf(&msg, " \"%s\" is forbidden: %s", name ? name : "", why.buf);
+        reply_status(c, api_status_failure(403, "Forbidden", msg.buf, &c->target));
+    } else if (r == -ENOSPC) {
+        strbuf_addf(&msg, "Internal error occurred: %s", why.buf);
+        reply_status(c, api_status_failure(500, "InternalError", msg.buf, NULL));
+    } else if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+    }
+    field_errors_release(&errs);
+    strbuf_release(&why);
+    strbuf_release(&msg);
+    return r == 0;
+}
+
 /* 403 for a node identity writing an object that is not about its node (auth.h). */
 static bool node_may(struct call *c, const cJSON *obj)
 {
@@ -1944,6 +1980,7 @@ static bool admit_user(struct call *c)
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     struct call c = {.srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT};
+    bool serial;
     int r;
 
     r = api_reqinfo_parse(http_request_method(req), http_request_path(req),
@@ -1986,6 +2023,11 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     }
     object_key(&c.key, c.res, c.ri.namespace, c.ri.name);
     log_debug("apiserver", "%s %s", c.ri.verb, c.ri.path);
+    serial =
+        admit_serialized(c.res) && (!strcmp(c.ri.verb, "create") || !strcmp(c.ri.verb, "update") ||
+                                    !strcmp(c.ri.verb, "patch"));
+    if (serial)
+        CHECK(pthread_mutex_lock(&c.srv->admit_lock) == 0);
     if (!strcmp(c.ri.verb, "get"))
         do_get(&c);
     else if (!strcmp(c.ri.verb, "list"))
@@ -2012,6 +2054,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                                             "the server does not allow this method on the "
                                             "requested resource yet",
                                             &c.target));
+    if (serial)
+        CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
     (void)api_resource_unref(c.res);
     api_reqinfo_release(&c.ri);
@@ -2062,11 +2106,17 @@ int apiserver_new(struct store *store, struct apiserver **ret)
     int r = 0;
 
     s->store = store;
+    CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->reg = api_registry_new();
     s->hub = watch_hub_new();
     store_set_observer(store, watch_hub_observe, s->hub);
     for (size_t i = 0; i < ARRAY_SIZE(initial_namespaces) && r == 0; i++)
         r = ensure_namespace(store, initial_namespaces[i]);
+    if (r == 0) {
+        char ts[RFC3339_STR_MAX];
+        (void)rfc3339_format((int64_t)time(NULL), ts);
+        r = admit_bootstrap(store, ts, random_uid);
+    }
     if (r == 0)
         r = store_list(store, CRD_PREFIX, NULL, 0, load_crd, s, NULL);
     if (r < 0) {
@@ -2093,5 +2143,6 @@ void apiserver_free(struct apiserver *s)
     apiserver_stop_watches(s);
     watch_hub_free(s->hub);
     api_registry_free(s->reg);
+    (void)pthread_mutex_destroy(&s->admit_lock);
     free(s);
 }

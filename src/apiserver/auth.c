@@ -65,7 +65,8 @@ static bool is_read(const char *verb)
 
 enum api_authz api_authz_node_request(const char *node, const struct api_reqinfo *ri)
 {
-    bool named = is(ri, "", "nodes") || is_nodemetrics(ri) || is(ri, "coordination.k8s.io", "leases");
+    bool named =
+        is(ri, "", "nodes") || is_nodemetrics(ri) || is(ri, "coordination.k8s.io", "leases");
     const char *sub = ri->subresource;
 
     if (!ri->is_resource || is_read(ri->verb))
@@ -130,7 +131,8 @@ void api_authz_forbidden_message(const char *user, const struct api_reqinfo *ri,
             strbuf_addstr(out, r);
         if (name && *name)
             strbuf_addf(out, " \"%s\"", name);
-        strbuf_addf(out, " is forbidden: User \"%s\" cannot %s resource \"%s%s%s\" in API group \"%s\"",
+        strbuf_addf(out,
+                    " is forbidden: User \"%s\" cannot %s resource \"%s%s%s\" in API group \"%s\"",
                     user, ri->verb, r, *ri->subresource ? "/" : "", ri->subresource, ri->group);
         if (*ri->namespace)
             strbuf_addf(out, " in the namespace \"%s\"", ri->namespace);

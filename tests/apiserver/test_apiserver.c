@@ -892,6 +892,235 @@ static void test_dry_run(void **state)
     cJSON_Delete(b);
 }
 
+/* Secrets: stringData folded into data, base64 and the type's keys checked, immutability. */
+static void test_secrets(void **state)
+{
+    struct env *e = *state;
+    const char *col = "/api/v1/namespaces/default/secrets";
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "POST", col,
+                          "{\"metadata\":{\"name\":\"s\"},\"data\":{\"a\":\"eA==\"},"
+                          "\"stringData\":{\"b\":\"hello\",\"a\":\"yz\"}}",
+                          &b, NULL),
+                     201);
+    assert_json_eq(cJSON_GetObjectItem(b, "data"), "{\"a\":\"eXo=\",\"b\":\"aGVsbG8=\"}");
+    assert_null(cJSON_GetObjectItem(b, "stringData"));
+    expect_str(b, "type", "Opaque");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "POST", col,
+                          "{\"metadata\":{\"name\":\"bad\"},\"data\":{\"k\":\"not base64\"}}", &b,
+                          NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "data[k]");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "POST", col,
+                          "{\"metadata\":{\"name\":\"tls\"},\"type\":\"kubernetes.io/tls\","
+                          "\"data\":{\"tls.crt\":\"YQ==\"}}",
+                          &b, NULL),
+                     422);
+    expect_str(b, "message", "Secret \"tls\" is invalid: data[tls.key]: Required value");
+    cJSON_Delete(b);
+    /* The type cannot change, nor the data of an immutable secret. */
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/secrets/s",
+                          "{\"metadata\":{\"name\":\"s\"},\"type\":\"other\"}", &b, NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "type");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/secrets/s",
+                          "{\"metadata\":{\"name\":\"s\"},\"immutable\":true,\"data\":{}}", NULL,
+                          NULL),
+                     200);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/secrets/s",
+                          "{\"metadata\":{\"name\":\"s\"},\"immutable\":true,\"data\":{\"x\":"
+                          "\"eA==\"}}",
+                          &b, NULL),
+                     422);
+    expect_str(b, "message",
+               "Secret \"s\" is invalid: data: Forbidden: field is immutable when `immutable` is "
+               "set");
+    cJSON_Delete(b);
+}
+
+static void expect_service(struct env *e, const char *name, const char *spec, long code,
+                           const char *field, const char *want)
+{
+    char body[512];
+    cJSON *b = NULL;
+
+    (void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"%s\"},\"spec\":%s}", name, spec);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/services", body, &b, NULL), code);
+    if (field)
+        expect_str(b, field, want);
+    cJSON_Delete(b);
+}
+
+/* Services: cluster IPs and node ports allocated, kept, freed; requested ones checked. */
+static void test_services(void **state)
+{
+    struct env *e = *state;
+    const char *web = "{\"selector\":{\"app\":\"web\"},\"ports\":[{\"port\":80}]}";
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/services",
+                          "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"ports\":[{\"port\":80}]}}",
+                          &b, NULL),
+                     201);
+    assert_json_eq(cJSON_GetObjectItem(b, "spec"),
+                   "{\"ports\":[{\"port\":80,\"protocol\":\"TCP\",\"targetPort\":80}],"
+                   "\"clusterIP\":\"10.96.0.1\",\"clusterIPs\":[\"10.96.0.1\"],\"type\":"
+                   "\"ClusterIP\",\"sessionAffinity\":\"None\",\"ipFamilies\":[\"IPv4\"],"
+                   "\"ipFamilyPolicy\":\"SingleStack\",\"internalTrafficPolicy\":\"Cluster\"}");
+    cJSON_Delete(b);
+    expect_service(e, "b", web, 201, "spec.clusterIP", "10.96.0.2");
+    expect_service(e, "c", "{\"clusterIP\":\"10.96.0.2\",\"ports\":[{\"port\":1}]}", 422, "message",
+                   "Service \"c\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.2\": "
+                   "failed to allocate IP 10.96.0.2: provided IP is already allocated");
+    expect_service(e, "c", "{\"clusterIP\":\"192.168.0.1\",\"ports\":[{\"port\":1}]}", 422,
+                   "details.causes.0.field", "spec.clusterIPs[0]");
+    expect_service(e, "c", "{\"clusterIP\":\"10.96.0.9\",\"ports\":[{\"port\":1}]}", 201,
+                   "spec.clusterIP", "10.96.0.9");
+    expect_service(e, "h", "{\"clusterIP\":\"None\"}", 201, "spec.clusterIP", "None");
+    expect_service(e, "np", "{\"type\":\"NodePort\",\"ports\":[{\"port\":80}]}", 201,
+                   "spec.clusterIP", "10.96.0.3");
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/services/np", NULL, &b, NULL), 200);
+    assert_int_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "ports"), 0),
+            "nodePort")
+            ->valueint,
+        30000);
+    cJSON_Delete(b);
+    expect_service(e, "np2", "{\"type\":\"NodePort\",\"ports\":[{\"port\":80,\"nodePort\":30000}]}",
+                   422, "message",
+                   "Service \"np2\" is invalid: spec.ports[0].nodePort: Invalid value: 30000: "
+                   "provided port is already allocated");
+    expect_service(e, "np2", "{\"type\":\"NodePort\",\"ports\":[{\"port\":80,\"nodePort\":80}]}",
+                   422, "details.causes.0.field", "spec.ports[0].nodePort");
+    expect_service(e, "noports", "{}", 422, "details.causes.0.field", "spec.ports");
+    expect_service(e, "two", "{\"ports\":[{\"port\":80},{\"port\":81}]}", 422,
+                   "details.causes.0.field", "spec.ports[0].name");
+
+    /* An update that leaves the allocated values out keeps them; changing the IP is refused. */
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/services/np",
+                          "{\"metadata\":{\"name\":\"np\"},\"spec\":{\"type\":\"NodePort\","
+                          "\"ports\":[{\"port\":80}],\"selector\":{\"app\":\"x\"}}}",
+                          &b, NULL),
+                     200);
+    expect_str(b, "spec.clusterIP", "10.96.0.3");
+    expect_str(b, "spec.selector.app", "x");
+    assert_int_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "ports"), 0),
+            "nodePort")
+            ->valueint,
+        30000);
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/services/a",
+                          "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"clusterIP\":\"10.96.0.50\","
+                          "\"ports\":[{\"port\":80}]}}",
+                          &b, NULL),
+                     422);
+    expect_str(b, "message",
+               "Service \"a\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.50\": may "
+               "not change once set");
+    cJSON_Delete(b);
+    /* A deleted service's address is free again. */
+    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/services/a", NULL, NULL, NULL),
+                     200);
+    expect_service(e, "d", web, 201, "spec.clusterIP", "10.96.0.1");
+    /* Endpoints are stored as given. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/endpoints",
+                          "{\"metadata\":{\"name\":\"d\"},\"subsets\":[{\"addresses\":[{\"ip\":"
+                          "\"10.0.0.1\"}],\"ports\":[{\"port\":80}]}]}",
+                          NULL, NULL),
+                     201);
+}
+
+static void priority_class(struct env *e, const char *name, const char *rest, long code,
+                           const char *message)
+{
+    char body[512];
+    cJSON *b = NULL;
+
+    (void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"%s\"},%s}", name, rest);
+    assert_int_equal(http(e, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body, &b, NULL),
+                     code);
+    if (message)
+        expect_str(b, "message", message);
+    cJSON_Delete(b);
+}
+
+static void pod_with(struct env *e, const char *name, const char *spec, long code, const char *path,
+                     const char *want)
+{
+    char body[512];
+    cJSON *b = NULL;
+
+    (void)snprintf(body, sizeof(body),
+                   "{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s\"containers\":[{\"name\":\"c\","
+                   "\"image\":\"i\"}]}}",
+                   name, spec);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/pods", body, &b, NULL), code);
+    if (path && code == 201) {
+        char *got =
+            cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), path));
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        cJSON_free(got);
+    } else if (path) {
+        expect_str(b, path, want);
+    }
+    cJSON_Delete(b);
+}
+
+/* PriorityClasses and the pod priority they give (the Priority admission plugin). */
+static void test_priority_classes(void **state)
+{
+    struct env *e = *state;
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "GET",
+                          "/apis/scheduling.k8s.io/v1/priorityclasses/"
+                          "system-node-critical",
+                          NULL, &b, NULL),
+                     200);
+    assert_int_equal(cJSON_GetObjectItem(b, "value")->valueint, 2000001000);
+    cJSON_Delete(b);
+    priority_class(e, "system-mine", "\"value\":10", 422,
+                   "PriorityClass.scheduling.k8s.io \"system-mine\" is invalid: metadata.name: "
+                   "Forbidden: priority class names with 'system-' prefix are reserved for system "
+                   "use only. error: system-mine is not a known system priority class");
+    priority_class(e, "huge", "\"value\":1000000001", 422,
+                   "PriorityClass.scheduling.k8s.io \"huge\" is invalid: value: Forbidden: "
+                   "maximum allowed value of a user defined priority is 1000000000");
+    priority_class(e, "novalue", "\"description\":\"x\"", 422, NULL);
+    priority_class(e, "koord-batch", "\"value\":5000", 201, NULL);
+    assert_int_equal(http(e, "PUT", "/apis/scheduling.k8s.io/v1/priorityclasses/koord-batch",
+                          "{\"metadata\":{\"name\":\"koord-batch\"},\"value\":5001}", &b, NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "value");
+    cJSON_Delete(b);
+
+    /* Without a default class a pod gets priority 0; a named class gives its value. */
+    pod_with(e, "p0", "", 201, "priority", "0");
+    pod_with(e, "pb", "\"priorityClassName\":\"koord-batch\",", 201, "priority", "5000");
+    pod_with(e, "pm", "\"priorityClassName\":\"missing\",", 403, "message",
+             "pods \"pm\" is forbidden: no PriorityClass with name missing was found");
+    pod_with(e, "px", "\"priorityClassName\":\"koord-batch\",\"priority\":7,", 403, "message",
+             "pods \"px\" is forbidden: the integer value of priority (7) must not be provided "
+             "in pod spec; priority admission controller computed 5000 from the given "
+             "PriorityClass name");
+
+    /* One global default; pods without a class get it. */
+    priority_class(e, "dflt", "\"value\":100,\"globalDefault\":true", 201, NULL);
+    priority_class(e, "dflt2", "\"value\":200,\"globalDefault\":true", 403,
+                   "priorityclasses.scheduling.k8s.io \"dflt2\" is forbidden: PriorityClass dflt "
+                   "is already marked as default. Only one default can exist");
+    pod_with(e, "pd", "", 201, "priorityClassName", "\"dflt\"");
+    pod_with(e, "pd2", "", 201, "priority", "100");
+}
+
 static const char test_tokens[] = "admin-t,admin,u1,system:masters\n"
                                   "node1-t,system:node:n1,u2,system:nodes\n";
 
@@ -1116,6 +1345,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_authorization, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_review, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secrets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_services, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_priority_classes, setup, teardown),
     };
     int r;
 
