@@ -13,16 +13,16 @@
 #include "base/base.h"
 #include "codec/codec.h"
 
-#define SERVICE_PREFIX  "/core/services/"
-#define SERVICE_NET     0x0a600000u /* 10.96.0.0/12 */
-#define SERVICE_SIZE    (1u << 20)
-#define SERVICE_CIDR    "10.96.0.0/12"
-#define NODEPORT_MIN    30000
-#define NODEPORT_MAX    32767
-#define PC_PREFIX       "/scheduling.k8s.io/priorityclasses//"
-#define MAX_USER_PRIO   1000000000
-#define IMMUTABLE_WHEN  "field is immutable when `immutable` is set"
-#define MAX_SCANNED     100000 /* objects a uniqueness or allocation scan reads */
+#define SERVICE_PREFIX "/core/services/"
+#define SERVICE_NET    0x0a600000u /* 10.96.0.0/12 */
+#define SERVICE_SIZE   (1u << 20)
+#define SERVICE_CIDR   "10.96.0.0/12"
+#define NODEPORT_MIN   30000
+#define NODEPORT_MAX   32767
+#define PC_PREFIX      "/scheduling.k8s.io/priorityclasses//"
+#define MAX_USER_PRIO  1000000000
+#define IMMUTABLE_WHEN "field is immutable when `immutable` is set"
+#define MAX_SCANNED    100000 /* objects a uniqueness or allocation scan reads */
 
 static const struct {
     const char *name;
@@ -211,12 +211,12 @@ static int cmp_int(const void *a, const void *b)
 
 static bool ip_used(const struct used *u, uint32_t ip)
 {
-    return bsearch(&ip, u->ips, u->nips, sizeof(*u->ips), cmp_u32) != NULL;
+    return u->nips && bsearch(&ip, u->ips, u->nips, sizeof(*u->ips), cmp_u32) != NULL;
 }
 
 static bool port_used(const struct used *u, int port)
 {
-    return bsearch(&port, u->ports, u->nports, sizeof(*u->ports), cmp_int) != NULL;
+    return u->nports && bsearch(&port, u->ports, u->nports, sizeof(*u->ports), cmp_int) != NULL;
 }
 
 /* The lowest free address of the range (network and broadcast addresses excluded). */
@@ -303,13 +303,16 @@ static int service_fill(struct store *store, const cJSON *old, cJSON *svc,
         return 0;
     if ((r = scan(store, SERVICE_PREFIX, note_used, &u)) < 0)
         goto out;
-    qsort(u.ips, u.nips, sizeof(*u.ips), cmp_u32);
-    qsort(u.ports, u.nports, sizeof(*u.ports), cmp_int);
+    if (u.nips)
+        qsort(u.ips, u.nips, sizeof(*u.ips), cmp_u32);
+    if (u.nports)
+        qsort(u.ports, u.nports, sizeof(*u.ports), cmp_int);
 
     ip = get_str(spec, "clusterIP");
     if (old_ip && *old_ip && (!ip || strcmp(ip, old_ip))) {
         quoted(&v, ip ? ip : "");
-        field_error_add(errs, FIELD_INVALID, "spec.clusterIPs[0]", v.buf, "may not change once set");
+        field_error_add(errs, FIELD_INVALID, "spec.clusterIPs[0]", v.buf,
+                        "may not change once set");
     } else if (!ip || !*ip) {
         uint32_t a;
         struct in_addr in;
@@ -429,7 +432,8 @@ static int priority_class_check(struct store *store, const cJSON *old, const cJS
     if (old) {
         const cJSON *op = get(old, "preemptionPolicy"), *np = get(pc, "preemptionPolicy");
         if (!cJSON_Compare(get(old, "value"), value, true))
-            field_error_add(errs, FIELD_FORBIDDEN, "value", NULL, "may not be changed in an update.");
+            field_error_add(errs, FIELD_FORBIDDEN, "value", NULL,
+                            "may not be changed in an update.");
         if (np && !cJSON_Compare(op, np, true)) {
             struct strbuf v = STRBUF_INIT;
             quoted(&v, cJSON_IsString(np) ? np->valuestring : "");
@@ -457,7 +461,8 @@ static int priority_class_check(struct store *store, const cJSON *old, const cJS
     if ((r = scan(store, PC_PREFIX, note_default, &d)) < 0)
         return r;
     if (d.name) {
-        strbuf_addf(why, "PriorityClass %s is already marked as default. Only one default can exist",
+        strbuf_addf(why,
+                    "PriorityClass %s is already marked as default. Only one default can exist",
                     d.name);
         free(d.name);
         return -EPERM;
