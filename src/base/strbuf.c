@@ -165,7 +165,7 @@ void strbuf_add_base64(struct strbuf *sb, const void *data, size_t len)
             v |= p[i + 2];
         strbuf_addch(sb, abc[(v >> 18) & 63]);
         strbuf_addch(sb, abc[(v >> 12) & 63]);
-        strbuf_addch(sb, n > 1 ? abc[(v >> 6) & 63] : abc[64]);
-        strbuf_addch(sb, n > 2 ? abc[v & 63] : abc[64]);
+        strbuf_addch(sb, abc[n > 1 ? (v >> 6) & 63 : 64]);
+        strbuf_addch(sb, abc[n > 2 ? v & 63 : 64]);
     }
 }
