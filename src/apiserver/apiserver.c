@@ -19,6 +19,7 @@
 #include "api/rfc3339.h"
 #include "apiserver/admit.h"
 #include "apiserver/auth.h"
+#include "apiserver/metrics.h"
 #include "apiserver/pods.h"
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
@@ -41,6 +42,7 @@
 struct apiserver {
     struct store *store;
     pthread_mutex_t admit_lock; /* serialises writes admit_serialized() names */
+    struct api_metrics *metrics;
     struct api_registry *reg;
     struct watch_hub *hub;
     bool require_certs;
@@ -268,6 +270,12 @@ static void serve_nonresource(struct call *c)
 
     if (!strcmp(path, "/healthz") || !strcmp(path, "/livez") || !strcmp(path, "/readyz")) {
         reply_text(c, 200, "ok");
+        return;
+    }
+    if (!strcmp(path, "/metrics")) {
+        c->resp->status = 200;
+        c->resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+        api_metrics_render(c->srv->metrics, store_revision(c->srv->store), &c->resp->body);
         return;
     }
     if (!strcmp(path, "/version")) {
@@ -1977,8 +1985,58 @@ static bool admit_user(struct call *c)
     return false;
 }
 
+/* A streamed response (a watch) counted in apiserver_longrunning_requests while it lasts. */
+struct counted_stream {
+    http_stream_fn fn;
+    void (*free_fn)(void *ud);
+    void *ud;
+    struct api_metrics *metrics;
+};
+
+static long counted_read(void *ud, char *buf, size_t max)
+{
+    struct counted_stream *cs = ud;
+    return cs->fn(cs->ud, buf, max);
+}
+
+static void counted_free(void *ud)
+{
+    struct counted_stream *cs = ud;
+
+    api_metrics_watch(cs->metrics, -1);
+    if (cs->free_fn)
+        cs->free_fn(cs->ud);
+    free(cs);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void record(struct call *c, double start)
+{
+    struct http_response *resp = c->resp;
+
+    if (!c->res)
+        return; /* unserved paths are not counted: clients could mint label values */
+    api_metrics_request(c->srv->metrics, &c->ri, resp->status, now_seconds() - start);
+    if (resp->stream) {
+        struct counted_stream *cs = xcalloc(1, sizeof(*cs));
+        *cs = (struct counted_stream){resp->stream, resp->stream_free, resp->stream_userdata,
+                                      c->srv->metrics};
+        api_metrics_watch(c->srv->metrics, 1);
+        resp->stream = counted_read;
+        resp->stream_free = counted_free;
+        resp->stream_userdata = cs;
+    }
+}
+
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
+    const double start = now_seconds();
     struct call c = {.srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT};
     bool serial;
     int r;
@@ -2057,6 +2115,7 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     if (serial)
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
+    record(&c, start);
     (void)api_resource_unref(c.res);
     api_reqinfo_release(&c.ri);
     strbuf_release(&c.key);
@@ -2107,6 +2166,7 @@ int apiserver_new(struct store *store, struct apiserver **ret)
 
     s->store = store;
     CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
+    s->metrics = api_metrics_new();
     s->reg = api_registry_new();
     s->hub = watch_hub_new();
     store_set_observer(store, watch_hub_observe, s->hub);
@@ -2144,5 +2204,6 @@ void apiserver_free(struct apiserver *s)
     watch_hub_free(s->hub);
     api_registry_free(s->reg);
     (void)pthread_mutex_destroy(&s->admit_lock);
+    api_metrics_free(s->metrics);
     free(s);
 }

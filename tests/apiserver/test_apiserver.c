@@ -148,6 +148,25 @@ static long http(struct env *e, const char *method, const char *path, const char
     return http_as(e, NULL, method, path, body, ret, warnings);
 }
 
+/* GET path; the body as text into out. */
+static long http_raw(struct env *e, const char *path, struct strbuf *out)
+{
+    CURL *h = curl_easy_init();
+    struct strbuf url = STRBUF_INIT;
+    long code = 0;
+
+    strbuf_addf(&url, "%s%s", e->base, path);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
+    return code;
+}
+
 static const char *str(const cJSON *o, const char *path)
 {
     char buf[256];
@@ -181,6 +200,17 @@ static void test_discovery_and_health(void **state)
     cJSON *b = NULL;
 
     assert_int_equal(http(e, "GET", "/healthz", NULL, NULL, NULL), 200);
+    {
+        /* /metrics counts served requests in Prometheus text. */
+        struct strbuf raw = STRBUF_INIT;
+        assert_int_equal(http(e, "GET", "/api/v1/namespaces", NULL, NULL, NULL), 200);
+        assert_int_equal(http_raw(e, "/metrics", &raw), 200);
+        assert_non_null(strstr(raw.buf,
+                               "apiserver_request_total{verb=\"LIST\",group=\"\","
+                               "version=\"v1\",resource=\"namespaces\",subresource=\"\","
+                               "scope=\"cluster\",component=\"apiserver\",code=\"200\"} 1\n"));
+        strbuf_release(&raw);
+    }
     assert_int_equal(http(e, "GET", "/version", NULL, &b, NULL), 200);
     expect_str(b, "major", "1");
     cJSON_Delete(b);
