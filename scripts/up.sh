@@ -29,6 +29,7 @@ mkdir -p .koord
 LISTEN=${KOORD_LISTEN:-127.0.0.1:6443}
 echo "   data in .koord/apiserver; talk to it with:"
 echo "   export KUBECONFIG=$PWD/.koord/kubeconfig"
-echo "   kubectl create -f deploy/crds/ && kubectl create -f examples/seed/ && kubectl get nodeslos"
+echo "   kubectl apply -f deploy/crds/ -f deploy/priorityclasses.yaml"
+echo "   kubectl create -f examples/seed/ && kubectl get nodeslos"
 exec "$KOORD" apiserver --data-dir .koord/apiserver --listen "$LISTEN" \
     --write-kubeconfig .koord/kubeconfig
