@@ -794,6 +794,71 @@ static void test_review_cases(void **state)
                      200);
 }
 
+/* GET path into *out (raw bytes); returns the HTTP code. */
+static long get_raw(struct env *e, const char *path, struct strbuf *out)
+{
+    CURL *h = curl_easy_init();
+    struct strbuf url = STRBUF_INIT;
+    long code = 0;
+
+    strbuf_addf(&url, "%s%s", e->base, path);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
+    return code;
+}
+
+/* Lists and watches without selectors splice the stored bytes instead of decoding them (the
+ * fast path): the bytes must be exactly those of the decoding path, which a selector that
+ * matches everything takes. */
+static void test_spliced_bytes(void **state)
+{
+    struct env *e = *state;
+    struct strbuf fast = STRBUF_INIT, slow = STRBUF_INIT;
+    static const char *const bodies[] = {
+        "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"x\"}},\"data\":{\"k\":\"}{\\\"\"}}",
+        "{\"metadata\":{\"name\":\"b\",\"labels\":{\"app\":\"y\"},\"annotations\":"
+        "{\"n\":\"1.5e3\"}},\"data\":{}}",
+    };
+    cJSON *list = NULL;
+
+    for (size_t i = 0; i < ARRAY_SIZE(bodies); i++)
+        assert_int_equal(
+            http(e, "POST", "/api/v1/namespaces/default/configmaps", bodies[i], NULL, NULL), 201);
+    assert_int_equal(get_raw(e, "/api/v1/namespaces/default/configmaps", &fast), 200);
+    assert_int_equal(get_raw(e, "/api/v1/namespaces/default/configmaps?labelSelector=app", &slow),
+                     200);
+    assert_string_equal(fast.buf, slow.buf);
+    list = cJSON_Parse(fast.buf);
+    assert_non_null(list);
+    expect_str(list, "items.0.metadata.name", "a");
+    assert_non_null(str(list, "items.1.metadata.resourceVersion"));
+    expect_str(list, "items.1.kind", "ConfigMap");
+    cJSON_Delete(list);
+
+    strbuf_reset(&fast);
+    strbuf_reset(&slow);
+    assert_int_equal(get_raw(e,
+                             "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1"
+                             "&timeoutSeconds=1",
+                             &fast),
+                     200);
+    assert_int_equal(get_raw(e,
+                             "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1"
+                             "&timeoutSeconds=1&labelSelector=app",
+                             &slow),
+                     200);
+    assert_non_null(strstr(fast.buf, "{\"type\":\"ADDED\",\"object\":{\"apiVersion\""));
+    assert_string_equal(fast.buf, slow.buf);
+    strbuf_release(&fast);
+    strbuf_release(&slow);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -804,6 +869,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_review_cases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spliced_bytes, setup, teardown),
     };
     int r;
 
