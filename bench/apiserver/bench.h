@@ -57,6 +57,7 @@ struct conn {
     struct curl_slist *hdrs;
     struct strbuf body; /* the last response body */
     long status;        /* the last response status */
+    double ttfb;        /* the last response: seconds from sending to its first byte */
     bool quiet;         /* do not print transport failures (probing a starting server) */
 };
 

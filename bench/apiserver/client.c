@@ -110,6 +110,12 @@ int conn_do(struct conn *c, const char *method, const char *path, const char *bo
         return -EIO;
     }
     (void)curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
+    {
+        curl_off_t pre = 0, first = 0;
+        (void)curl_easy_getinfo(c->h, CURLINFO_PRETRANSFER_TIME_T, &pre);
+        (void)curl_easy_getinfo(c->h, CURLINFO_STARTTRANSFER_TIME_T, &first);
+        c->ttfb = (double)(first - pre) / 1e6;
+    }
     return 0;
 }
 
