@@ -7,7 +7,8 @@ FUZZ_DIR := build/fuzz
 FUZZ_SECONDS ?= 30
 SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
 
-.PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench fuzz crds clean
+.PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench bench-deps \
+	bench-apiserver fuzz crds clean
 
 all: build
 
@@ -48,10 +49,21 @@ check-tidy: build
 fmt:
 	clang-format -i $(SRC_FILES)
 
-bench: deps
+# Every bench/<name> in a Release build; bench/apiserver also needs etcd (installed here, not by
+# `deps`: the tests do not need it; without it the benchmark runs the koord side only).
+bench: deps bench-deps
 	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
 	cmake --build build/release --target benches -j $(JOBS)
 	@for b in build/release/bench_*; do echo "== $$b"; $$b || exit 1; done
+
+bench-deps:
+	@scripts/install-deps.sh --bench || echo "bench: etcd-server not installed; koord side only" >&2
+
+# Only bench/apiserver; BENCH_ARGS passes flags (e.g. BENCH_ARGS="--watchers 10 --no-etcd").
+bench-apiserver: deps bench-deps
+	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
+	cmake --build build/release --target bench_apiserver -j $(JOBS)
+	build/release/bench_apiserver $(BENCH_ARGS)
 
 # libFuzzer targets, each run for FUZZ_SECONDS on its seed corpus.
 fuzz: deps

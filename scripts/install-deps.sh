@@ -1,11 +1,15 @@
 #!/bin/sh
 # Installs exactly the Debian packages koord's build and tests need. Idempotent and quiet when
 # everything is present; uses sudo when not root.
+# --bench: instead, what only `make bench` needs: etcd-server, the baseline of bench/apiserver
+# (which starts its own etcd on free loopback ports; note that on a host with systemd the
+# package also enables a system etcd service on the default ports).
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy valgrind git curl
 libcjson-dev libfyaml-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev
 libgnutls28-dev libcurl4-gnutls-dev"
+[ "${1:-}" = "--bench" ] && PKGS="etcd-server"
 
 missing=""
 for p in $PKGS; do

@@ -153,6 +153,29 @@ static cJSON *decode_stored(const char *value, size_t len, uint64_t rv)
     return o;
 }
 
+/*
+ * The bytes decode_stored() + json_print() would give, without the parse and the print:
+ * stored objects are our own compact JSON without a resourceVersion (encode_for_store()), so
+ * it goes in as the last member of metadata. false (out untouched) when the bytes lack
+ * apiVersion, kind or metadata, so the caller takes the slow path. This is what keeps a list
+ * of 10000 objects, and a watch event sent to 100 watchers, cheap (bench/apiserver).
+ */
+static bool splice_stored(const char *value, size_t len, uint64_t rv, struct strbuf *out)
+{
+    size_t s, e;
+
+    if (json_member_span(value, len, "apiVersion", &s, &e) < 0 ||
+        json_member_span(value, len, "kind", &s, &e) < 0 ||
+        json_member_span(value, len, "metadata", &s, &e) < 0 || value[s] != '{' ||
+        value[e - 1] != '}')
+        return false;
+    strbuf_add(out, value, e - 1);
+    strbuf_addf(out, "%s\"resourceVersion\":\"%llu\"", e - s > 2 ? "," : "",
+                (unsigned long long)rv);
+    strbuf_add(out, value + e - 1, len - (e - 1));
+    return true;
+}
+
 static int encode_for_store(cJSON *obj, struct strbuf *out)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(meta_of(obj), "resourceVersion");
@@ -560,17 +583,32 @@ struct list_ctx {
     size_t count, limit;
     char *last_key;
     bool more;
+    bool raw; /* no selectors, no Table: items are spliced stored bytes */
     int err;
 };
+
+/* The item as a raw JSON node when the bytes allow (see splice_stored()), else NULL. */
+static cJSON *raw_stored(const struct store_item *it)
+{
+    struct strbuf sb = STRBUF_INIT;
+    cJSON *o = NULL;
+
+    if (splice_stored(it->value, it->len, it->rv, &sb))
+        CHECK((o = cJSON_CreateRaw(sb.buf)));
+    strbuf_release(&sb);
+    return o;
+}
 
 static int list_item(const struct store_item *it, void *ud)
 {
     struct list_ctx *l = ud;
-    cJSON *o = decode_stored(it->value, it->len, it->rv);
+    cJSON *o = l->raw ? raw_stored(it) : NULL;
 
     if (!o)
+        o = decode_stored(it->value, it->len, it->rv);
+    if (!o)
         return 0; /* a corrupt row is skipped, not fatal to the list */
-    if (!selected(o, l->labels, l->fields, l->nfields))
+    if (!cJSON_IsRaw(o) && !selected(o, l->labels, l->fields, l->nfields))
         goto skip;
     if (l->limit && l->count == l->limit) {
         l->more = true;
@@ -617,6 +655,7 @@ static void do_list(struct call *c)
                                            "the provided continue parameter is not valid", NULL));
         goto out;
     }
+    l.raw = !l.labels && !l.nfields && !wants_table(c);
     l.items = cJSON_CreateArray();
     CHECK(l.items);
     l.err = store_list(c->srv->store, prefix.buf, cont, 0, list_item, &l, &rv);
@@ -644,6 +683,8 @@ static void do_list(struct call *c)
         cJSON *item;
         cJSON_ArrayForEach(item, l.items)
         {
+            if (cJSON_IsRaw(item))
+                continue; /* has both: splice_stored() checked */
             if (!cJSON_GetObjectItemCaseSensitive(item, "kind"))
                 CHECK(cJSON_AddStringToObject(item, "kind", c->res->kind));
             if (!cJSON_GetObjectItemCaseSensitive(item, "apiVersion"))
@@ -1489,8 +1530,19 @@ static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
 static void emit_stored(struct watch_stream *ws, const char *type, const char *value, size_t len,
                         uint64_t rv)
 {
-    cJSON *o = decode_stored(value, len, rv);
+    size_t mark = ws->pending.len;
+    cJSON *o;
 
+    if (!ws->table && !ws->labels && !ws->nfields) {
+        /* Spliced, not decoded: what json_print() of the decoded event would write. */
+        strbuf_addf(&ws->pending, "{\"type\":\"%s\",\"object\":", type);
+        if (splice_stored(value, len, rv, &ws->pending)) {
+            strbuf_addstr(&ws->pending, "}\n");
+            return;
+        }
+        strbuf_setlen(&ws->pending, mark);
+    }
+    o = decode_stored(value, len, rv);
     if (!o)
         return;
     if (!selected(o, ws->labels, ws->fields, ws->nfields)) {

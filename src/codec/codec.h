@@ -97,6 +97,17 @@ int json_print(const cJSON *v, struct strbuf *out);
 int json_print_pretty(const cJSON *v, struct strbuf *out);
 
 /*
+ * Finds the member `key` of the JSON object in buf[0..len) without parsing it into a tree:
+ * *ret_start and *ret_end (exclusive) receive the offsets of its value. Meant for bytes this
+ * program printed (json_print()); it checks structure only as far as it walks (top-level
+ * members up to the one found), not string or number contents, and compares keys byte for
+ * byte (a key written with escapes does not match). Returns 0, -ENOENT when the object has no
+ * such member, -EINVAL when buf is not an object or is malformed where walked.
+ */
+int json_member_span(const char *buf, size_t len, const char *key, size_t *ret_start,
+                     size_t *ret_end);
+
+/*
  * Parses a YAML stream of documents separated by "---" (JSON is valid YAML, so JSON input works
  * too) into one cJSON tree per document. lim NULL means codec_default_limits; err may be NULL.
  *

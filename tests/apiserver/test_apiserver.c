@@ -1380,6 +1380,52 @@ static void test_token_review(void **state)
     drop_tokens(e, t);
 }
 
+/* Lists and watches without selectors splice the stored bytes instead of decoding them (the
+ * fast path): the bytes must be exactly those of the decoding path, which a selector that
+ * matches everything takes. */
+static void test_spliced_bytes(void **state)
+{
+    struct env *e = *state;
+    struct strbuf fast = STRBUF_INIT, slow = STRBUF_INIT;
+    static const char *const bodies[] = {
+        "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"x\"}},\"data\":{\"k\":\"}{\\\"\"}}",
+        "{\"metadata\":{\"name\":\"b\",\"labels\":{\"app\":\"y\"},\"annotations\":"
+        "{\"n\":\"1.5e3\"}},\"data\":{}}",
+    };
+    cJSON *list = NULL;
+
+    for (size_t i = 0; i < ARRAY_SIZE(bodies); i++)
+        assert_int_equal(
+            http(e, "POST", "/api/v1/namespaces/default/configmaps", bodies[i], NULL, NULL), 201);
+    assert_int_equal(http_raw(e, "/api/v1/namespaces/default/configmaps", &fast), 200);
+    assert_int_equal(http_raw(e, "/api/v1/namespaces/default/configmaps?labelSelector=app", &slow),
+                     200);
+    assert_string_equal(fast.buf, slow.buf);
+    list = cJSON_Parse(fast.buf);
+    assert_non_null(list);
+    expect_str(list, "items.0.metadata.name", "a");
+    assert_non_null(str(list, "items.1.metadata.resourceVersion"));
+    expect_str(list, "items.1.kind", "ConfigMap");
+    cJSON_Delete(list);
+
+    strbuf_reset(&fast);
+    strbuf_reset(&slow);
+    assert_int_equal(http_raw(e,
+                              "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1"
+                              "&timeoutSeconds=1",
+                              &fast),
+                     200);
+    assert_int_equal(http_raw(e,
+                              "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1"
+                              "&timeoutSeconds=1&labelSelector=app",
+                              &slow),
+                     200);
+    assert_non_null(strstr(fast.buf, "{\"type\":\"ADDED\",\"object\":{\"apiVersion\""));
+    assert_string_equal(fast.buf, slow.buf);
+    strbuf_release(&fast);
+    strbuf_release(&slow);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1396,6 +1442,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secrets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priority_classes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spliced_bytes, setup, teardown),
     };
     int r;
 
