@@ -591,8 +591,8 @@ static void continue_encode(const char *prefix, const char *last_key, int64_t rv
     CHECK(t);
     CHECK(cJSON_AddStringToObject(t, "v", "meta.k8s.io/v1"));
     CHECK(cJSON_AddNumberToObject(t, "rv", (double)rv));
-    CHECK(cJSON_AddStringToObject(t, "after", strncmp(last_key, prefix, plen) ? last_key
-                                                                             : last_key + plen));
+    CHECK(cJSON_AddStringToObject(t, "after",
+                                  strncmp(last_key, prefix, plen) ? last_key : last_key + plen));
     CHECK(json_print(t, &js) == 0);
     base64url_encode(js.buf, js.len, out);
     strbuf_release(&js);
@@ -620,7 +620,8 @@ static bool continue_decode(struct call *c, const char *tok, const char *prefix,
         goto out;
     }
     if (!cJSON_IsNumber(rv) || (rv->valuedouble != -1 && rv->valuedouble < 1) ||
-        rv->valuedouble > 9007199254740992.0 || rv->valuedouble != (double)(int64_t)rv->valuedouble) {
+        rv->valuedouble > 9007199254740992.0 ||
+        rv->valuedouble != (double)(int64_t)rv->valuedouble) {
         why = "incorrect encoded start resourceVersion (version meta.k8s.io/v1)";
         goto out;
     }
@@ -1626,10 +1627,10 @@ static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
     CHECK(ev);
     if (ws->table && strcmp(type, "ERROR")) {
         const cJSON *one[1] = {obj};
-        const char *rv = get_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
-                                    "resourceVersion");
-        cJSON *t = table_build(ws->kind, one, 1, rv, NULL, (int64_t)time(NULL),
-                               TABLE_INCLUDE_METADATA);
+        const char *rv =
+            get_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+        cJSON *t =
+            table_build(ws->kind, one, 1, rv, NULL, (int64_t)time(NULL), TABLE_INCLUDE_METADATA);
         cJSON_Delete(obj);
         obj = t;
     }
@@ -1855,8 +1856,7 @@ static void do_watch(struct call *c)
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
     /* Register first, then read: writes in between are queued and skipped by revision. */
-    ws->w = watcher_new(c->srv->hub, prefix.buf, 0,
-                        ws->labels || ws->nfields ? WATCHER_PREV : 0);
+    ws->w = watcher_new(c->srv->hub, prefix.buf, 0, ws->labels || ws->nfields ? WATCHER_PREV : 0);
     if (initial_events || !rvs || !*rvs || rv == 0) {
         r = store_list(c->srv->store, prefix.buf, NULL, 0, initial_item, ws, &list_rv);
         ws->skip_upto = list_rv;

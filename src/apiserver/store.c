@@ -21,7 +21,7 @@
 
 #define DEFAULT_HISTORY 10000
 #define STORE_FORMAT    2
-#define CHUNK_ROWS      256         /* rows one locked read copies out */
+#define CHUNK_ROWS      256        /* rows one locked read copies out */
 #define CHUNK_BYTES     (4u << 20) /* ... or fewer once they hold this many bytes */
 
 enum stmt_id {
@@ -509,8 +509,8 @@ static int read_chunk(struct store *s, const char *prefix, const char *upper, co
     return r;
 }
 
-int store_list_at(struct store *s, const char *prefix, const char *after, uint64_t at,
-                  size_t limit, store_item_fn fn, void *userdata, uint64_t *ret_rv)
+int store_list_at(struct store *s, const char *prefix, const char *after, uint64_t at, size_t limit,
+                  store_item_fn fn, void *userdata, uint64_t *ret_rv)
 {
     size_t plen = prefix ? strlen(prefix) : 0, done = 0;
     struct chunk *c = NULL;
@@ -620,8 +620,7 @@ static int read_events(struct store *s, uint64_t since, uint64_t until, struct e
         if (sqlite3_column_type(st, 5) != SQLITE_NULL)
             e->prev = copy_blob(st, 5, &e->ev.prev_len);
         n++;
-        if (!e->key || !e->value ||
-            (sqlite3_column_type(st, 5) != SQLITE_NULL && !e->prev)) {
+        if (!e->key || !e->value || (sqlite3_column_type(st, 5) != SQLITE_NULL && !e->prev)) {
             r = -ENOMEM;
             break;
         }

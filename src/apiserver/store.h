@@ -112,8 +112,8 @@ int store_delete(struct store *s, const char *key, uint64_t expect_rv, struct st
  * negative callback result, -ERANGE when at is older than the kept history (also when writes
  * during a long listing push it out), -EOVERFLOW when at is newer than the current revision.
  */
-int store_list_at(struct store *s, const char *prefix, const char *after, uint64_t at,
-                  size_t limit, store_item_fn fn, void *userdata, uint64_t *ret_rv);
+int store_list_at(struct store *s, const char *prefix, const char *after, uint64_t at, size_t limit,
+                  store_item_fn fn, void *userdata, uint64_t *ret_rv);
 
 /* store_list_at() at the current revision. */
 int store_list(struct store *s, const char *prefix, const char *after, size_t limit,

@@ -18,7 +18,7 @@
 static void test_vectors(void **state)
 {
     static const char *const v[][2] = {
-        {"", ""},         {"f", "Zg"},         {"fo", "Zm8"},          {"foo", "Zm9v"},
+        {"", ""},           {"f", "Zg"},          {"fo", "Zm8"},          {"foo", "Zm9v"},
         {"foob", "Zm9vYg"}, {"fooba", "Zm9vYmE"}, {"foobar", "Zm9vYmFy"}, {"\xfb\xff", "-_8"},
     };
     struct strbuf sb = STRBUF_INIT;
