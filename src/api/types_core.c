@@ -1,6 +1,7 @@
 /*
- * The core/v1 subset koord needs (Node, Pod with spec.schedulingGates, ConfigMap, Event,
- * Namespace) and coordination.k8s.io/v1 Lease. Every field name of the upstream types is listed
+ * The core/v1 subset koord needs (Node, Pod with spec.schedulingGates, ConfigMap, Secret, Event,
+ * Namespace, Service, Endpoints), coordination.k8s.io/v1 Lease and scheduling.k8s.io/v1
+ * PriorityClass. Every field name of the upstream types is listed
  * so unknown-field detection is exact; the parts koord does not interpret are schemaless (ANY).
  */
 #include <string.h>
@@ -244,6 +245,192 @@ static const struct api_prop configmap_props[] = {
     {NULL},
 };
 
+/* ---- Secret ---- */
+
+/* Pushes "[key]", the path Kubernetes gives a map entry; returns the length to pop back to. */
+static size_t push_key(struct api_walk *w, const char *key)
+{
+    size_t len = w->path.len;
+
+    strbuf_addf(&w->path, "[%s]", key);
+    return len;
+}
+
+/* []byte values travel as standard base64 (Go's encoding/json; "\r" and "\n" are skipped). */
+static void check_base64(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *c;
+    (void)s;
+
+    cJSON_ArrayForEach(c, v)
+    {
+        size_t n = 0, pad = 0;
+        bool ok = cJSON_IsString(c);
+        for (const char *p = ok ? c->valuestring : ""; ok && *p; p++) {
+            if (*p == '\r' || *p == '\n')
+                continue;
+            if (*p == '=') {
+                pad++;
+            } else {
+                ok = pad == 0 && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                  (*p >= '0' && *p <= '9') || *p == '+' || *p == '/');
+            }
+            n++;
+        }
+        if (ok && (n % 4 != 0 || pad > 2))
+            ok = false;
+        if (!ok) {
+            size_t len = push_key(w, c->string);
+            api_walk_error(w, NULL, FIELD_INVALID, NULL, "illegal base64 data");
+            api_walk_pop(w, len);
+        }
+    }
+}
+
+static void check_secret_data(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    check_configmap_keys(s, v, w);
+    check_base64(s, v, w);
+}
+
+/* The keys each built-in secret type requires (core/v1 validation, ValidateSecret). */
+static void check_secret(const struct api_schema *s, const cJSON *o, struct api_walk *w)
+{
+    static const struct {
+        const char *type, *key;
+    } need[] = {
+        {"kubernetes.io/dockercfg", ".dockercfg"},
+        {"kubernetes.io/dockerconfigjson", ".dockerconfigjson"},
+        {"kubernetes.io/ssh-auth", "ssh-privatekey"},
+        {"kubernetes.io/tls", "tls.crt"},
+        {"kubernetes.io/tls", "tls.key"},
+    };
+    const cJSON *type = get(o, "type"), *data = get(o, "data"), *c;
+    size_t total = 0;
+    (void)s;
+
+    cJSON_ArrayForEach(c, data) total += cJSON_IsString(c) ? strlen(c->valuestring) / 4 * 3 : 0;
+    if (total > 1048576)
+        api_walk_error(w, "data", FIELD_TOO_LONG, NULL, "must have at most 1048576 bytes");
+    if (!cJSON_IsString(type))
+        return;
+    for (size_t i = 0; i < ARRAY_SIZE(need); i++)
+        if (!strcmp(type->valuestring, need[i].type) && !get(data, need[i].key)) {
+            size_t len = api_walk_push(w, "data", -1);
+            (void)push_key(w, need[i].key);
+            api_walk_error(w, NULL, FIELD_REQUIRED, NULL, NULL);
+            api_walk_pop(w, len);
+        }
+    if (!strcmp(type->valuestring, "kubernetes.io/basic-auth") && !get(data, "username") &&
+        !get(data, "password"))
+        api_walk_error(w, "data", FIELD_REQUIRED, NULL, "either username or password is required");
+}
+
+static const struct api_prop secret_props[] = {
+    {"data",
+     &(const struct api_schema){.type = API_MAP, .items = &api_string, .check = check_secret_data}},
+    {"stringData", &(const struct api_schema){.type = API_MAP,
+                                              .items = &api_string,
+                                              .check = check_configmap_keys}},
+    {"type", &api_string, API_VAL, "\"Opaque\""},
+    {"immutable", &api_bool},
+    {NULL},
+};
+
+/* ---- Service, Endpoints ---- */
+
+static const struct api_prop service_port_props[] = {
+    {"name", &api_string, API_VAL},
+    {"protocol", API_ENUM("TCP", "UDP", "SCTP"), API_VAL, "\"TCP\""},
+    {"appProtocol", &api_string},
+    {"port", API_I32(API_RANGE(1, 65535), API_NONE), API_REQ | API_ALWAYS},
+    {"targetPort", &api_int_or_string},
+    {"nodePort", API_I32(API_RANGE(0, 65535), API_NONE), API_VAL},
+    {NULL},
+};
+
+/* Port names are required once there are two ports, and unique (ValidateService). */
+static void check_service_ports(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    int n = cJSON_GetArraySize(v);
+    (void)s;
+
+    for (int i = 0; i < n; i++) {
+        const cJSON *name = get(cJSON_GetArrayItem(v, i), "name");
+        const char *nm = cJSON_IsString(name) ? name->valuestring : "";
+        size_t len = api_walk_push(w, NULL, i);
+        if (n > 1 && !*nm)
+            api_walk_error(w, "name", FIELD_REQUIRED, NULL, NULL);
+        for (int j = 0; j < i && *nm; j++) {
+            const cJSON *o = get(cJSON_GetArrayItem(v, j), "name");
+            if (cJSON_IsString(o) && !strcmp(o->valuestring, nm))
+                api_walk_error(w, "name", FIELD_DUPLICATE, name, NULL);
+        }
+        api_walk_pop(w, len);
+    }
+}
+
+static void check_service_spec(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    const cJSON *type = get(v, "type"), *ip = get(v, "clusterIP");
+    bool external = cJSON_IsString(type) && !strcmp(type->valuestring, "ExternalName");
+    bool headless = cJSON_IsString(ip) && !strcmp(ip->valuestring, "None");
+    (void)s;
+
+    if (!external && !headless && cJSON_GetArraySize(get(v, "ports")) == 0)
+        api_walk_error(w, "ports", FIELD_REQUIRED, NULL, NULL);
+    if (external && !cJSON_IsString(get(v, "externalName")))
+        api_walk_error(w, "externalName", FIELD_REQUIRED, NULL, NULL);
+}
+
+static const struct api_prop service_spec_props[] = {
+    {"ports", &(const struct api_schema){.type = API_ARRAY,
+                                         .items = API_OBJ(service_port_props),
+                                         .check = check_service_ports}},
+    {"selector", &api_string_map},
+    {"clusterIP", &api_string, API_VAL},
+    {"clusterIPs", &api_string_list},
+    {"type", API_ENUM("ClusterIP", "NodePort", "LoadBalancer", "ExternalName"), API_VAL,
+     "\"ClusterIP\""},
+    {"externalIPs", &api_string_list},
+    {"sessionAffinity", API_ENUM("ClientIP", "None"), API_VAL, "\"None\""},
+    {"loadBalancerIP", &api_string, API_VAL},
+    {"loadBalancerSourceRanges", &api_string_list},
+    {"externalName", &api_string, API_VAL},
+    {"externalTrafficPolicy", API_ENUM("Cluster", "Local"), API_VAL},
+    {"healthCheckNodePort", &api_int32, API_VAL},
+    {"publishNotReadyAddresses", &api_bool, API_VAL},
+    {"sessionAffinityConfig", &api_preserve_object},
+    {"ipFamilies", &api_string_list},
+    {"ipFamilyPolicy", API_ENUM("SingleStack", "PreferDualStack", "RequireDualStack")},
+    {"allocateLoadBalancerNodePorts", &api_bool},
+    {"loadBalancerClass", &api_string},
+    {"internalTrafficPolicy", API_ENUM("Cluster", "Local")},
+    {"trafficDistribution", &api_string},
+    {NULL},
+};
+
+static const struct api_prop service_status_props[] = {
+    {"loadBalancer", &api_preserve_object},
+    {"conditions", API_ARR(&api_preserve_object)},
+    {NULL},
+};
+
+static const struct api_prop endpoints_props[] = {
+    {"subsets", API_ARR(&api_preserve_object)},
+    {NULL},
+};
+
+/* ---- PriorityClass ---- */
+
+static const struct api_prop priority_class_props[] = {
+    {"value", &api_int32, API_REQ | API_ALWAYS},
+    {"globalDefault", &api_bool, API_VAL},
+    {"description", &api_string, API_VAL},
+    {"preemptionPolicy", API_ENUM("Never", "PreemptLowerPriority"), 0, "\"PreemptLowerPriority\""},
+    {NULL},
+};
+
 /* ---- Event ---- */
 
 static const struct api_prop event_source_props[] = {
@@ -327,6 +514,49 @@ const struct api_kind api_kind_configmap = {
     .short_names = (const char *const[]){"cm", NULL},
     .namespaced = true,
     .extra = configmap_props,
+};
+
+const struct api_kind api_kind_secret = {
+    .group = "",
+    .version = "v1",
+    .kind = "Secret",
+    .plural = "secrets",
+    .namespaced = true,
+    .extra = secret_props,
+    .check = check_secret,
+};
+
+const struct api_kind api_kind_service = {
+    .group = "",
+    .version = "v1",
+    .kind = "Service",
+    .plural = "services",
+    .short_names = (const char *const[]){"svc", NULL},
+    .namespaced = true,
+    .status_subresource = true,
+    .spec = &(const struct api_schema){.type = API_OBJECT,
+                                       .props = service_spec_props,
+                                       .check = check_service_spec},
+    .status = API_OBJ(service_status_props),
+};
+
+const struct api_kind api_kind_endpoints = {
+    .group = "",
+    .version = "v1",
+    .kind = "Endpoints",
+    .plural = "endpoints",
+    .short_names = (const char *const[]){"ep", NULL},
+    .namespaced = true,
+    .extra = endpoints_props,
+};
+
+const struct api_kind api_kind_priority_class = {
+    .group = "scheduling.k8s.io",
+    .version = "v1",
+    .kind = "PriorityClass",
+    .plural = "priorityclasses",
+    .short_names = (const char *const[]){"pc", NULL},
+    .extra = priority_class_props,
 };
 
 const struct api_kind api_kind_event = {

@@ -5,6 +5,7 @@
  */
 #include "apiserver/apiserver.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include "api/crd.h"
 #include "api/labels.h"
 #include "api/rfc3339.h"
+#include "apiserver/admit.h"
+#include "apiserver/auth.h"
 #include "apiserver/pods.h"
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
@@ -38,6 +41,7 @@
 
 struct apiserver {
     struct store *store;
+    pthread_mutex_t admit_lock; /* serialises writes admit_serialized() names */
     struct api_registry *reg;
     struct watch_hub *hub;
     bool require_certs;
@@ -54,7 +58,15 @@ struct call {
     const struct api_resource *res;
     struct api_status_target target;
     struct strbuf key;
+    struct api_user user; /* valid when user.name is set */
+    const char *node;     /* the node a node identity speaks for, else NULL */
+    bool check_objects;   /* node identity: every object touched must be about c->node */
+    bool dry_run;         /* dryRun=All: everything but the write */
 };
+
+static bool node_may(struct call *c, const cJSON *obj);
+static bool admit(struct call *c, const cJSON *old, cJSON *obj);
+static bool parse_dry_run(struct call *c, const char *v);
 
 static void reply(struct call *c, int code, cJSON *body)
 {
@@ -1060,7 +1072,7 @@ static void do_create(struct call *c)
         set_string(meta, "name", g);
         free(g);
     }
-    if (!validate(c, obj))
+    if (!node_may(c, obj) || !admit(c, NULL, obj) || !validate(c, obj))
         goto out;
     name = get_string(meta, "name");
     random_uid(uid);
@@ -1088,9 +1100,22 @@ static void do_create(struct call *c)
         reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
         goto out;
     }
-    r = store_create(c->srv->store, c->key.buf, bytes.buf, bytes.len, &rv);
+    if (c->dry_run) {
+        /* Everything but the write: the name must still be free. */
+        struct store_item cur = {0};
+        r = store_get(c->srv->store, c->key.buf, &cur);
+        store_item_release(&cur);
+        r = r == 0 ? -EEXIST : r == -ENOENT ? 0 : r;
+    } else {
+        r = store_create(c->srv->store, c->key.buf, bytes.buf, bytes.len, &rv);
+    }
     if (r < 0) {
         reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        goto out;
+    }
+    if (c->dry_run) {
+        reply(c, 201, obj); /* no resourceVersion: nothing was stored */
+        obj = NULL;
         goto out;
     }
     if (is_crd_resource(c->res))
@@ -1198,6 +1223,8 @@ static void update_with(struct call *c, cJSON *obj)
     } else if (has_status_subresource(c->res)) {
         carry(obj, old, "status"); /* the main resource ignores status changes */
     }
+    if (!node_may(c, old) || !node_may(c, obj))
+        goto out;
     /* Server-owned metadata stays as it was. */
     carry(meta, old_meta, "uid");
     carry(meta, old_meta, "creationTimestamp");
@@ -1211,6 +1238,8 @@ static void update_with(struct call *c, cJSON *obj)
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
         CHECK(cJSON_AddNumberToObject(meta, "generation", g));
     }
+    if (!*c->ri.subresource && !admit(c, old, obj))
+        goto out;
     if (is_pods(c->res) && !*c->ri.subresource) {
         struct field_errors errs = FIELD_ERRORS_INIT;
         pods_validate_update(old, obj, &errs);
@@ -1231,6 +1260,15 @@ static void update_with(struct call *c, cJSON *obj)
         goto out;
     if (encode_for_store(obj, &bytes) < 0) {
         reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
+        goto out;
+    }
+    if (c->dry_run) {
+        /* Everything but the write: the answer carries the stored revision. */
+        char buf[24];
+        (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)expect);
+        set_string(meta_of(obj), "resourceVersion", buf);
+        reply(c, 200, obj);
+        obj = NULL;
         goto out;
     }
     if (cJSON_GetObjectItem(meta, "deletionTimestamp") &&
@@ -1453,7 +1491,7 @@ static void do_deletecollection(struct call *c)
         reply_status(c, api_status_from_errno(r, NULL, NULL));
         goto out;
     }
-    for (size_t i = 0; i < d.n; i++) {
+    for (size_t i = 0; i < d.n && !c->dry_run; i++) {
         struct store_item it = {0};
         cJSON *o;
         if (store_get(c->srv->store, d.keys[i], &it) < 0)
@@ -1513,10 +1551,16 @@ static void do_delete(struct call *c)
         const char *body = http_request_body(c->req, &len);
         cJSON *opts = NULL;
         bool ok = true;
-        if (len && old && json_parse(body, len, NULL, &opts, NULL) == 0)
+        if (len && old && json_parse(body, len, NULL, &opts, NULL) == 0) {
+            const cJSON *dr = cJSON_GetObjectItem(opts, "dryRun");
             ok = preconditions_hold(c, cJSON_GetObjectItem(opts, "preconditions"), old, it.rv);
+            for (int i = 0; ok && i < cJSON_GetArraySize(dr); i++) {
+                const cJSON *v = cJSON_GetArrayItem(dr, i);
+                ok = parse_dry_run(c, cJSON_IsString(v) ? v->valuestring : "");
+            }
+        }
         cJSON_Delete(opts);
-        if (!ok)
+        if (!ok || (old && !node_may(c, old)))
             goto out;
     }
     /* Finalizers keep the object, marked for deletion, until they are gone. */
@@ -1525,7 +1569,8 @@ static void do_delete(struct call *c)
         if (!cJSON_GetObjectItem(meta, "deletionTimestamp"))
             set_now(meta, "deletionTimestamp");
         r = encode_for_store(old, &bytes);
-        if (r == 0)
+        rv = it.rv;
+        if (r == 0 && !c->dry_run)
             r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, it.rv, &rv);
         strbuf_release(&bytes);
         if (r < 0) {
@@ -1537,6 +1582,10 @@ static void do_delete(struct call *c)
             reply(c, 202, old);
             old = NULL;
         }
+        goto out;
+    }
+    if (c->dry_run) {
+        reply_status(c, api_status_success(200, &c->target, get_string(meta, "uid")));
         goto out;
     }
     r = store_delete(c->srv->store, c->key.buf, it.rv, NULL, &rv);
@@ -1954,7 +2003,7 @@ static void do_bind(struct call *c)
         reply_status(c, api_status_failure(409, "Conflict", msg.buf, &c->target));
         goto out;
     }
-    if ((r = encode_for_store(pod, &bytes)) == 0)
+    if ((r = encode_for_store(pod, &bytes)) == 0 && !c->dry_run)
         r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, rv, NULL);
     if (r < 0)
         reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
@@ -1981,9 +2030,10 @@ static void do_evict(struct call *c)
     if (!(pod = read_current(c, &rv)) ||
         !preconditions_hold(
             c, cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "deleteOptions"), "preconditions"), pod,
-            rv))
+            rv) ||
+        !node_may(c, pod))
         goto out;
-    r = store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
+    r = c->dry_run ? 0 : store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
     if (r < 0)
         reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
                                      : api_status_from_errno(r, NULL, &c->target));
@@ -1992,6 +2042,71 @@ static void do_evict(struct call *c)
 out:
     cJSON_Delete(ev);
     cJSON_Delete(pod);
+}
+
+/* ---- reviews (reference 6.6) ---- */
+
+/* The audience static tokens are good for: kube-apiserver's default service-account issuer.
+ * A review naming other audiences only is unauthenticated, as kube-apiserver answers for
+ * authenticators that are not audience-aware. */
+#define API_AUDIENCE "https://kubernetes.default.svc.cluster.local"
+
+static cJSON *string_list(const char *const *v, const char *extra)
+{
+    cJSON *a = cJSON_CreateArray();
+
+    CHECK(a);
+    for (; v && *v; v++)
+        CHECK(cJSON_AddItemToArray(a, cJSON_CreateString(*v)));
+    if (extra)
+        CHECK(cJSON_AddItemToArray(a, cJSON_CreateString(extra)));
+    return a;
+}
+
+static void do_token_review(struct call *c)
+{
+    cJSON *review = read_body(c), *spec, *status, *aud;
+    const struct api_token_user *u;
+    const char *token;
+    bool aud_ok = true;
+
+    if (!review)
+        return;
+    spec = cJSON_GetObjectItem(review, "spec");
+    token = get_string(spec, "token");
+    if (!token || !*token) {
+        reply_bad_request(c, "token is required for TokenReview in authentication");
+        goto out;
+    }
+    aud = cJSON_GetObjectItem(spec, "audiences");
+    if (cJSON_GetArraySize(aud) > 0) {
+        const cJSON *a;
+        aud_ok = false;
+        cJSON_ArrayForEach(a, aud) aud_ok |=
+            cJSON_IsString(a) && !strcmp(a->valuestring, API_AUDIENCE);
+    }
+    u = c->srv->tokens && aud_ok ? api_tokens_lookup(c->srv->tokens, token) : NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(review, "status");
+    cJSON_DeleteItemFromObjectCaseSensitive(review, "metadata");
+    CHECK(cJSON_AddObjectToObject(review, "metadata"));
+    CHECK(status = cJSON_AddObjectToObject(review, "status"));
+    if (u) {
+        cJSON *user;
+        const char *const audiences[] = {API_AUDIENCE, NULL};
+        CHECK(cJSON_AddBoolToObject(status, "authenticated", true));
+        CHECK(user = cJSON_AddObjectToObject(status, "user"));
+        set_string(user, "username", u->user);
+        set_string(user, "uid", u->uid);
+        CHECK(
+            cJSON_AddItemToObject(user, "groups", string_list(u->groups, "system:authenticated")));
+        CHECK(cJSON_AddItemToObject(status, "audiences", string_list(audiences, NULL)));
+    } else {
+        CHECK(cJSON_AddObjectToObject(status, "user"));
+    }
+    reply(c, 201, review);
+    review = NULL;
+out:
+    cJSON_Delete(review);
 }
 
 /* ---- dispatch ---- */
@@ -2027,25 +2142,121 @@ void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens)
     s->tokens = tokens;
 }
 
-/* A verified client certificate, or a bearer token from the token file. */
-static bool authenticated(const struct apiserver *s, const struct http_request *req)
+/* The options kind a write verb's dryRun belongs to, as kube-apiserver names it in errors. */
+static const char *options_kind(const char *verb)
 {
-    const char *user, *auth = http_request_header(req, "Authorization");
-    const char *const *groups;
+    if (!strcmp(verb, "update"))
+        return "UpdateOptions";
+    if (!strcmp(verb, "patch"))
+        return "PatchOptions";
+    if (!strcmp(verb, "delete") || !strcmp(verb, "deletecollection"))
+        return "DeleteOptions";
+    return "CreateOptions";
+}
 
-    if (http_request_client_cert(req, &user, &groups) == 0)
+/* dryRun (query or DeleteOptions): "All" is the only value Kubernetes defines; anything else
+ * is 422 as ValidateDryRun answers. Reads ignore it, as kube-apiserver does. */
+static bool parse_dry_run(struct call *c, const char *v)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf bad = STRBUF_INIT;
+
+    if (!v || !strcmp(c->ri.verb, "get") || !strcmp(c->ri.verb, "list") ||
+        !strcmp(c->ri.verb, "watch"))
         return true;
-    if (!auth || strncasecmp(auth, "Bearer ", 7))
+    if (!strcmp(v, "All")) {
+        c->dry_run = true;
+        return true;
+    }
+    strbuf_add_json_str(&bad, v);
+    field_error_add(&errs, FIELD_NOT_SUPPORTED, "dryRun", bad.buf, "supported values: \"All\"");
+    reply_status(c, api_status_invalid(options_kind(c->ri.verb), "meta.k8s.io", "", &errs));
+    strbuf_release(&bad);
+    field_errors_release(&errs);
+    return false;
+}
+
+/* The kind rules of admit.h; replies and returns false when they refuse the write. */
+static bool admit(struct call *c, const cJSON *old, cJSON *obj)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf why = STRBUF_INIT, msg = STRBUF_INIT;
+    const char *name = get_string(cJSON_GetObjectItem(obj, "metadata"), "name");
+    int r = old ? admit_update(c->srv->store, c->res, old, obj, &errs, &why)
+                : admit_create(c->srv->store, c->res, obj, &errs, &why);
+
+    if (r == -EINVAL) {
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group, name ? name : "", &errs));
+    } else if (r == -EPERM) {
+        if (*c->res->group)
+            strbuf_addf(&msg, "%s.%s", c->res->plural, c->res->group);
+        else
+            strbuf_addstr(&msg, c->res->plural);
+        strbuf_addf(&msg, " \"%s\" is forbidden: %s", name ? name : "", why.buf);
+        reply_status(c, api_status_failure(403, "Forbidden", msg.buf, &c->target));
+    } else if (r == -ENOSPC) {
+        strbuf_addf(&msg, "Internal error occurred: %s", why.buf);
+        reply_status(c, api_status_failure(500, "InternalError", msg.buf, NULL));
+    } else if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+    }
+    field_errors_release(&errs);
+    strbuf_release(&why);
+    strbuf_release(&msg);
+    return r == 0;
+}
+
+/* 403 for a node identity writing an object that is not about its node (auth.h). */
+static bool node_may(struct call *c, const cJSON *obj)
+{
+    struct strbuf msg = STRBUF_INIT, why = STRBUF_INIT;
+    const char *name;
+
+    if (!c->check_objects || api_authz_node_object(c->node, &c->ri, obj))
+        return true;
+    name = get_string(cJSON_GetObjectItem(obj, "metadata"), "name");
+    strbuf_addf(&why, "node \"%s\" may only write objects about itself", c->node);
+    api_authz_forbidden_message(c->user.name, &c->ri, name ? name : c->ri.name, why.buf, &msg);
+    reply_status(c, api_status_failure(403, "Forbidden", msg.buf, &c->target));
+    strbuf_release(&msg);
+    strbuf_release(&why);
+    return false;
+}
+
+/* Authentication, then the node rule; replies 401/403 and returns false when refused. */
+static bool admit_user(struct call *c)
+{
+    struct strbuf msg = STRBUF_INIT;
+    int r = api_authenticate(c->req, c->srv->tokens, &c->user);
+
+    if (r == -EACCES ||
+        (r < 0 && c->srv->require_certs && !is_open_path(http_request_path(c->req)))) {
+        reply_status(c, api_status_failure(401, "Unauthorized", "Unauthorized", NULL));
         return false;
-    auth += 7;
-    while (*auth == ' ')
-        auth++;
-    return api_tokens_lookup(s->tokens, auth) != NULL;
+    }
+    if (r < 0 || !(c->node = api_user_node(&c->user)))
+        return true;
+    switch (api_authz_node_request(c->node, &c->ri)) {
+    case API_AUTHZ_ALLOW:
+        return true;
+    case API_AUTHZ_CHECK_OBJECTS:
+        c->check_objects = true;
+        return true;
+    case API_AUTHZ_DENY:
+        break;
+    }
+    api_authz_forbidden_message(c->user.name, &c->ri, c->ri.name, NULL, &msg);
+    reply_status(c, api_status_failure(
+                        403, "Forbidden", msg.buf,
+                        &(struct api_status_target){c->ri.group, c->ri.resource, c->ri.name}));
+    strbuf_release(&msg);
+    return false;
 }
 
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     struct call c = {.srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT};
+    bool serial;
     int r;
 
     r = api_reqinfo_parse(http_request_method(req), http_request_path(req),
@@ -2055,11 +2266,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         reply_bad_request(&c, "malformed request path");
         goto out;
     }
-    if (c.srv->require_certs && !is_open_path(http_request_path(req)) &&
-        !authenticated(c.srv, req)) {
-        reply_status(&c, api_status_failure(401, "Unauthorized", "Unauthorized", NULL));
+    if (!admit_user(&c))
         goto out;
-    }
     if (!c.ri.is_resource) {
         serve_nonresource(&c);
         goto out;
@@ -2071,10 +2279,18 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         goto out;
     }
     c.target = (struct api_status_target){c.res->group, c.res->plural, c.ri.name};
-    if (http_request_query(req, "dryRun")) {
-        reply_bad_request(&c, "dryRun is not supported by this server yet");
+    if (c.res->create_only) {
+        if (strcmp(c.ri.verb, "create") || *c.ri.subresource)
+            reply_status(&c, api_status_failure(405, "MethodNotAllowed",
+                                                "the server does not allow this method on the "
+                                                "requested resource",
+                                                &c.target));
+        else
+            do_token_review(&c);
         goto out;
     }
+    if (!parse_dry_run(&c, http_request_query(req, "dryRun")))
+        goto out;
     /* Objects of namespaced resources live in a namespace: only list and watch span them. */
     if (c.res->namespaced && !*c.ri.namespace && strcmp(c.ri.verb, "list") &&
         strcmp(c.ri.verb, "watch")) {
@@ -2083,6 +2299,11 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     }
     object_key(&c.key, c.res, c.ri.namespace, c.ri.name);
     log_debug("apiserver", "%s %s", c.ri.verb, c.ri.path);
+    serial =
+        admit_serialized(c.res) && (!strcmp(c.ri.verb, "create") || !strcmp(c.ri.verb, "update") ||
+                                    !strcmp(c.ri.verb, "patch"));
+    if (serial)
+        CHECK(pthread_mutex_lock(&c.srv->admit_lock) == 0);
     if (!strcmp(c.ri.verb, "get"))
         do_get(&c);
     else if (!strcmp(c.ri.verb, "list"))
@@ -2109,6 +2330,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                                             "the server does not allow this method on the "
                                             "requested resource yet",
                                             &c.target));
+    if (serial)
+        CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
     (void)api_resource_unref(c.res);
     api_reqinfo_release(&c.ri);
@@ -2154,17 +2377,23 @@ static int ensure_namespace(struct store *store, const char *name)
 int apiserver_new(struct store *store, struct apiserver **ret)
 {
     static const char *const initial_namespaces[] = {"default", "kube-system", "kube-public",
-                                                     "koordinator-system"};
+                                                     "kube-node-lease", "koordinator-system"};
     struct apiserver *s = xcalloc(1, sizeof(*s));
     int r = 0;
 
     s->store = store;
     s->bookmark_ms = DEFAULT_BOOKMARK_MS;
+    CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->reg = api_registry_new();
     s->hub = watch_hub_new();
     store_set_observer(store, watch_hub_observe, s->hub);
     for (size_t i = 0; i < ARRAY_SIZE(initial_namespaces) && r == 0; i++)
         r = ensure_namespace(store, initial_namespaces[i]);
+    if (r == 0) {
+        char ts[RFC3339_STR_MAX];
+        (void)rfc3339_format((int64_t)time(NULL), ts);
+        r = admit_bootstrap(store, ts, random_uid);
+    }
     if (r == 0)
         r = store_list(store, CRD_PREFIX, NULL, 0, load_crd, s, NULL);
     if (r < 0) {
@@ -2191,5 +2420,6 @@ void apiserver_free(struct apiserver *s)
     apiserver_stop_watches(s);
     watch_hub_free(s->hub);
     api_registry_free(s->reg);
+    (void)pthread_mutex_destroy(&s->admit_lock);
     free(s);
 }

@@ -142,6 +142,21 @@ struct api_registry *api_registry_new(void)
         };
         append(r, e);
     }
+    {
+        /* TokenReview: a question answered, never stored (reference 6.6). */
+        struct entry *e = xcalloc(1, sizeof(*e));
+        atomic_init(&e->refs, 1);
+        e->res = (struct api_resource){
+            .group = "authentication.k8s.io",
+            .version = "v1",
+            .plural = "tokenreviews",
+            .singular = "tokenreview",
+            .kind = "TokenReview",
+            .schema = &api_preserve_object,
+            .create_only = true,
+        };
+        append(r, e);
+    }
     return r;
 }
 
@@ -475,7 +490,7 @@ static cJSON *resource_doc(const struct api_resource *a, const char *sub)
     cJSON *o = obj();
     struct strbuf name = STRBUF_INIT;
     const char *kind = a->kind;
-    const char *const *verbs = verbs_all;
+    const char *const *verbs = a->create_only ? verbs_create : verbs_all;
 
     strbuf_addstr(&name, a->plural);
     if (sub) {

@@ -80,6 +80,43 @@ static const struct column node_columns[] = {
     {"Container-Runtime", "string", "", "ContainerRuntime Version reported by the node.", 1},
 };
 
+/* secretColumnDefinitions, serviceColumnDefinitions, endpointColumnDefinitions,
+ * priorityClassColumnDefinitions (printers.go). */
+static const struct column secret_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Type", "string", "", "Used to facilitate programmatic handling of secret data.", 0},
+    {"Data", "string", "", "The number of entries in the secret's data.", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
+static const struct column service_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Type", "string", "", "Type determines how the Service is exposed.", 0},
+    {"Cluster-IP", "string", "", "The IP address of the service, usually assigned randomly.", 0},
+    {"External-IP", "string", "", "List of IP addresses for which nodes also accept traffic.", 0},
+    {"Port(s)", "string", "", "The list of ports that are exposed by this service.", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+    {"Selector", "string", "",
+     "Route service traffic to pods with label keys and values "
+     "matching this selector.",
+     1},
+};
+
+static const struct column endpoints_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Endpoints", "string", "", "Endpoints of the service: IP address and port.", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
+static const struct column priority_class_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Value", "integer", "", "The integer value of this priority class.", 0},
+    {"Global-Default", "boolean", "",
+     "Whether this priority class is the default for pods without a priorityClassName.", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+    {"PreemptionPolicy", "string", "", "The policy for preempting pods with lower priority.", 0},
+};
+
 /* Name + Age of the built-in printers for kinds without a printer of their own. */
 static const struct column generic_columns[] = {
     {"Name", "string", "name", DESC_NAME, 0},
@@ -92,7 +129,32 @@ static const struct api_printer_column crd_default_columns[] = {
     {NULL, NULL, NULL, NULL},
 };
 
-enum printer { PRINT_GENERIC, PRINT_POD, PRINT_NODE, PRINT_CRD };
+enum printer {
+    PRINT_GENERIC,
+    PRINT_POD,
+    PRINT_NODE,
+    PRINT_SECRET,
+    PRINT_SERVICE,
+    PRINT_ENDPOINTS,
+    PRINT_PRIORITY_CLASS,
+    PRINT_CRD,
+};
+
+/* The printer and its columns of each built-in kind with its own columns. */
+static const struct {
+    const char *group, *kind;
+    enum printer printer;
+    const struct column *columns;
+    size_t ncolumns;
+} printers[] = {
+    {"", "Pod", PRINT_POD, pod_columns, ARRAY_SIZE(pod_columns)},
+    {"", "Node", PRINT_NODE, node_columns, ARRAY_SIZE(node_columns)},
+    {"", "Secret", PRINT_SECRET, secret_columns, ARRAY_SIZE(secret_columns)},
+    {"", "Service", PRINT_SERVICE, service_columns, ARRAY_SIZE(service_columns)},
+    {"", "Endpoints", PRINT_ENDPOINTS, endpoints_columns, ARRAY_SIZE(endpoints_columns)},
+    {"scheduling.k8s.io", "PriorityClass", PRINT_PRIORITY_CLASS, priority_class_columns,
+     ARRAY_SIZE(priority_class_columns)},
+};
 
 static cJSON *must(cJSON *v)
 {
@@ -772,14 +834,109 @@ static void node_cells(const cJSON *node, int64_t now, cJSON *cells)
     strbuf_release(&sb);
 }
 
+/* "<none>" when sb is empty (kube's printers write that for empty lists). */
+static const char *or_none(const struct strbuf *sb)
+{
+    return sb->len ? sb->buf : "<none>";
+}
+
+static void secret_cells(const cJSON *secret, cJSON *cells)
+{
+    char n[24];
+
+    push_str(cells, str_or(get_str(secret, "type"), ""));
+    (void)snprintf(n, sizeof(n), "%d", cJSON_GetArraySize(get(secret, "data")));
+    push_str(cells, n);
+}
+
+/* getServiceExternalIP, makePortString and the sorted selector of printService. */
+static void service_cells(const cJSON *svc, cJSON *cells, struct strbuf *sb)
+{
+    const cJSON *spec = get(svc, "spec"), *c;
+    const char *type = str_or(get_str(spec, "type"), "ClusterIP");
+    const char **keys = NULL;
+    size_t nkeys = 0;
+
+    push_str(cells, type);
+    push_str(cells, str_or(get_str(spec, "clusterIP"), "<none>"));
+    strbuf_reset(sb);
+    if (!strcmp(type, "ExternalName")) {
+        strbuf_addstr(sb, str_or(get_str(spec, "externalName"), ""));
+    } else {
+        cJSON_ArrayForEach(c, get(get(get(svc, "status"), "loadBalancer"), "ingress"))
+        {
+            const char *ip = str_or(get_str(c, "ip"), get_str(c, "hostname"));
+            if (ip)
+                strbuf_addf(sb, "%s%s", sb->len ? "," : "", ip);
+        }
+        cJSON_ArrayForEach(c, get(spec, "externalIPs"))
+        {
+            if (cJSON_IsString(c))
+                strbuf_addf(sb, "%s%s", sb->len ? "," : "", c->valuestring);
+        }
+        if (!sb->len && !strcmp(type, "LoadBalancer"))
+            strbuf_addstr(sb, "<pending>");
+    }
+    push_str(cells, or_none(sb));
+    strbuf_reset(sb);
+    cJSON_ArrayForEach(c, get(spec, "ports"))
+    {
+        long long port = get_int(c, "port"), np = get_int(c, "nodePort");
+        strbuf_addf(sb, "%s%lld", sb->len ? "," : "", port);
+        if (np)
+            strbuf_addf(sb, ":%lld", np);
+        strbuf_addf(sb, "/%s", str_or(get_str(c, "protocol"), "TCP"));
+    }
+    push_str(cells, or_none(sb));
+    cJSON_ArrayForEach(c, get(spec, "selector"))
+    {
+        keys = xrealloc(keys, (nkeys + 1) * sizeof(*keys));
+        keys[nkeys++] = c->string;
+    }
+    if (nkeys)
+        qsort(keys, nkeys, sizeof(*keys), cmp_str);
+    strbuf_reset(sb);
+    for (size_t i = 0; i < nkeys; i++)
+        strbuf_addf(sb, "%s%s=%s", i ? "," : "", keys[i],
+                    str_or(get_str(get(spec, "selector"), keys[i]), ""));
+    free(keys);
+}
+
+/* formatEndpoints: "ip:port" for every port of every ready address, at most 3 shown. */
+static void endpoints_cells(const cJSON *ep, cJSON *cells, struct strbuf *sb)
+{
+    const cJSON *subset, *port, *addr;
+    int count = 0;
+
+    strbuf_reset(sb);
+    cJSON_ArrayForEach(subset, get(ep, "subsets"))
+    {
+        const cJSON *ports = get(subset, "ports");
+        int nports = cJSON_GetArraySize(ports);
+        for (int i = 0; i < (nports ? nports : 1); i++) {
+            port = cJSON_GetArrayItem(ports, i);
+            cJSON_ArrayForEach(addr, get(subset, "addresses"))
+            {
+                if (count++ >= 3)
+                    continue;
+                strbuf_addf(sb, "%s%s", sb->len ? "," : "", str_or(get_str(addr, "ip"), ""));
+                if (port)
+                    strbuf_addf(sb, ":%lld", get_int(port, "port"));
+            }
+        }
+    }
+    if (count > 3)
+        strbuf_addf(sb, " + %d more...", count - 3);
+    push_str(cells, or_none(sb));
+}
+
 static enum printer printer_of(const struct api_kind *k)
 {
     if (!k)
         return PRINT_GENERIC;
-    if (k->group && !*k->group && !strcmp(k->kind, "Pod"))
-        return PRINT_POD;
-    if (k->group && !*k->group && !strcmp(k->kind, "Node"))
-        return PRINT_NODE;
+    for (size_t i = 0; i < ARRAY_SIZE(printers); i++)
+        if (k->group && !strcmp(k->group, printers[i].group) && !strcmp(k->kind, printers[i].kind))
+            return printers[i].printer;
     if ((k->columns && k->columns[0].name) || k->crd)
         return PRINT_CRD;
     return PRINT_GENERIC;
@@ -802,6 +959,7 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
 {
     const enum printer pr = printer_of(k);
     const struct api_printer_column *crd_cols = NULL;
+    struct strbuf sb = STRBUF_INIT;
     cJSON *t = must(cJSON_CreateObject()), *meta, *defs, *rows;
 
     add_str(t, "kind", "Table");
@@ -815,20 +973,15 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
 
     defs = must(cJSON_CreateArray());
     add(t, "columnDefinitions", defs);
-    switch (pr) {
-    case PRINT_POD:
-        add_columns(defs, pod_columns, ARRAY_SIZE(pod_columns));
-        break;
-    case PRINT_NODE:
-        add_columns(defs, node_columns, ARRAY_SIZE(node_columns));
-        break;
-    case PRINT_CRD:
+    if (pr == PRINT_CRD) {
         crd_cols = k->columns && k->columns[0].name ? k->columns : crd_default_columns;
         add_crd_columns(defs, crd_cols);
-        break;
-    case PRINT_GENERIC:
+    } else if (pr == PRINT_GENERIC) {
         add_columns(defs, generic_columns, ARRAY_SIZE(generic_columns));
-        break;
+    } else {
+        for (size_t i = 0; i < ARRAY_SIZE(printers); i++)
+            if (printers[i].printer == pr)
+                add_columns(defs, printers[i].columns, printers[i].ncolumns);
     }
 
     rows = must(cJSON_CreateArray());
@@ -836,6 +989,7 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
     for (size_t i = 0; i < n; i++) {
         const cJSON *obj = objs[i];
         cJSON *row = must(cJSON_CreateObject()), *cells = must(cJSON_CreateArray());
+        const cJSON *om = get(obj, "metadata");
         char age[TABLE_DURATION_MAX];
 
         push(rows, row);
@@ -853,9 +1007,36 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
                 push(cells, crd_cell(c, obj, now));
             break;
         case PRINT_GENERIC:
-            push_str(cells, str_or(get_str(get(obj, "metadata"), "name"), ""));
-            age_of(get(get(obj, "metadata"), "creationTimestamp"), now, age);
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            age_of(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
+            break;
+        case PRINT_SECRET:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            secret_cells(obj, cells);
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        case PRINT_SERVICE:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            service_cells(obj, cells, &sb);
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            push_str(cells, or_none(&sb));
+            break;
+        case PRINT_ENDPOINTS:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            endpoints_cells(obj, cells, &sb);
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        case PRINT_PRIORITY_CLASS:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            push(cells, cJSON_CreateNumber((double)get_int(obj, "value")));
+            push(cells, cJSON_CreateBool(get_true(obj, "globalDefault")));
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            push_str(cells, str_or(get_str(obj, "preemptionPolicy"), "<none>"));
             break;
         }
         if (inc == TABLE_INCLUDE_METADATA)
@@ -863,5 +1044,6 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
         else if (inc == TABLE_INCLUDE_OBJECT)
             add(row, "object", cJSON_Duplicate(obj, true));
     }
+    strbuf_release(&sb);
     return t;
 }

@@ -148,3 +148,23 @@ void strbuf_add_json_str(struct strbuf *sb, const char *s)
     }
     strbuf_addch(sb, '"');
 }
+
+void strbuf_add_base64(struct strbuf *sb, const void *data, size_t len)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *p = data;
+
+    strbuf_grow(sb, (len + 2) / 3 * 4);
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        size_t n = len - i < 3 ? len - i : 3;
+        if (n > 1)
+            v |= (unsigned)p[i + 1] << 8;
+        if (n > 2)
+            v |= p[i + 2];
+        strbuf_addch(sb, abc[(v >> 18) & 63]);
+        strbuf_addch(sb, abc[(v >> 12) & 63]);
+        strbuf_addch(sb, n > 1 ? abc[(v >> 6) & 63] : '=');
+        strbuf_addch(sb, n > 2 ? abc[v & 63] : '=');
+    }
+}

@@ -42,5 +42,7 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included. */
 void strbuf_add_json_str(struct strbuf *sb, const char *s);
+/* Appends data in standard base64 (RFC 4648 section 4, with padding). */
+void strbuf_add_base64(struct strbuf *sb, const void *data, size_t len);
 
 #endif

@@ -23,6 +23,7 @@
 #include "api/crd.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
+#include "apiserver/tokens.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
@@ -100,15 +101,20 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-/* One request; returns the HTTP code, *ret the parsed JSON body (or NULL). */
-static long http(struct env *e, const char *method, const char *path, const char *body, cJSON **ret,
-                 struct strbuf *warnings)
+/* One request, with a bearer token when token is set; returns the HTTP code, *ret the parsed
+ * JSON body (or NULL). */
+static long http_as(struct env *e, const char *token, const char *method, const char *path,
+                    const char *body, cJSON **ret, struct strbuf *warnings)
 {
     CURL *h = curl_easy_init();
-    struct strbuf url = STRBUF_INIT, out = STRBUF_INIT;
+    struct strbuf url = STRBUF_INIT, out = STRBUF_INIT, auth = STRBUF_INIT;
     struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     long code = 0;
 
+    if (token) {
+        strbuf_addf(&auth, "Authorization: Bearer %s", token);
+        hdrs = curl_slist_append(hdrs, auth.buf);
+    }
     strbuf_addf(&url, "%s%s", e->base, path);
     (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
     (void)curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
@@ -132,7 +138,14 @@ static long http(struct env *e, const char *method, const char *path, const char
     curl_easy_cleanup(h);
     strbuf_release(&url);
     strbuf_release(&out);
+    strbuf_release(&auth);
     return code;
+}
+
+static long http(struct env *e, const char *method, const char *path, const char *body, cJSON **ret,
+                 struct strbuf *warnings)
+{
+    return http_as(e, NULL, method, path, body, ret, warnings);
 }
 
 static const char *str(const cJSON *o, const char *path)
@@ -758,13 +771,10 @@ static void test_review_cases(void **state)
     assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/fin", NULL, NULL, NULL),
                      404);
 
-    /* dryRun is refused rather than ignored; delete preconditions are honoured. */
+    /* Delete preconditions are honoured. */
     assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
                           "{\"metadata\":{\"name\":\"keep\"}}", NULL, NULL),
                      201);
-    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/configmaps/keep?dryRun=All",
-                          NULL, NULL, NULL),
-                     400);
     assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/configmaps/keep",
                           "{\"preconditions\":{\"uid\":\"wrong\"}}", &b, NULL),
                      409);
@@ -794,6 +804,534 @@ static void test_review_cases(void **state)
                      200);
 }
 
+/* dryRun=All runs every check and answers as a real write would, but stores nothing. */
+static void test_dry_run(void **state)
+{
+    struct env *e = *state;
+    const char *cm = "/api/v1/namespaces/default/configmaps";
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+                          "{\"metadata\":{\"name\":\"d\"},\"data\":{\"k\":\"1\"}}", &b, NULL),
+                     201);
+    assert_non_null(str(b, "metadata.uid"));
+    assert_null(str(b, "metadata.resourceVersion"));
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/d", NULL, NULL, NULL),
+                     404);
+    /* Still validated, still refused when the name is taken. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+                          "{\"metadata\":{\"name\":\"d\"},\"data\":{\"bad key\":\"1\"}}", NULL,
+                          NULL),
+                     422);
+    assert_int_equal(
+        http(e, "POST", cm, "{\"metadata\":{\"name\":\"d\"},\"data\":{\"k\":\"1\"}}", &b, NULL),
+        201);
+    char rv[32];
+    (void)snprintf(rv, sizeof(rv), "%s", str(b, "metadata.resourceVersion"));
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All",
+                          "{\"metadata\":{\"name\":\"d\"}}", NULL, NULL),
+                     409);
+
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/configmaps/d?dryRun=All",
+                          "{\"metadata\":{\"name\":\"d\"},\"data\":{\"k\":\"2\"}}", &b, NULL),
+                     200);
+    expect_str(b, "data.k", "2");
+    expect_str(b, "metadata.resourceVersion", rv);
+    cJSON_Delete(b);
+    assert_int_equal(patch(e, "/api/v1/namespaces/default/configmaps/d?dryRun=All",
+                           "application/merge-patch+json", "{\"data\":{\"k\":\"3\"}}", &b),
+                     200);
+    expect_str(b, "data.k", "3");
+    cJSON_Delete(b);
+    assert_int_equal(
+        http(e, "DELETE", "/api/v1/namespaces/default/configmaps/d?dryRun=All", NULL, &b, NULL),
+        200);
+    expect_str(b, "status", "Success");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/configmaps/d",
+                          "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"]}",
+                          NULL, NULL),
+                     200);
+    assert_int_equal(
+        http(e, "DELETE", "/api/v1/namespaces/default/configmaps?dryRun=All", NULL, NULL, NULL),
+        200);
+    /* After all of that the stored object is the one created. */
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/d", NULL, &b, NULL),
+                     200);
+    expect_str(b, "data.k", "1");
+    expect_str(b, "metadata.resourceVersion", rv);
+    cJSON_Delete(b);
+
+    /* Evicting or binding a pod in dry run leaves it as it was. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/pods",
+                          "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":"
+                          "\"c\",\"image\":\"i\"}]}}",
+                          NULL, NULL),
+                     201);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/pods/p/binding?dryRun=All",
+                          "{\"metadata\":{\"name\":\"p\"},\"target\":{\"kind\":\"Node\","
+                          "\"name\":\"n1\"}}",
+                          NULL, NULL),
+                     201);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/pods/p/eviction?dryRun=All",
+                          "{\"metadata\":{\"name\":\"p\"}}", NULL, NULL),
+                     201);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/pods/p", NULL, &b, NULL), 200);
+    assert_null(str(b, "spec.nodeName"));
+    cJSON_Delete(b);
+
+    /* "All" is the only dry-run value. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps?dryRun=Bogus",
+                          "{\"metadata\":{\"name\":\"x\"}}", &b, NULL),
+                     422);
+    expect_str(b, "message",
+               "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"Bogus\": "
+               "supported values: \"All\"");
+    cJSON_Delete(b);
+}
+
+/* Secrets: stringData folded into data, base64 and the type's keys checked, immutability. */
+static void test_secrets(void **state)
+{
+    struct env *e = *state;
+    const char *col = "/api/v1/namespaces/default/secrets";
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "POST", col,
+                          "{\"metadata\":{\"name\":\"s\"},\"data\":{\"a\":\"eA==\"},"
+                          "\"stringData\":{\"b\":\"hello\",\"a\":\"yz\"}}",
+                          &b, NULL),
+                     201);
+    assert_json_eq(cJSON_GetObjectItem(b, "data"), "{\"a\":\"eXo=\",\"b\":\"aGVsbG8=\"}");
+    assert_null(cJSON_GetObjectItem(b, "stringData"));
+    expect_str(b, "type", "Opaque");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "POST", col,
+                          "{\"metadata\":{\"name\":\"bad\"},\"data\":{\"k\":\"not base64\"}}", &b,
+                          NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "data[k]");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "POST", col,
+                          "{\"metadata\":{\"name\":\"tls\"},\"type\":\"kubernetes.io/tls\","
+                          "\"data\":{\"tls.crt\":\"YQ==\"}}",
+                          &b, NULL),
+                     422);
+    expect_str(b, "message", "Secret \"tls\" is invalid: data[tls.key]: Required value");
+    cJSON_Delete(b);
+    /* The type cannot change, nor the data of an immutable secret. */
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/secrets/s",
+                          "{\"metadata\":{\"name\":\"s\"},\"type\":\"other\"}", &b, NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "type");
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/secrets/s",
+                          "{\"metadata\":{\"name\":\"s\"},\"immutable\":true,\"data\":{}}", NULL,
+                          NULL),
+                     200);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/secrets/s",
+                          "{\"metadata\":{\"name\":\"s\"},\"immutable\":true,\"data\":{\"x\":"
+                          "\"eA==\"}}",
+                          &b, NULL),
+                     422);
+    expect_str(b, "message",
+               "Secret \"s\" is invalid: data: Forbidden: field is immutable when `immutable` is "
+               "set");
+    cJSON_Delete(b);
+}
+
+static void expect_service(struct env *e, const char *name, const char *spec, long code,
+                           const char *field, const char *want)
+{
+    char body[512];
+    cJSON *b = NULL;
+
+    (void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"%s\"},\"spec\":%s}", name, spec);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/services", body, &b, NULL), code);
+    if (field)
+        expect_str(b, field, want);
+    cJSON_Delete(b);
+}
+
+/* Services: cluster IPs and node ports allocated, kept, freed; requested ones checked. */
+static void test_services(void **state)
+{
+    struct env *e = *state;
+    const char *web = "{\"selector\":{\"app\":\"web\"},\"ports\":[{\"port\":80}]}";
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/services",
+                          "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"ports\":[{\"port\":80}]}}",
+                          &b, NULL),
+                     201);
+    assert_json_eq(cJSON_GetObjectItem(b, "spec"),
+                   "{\"ports\":[{\"port\":80,\"protocol\":\"TCP\",\"targetPort\":80}],"
+                   "\"clusterIP\":\"10.96.0.1\",\"clusterIPs\":[\"10.96.0.1\"],\"type\":"
+                   "\"ClusterIP\",\"sessionAffinity\":\"None\",\"ipFamilies\":[\"IPv4\"],"
+                   "\"ipFamilyPolicy\":\"SingleStack\",\"internalTrafficPolicy\":\"Cluster\"}");
+    cJSON_Delete(b);
+    expect_service(e, "b", web, 201, "spec.clusterIP", "10.96.0.2");
+    expect_service(e, "c", "{\"clusterIP\":\"10.96.0.2\",\"ports\":[{\"port\":1}]}", 422, "message",
+                   "Service \"c\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.2\": "
+                   "failed to allocate IP 10.96.0.2: provided IP is already allocated");
+    expect_service(e, "c", "{\"clusterIP\":\"192.168.0.1\",\"ports\":[{\"port\":1}]}", 422,
+                   "details.causes.0.field", "spec.clusterIPs[0]");
+    expect_service(e, "c", "{\"clusterIP\":\"10.96.0.9\",\"ports\":[{\"port\":1}]}", 201,
+                   "spec.clusterIP", "10.96.0.9");
+    expect_service(e, "h", "{\"clusterIP\":\"None\"}", 201, "spec.clusterIP", "None");
+    expect_service(e, "np", "{\"type\":\"NodePort\",\"ports\":[{\"port\":80}]}", 201,
+                   "spec.clusterIP", "10.96.0.3");
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/services/np", NULL, &b, NULL), 200);
+    assert_int_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "ports"), 0),
+            "nodePort")
+            ->valueint,
+        30000);
+    cJSON_Delete(b);
+    expect_service(e, "np2", "{\"type\":\"NodePort\",\"ports\":[{\"port\":80,\"nodePort\":30000}]}",
+                   422, "message",
+                   "Service \"np2\" is invalid: spec.ports[0].nodePort: Invalid value: 30000: "
+                   "provided port is already allocated");
+    expect_service(e, "np2", "{\"type\":\"NodePort\",\"ports\":[{\"port\":80,\"nodePort\":80}]}",
+                   422, "details.causes.0.field", "spec.ports[0].nodePort");
+    expect_service(e, "noports", "{}", 422, "details.causes.0.field", "spec.ports");
+    expect_service(e, "two", "{\"ports\":[{\"port\":80},{\"port\":81}]}", 422,
+                   "details.causes.0.field", "spec.ports[0].name");
+
+    /* An update that leaves the allocated values out keeps them; changing the IP is refused. */
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/services/np",
+                          "{\"metadata\":{\"name\":\"np\"},\"spec\":{\"type\":\"NodePort\","
+                          "\"ports\":[{\"port\":80}],\"selector\":{\"app\":\"x\"}}}",
+                          &b, NULL),
+                     200);
+    expect_str(b, "spec.clusterIP", "10.96.0.3");
+    expect_str(b, "spec.selector.app", "x");
+    assert_int_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "ports"), 0),
+            "nodePort")
+            ->valueint,
+        30000);
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/services/a",
+                          "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"clusterIP\":\"10.96.0.50\","
+                          "\"ports\":[{\"port\":80}]}}",
+                          &b, NULL),
+                     422);
+    expect_str(b, "message",
+               "Service \"a\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.50\": may "
+               "not change once set");
+    cJSON_Delete(b);
+    /* A deleted service's address is free again. */
+    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/services/a", NULL, NULL, NULL),
+                     200);
+    expect_service(e, "d", web, 201, "spec.clusterIP", "10.96.0.1");
+    /* Endpoints are stored as given. */
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/endpoints",
+                          "{\"metadata\":{\"name\":\"d\"},\"subsets\":[{\"addresses\":[{\"ip\":"
+                          "\"10.0.0.1\"}],\"ports\":[{\"port\":80}]}]}",
+                          NULL, NULL),
+                     201);
+}
+
+static void priority_class(struct env *e, const char *name, const char *rest, long code,
+                           const char *message)
+{
+    char body[512];
+    cJSON *b = NULL;
+
+    (void)snprintf(body, sizeof(body), "{\"metadata\":{\"name\":\"%s\"},%s}", name, rest);
+    assert_int_equal(http(e, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body, &b, NULL),
+                     code);
+    if (message)
+        expect_str(b, "message", message);
+    cJSON_Delete(b);
+}
+
+static void pod_with(struct env *e, const char *name, const char *spec, long code, const char *path,
+                     const char *want)
+{
+    char body[512];
+    cJSON *b = NULL;
+
+    (void)snprintf(body, sizeof(body),
+                   "{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s\"containers\":[{\"name\":\"c\","
+                   "\"image\":\"i\"}]}}",
+                   name, spec);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/pods", body, &b, NULL), code);
+    if (path && code == 201) {
+        char *got =
+            cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), path));
+        assert_non_null(got);
+        assert_string_equal(got, want);
+        cJSON_free(got);
+    } else if (path) {
+        expect_str(b, path, want);
+    }
+    cJSON_Delete(b);
+}
+
+/* PriorityClasses and the pod priority they give (the Priority admission plugin). */
+static void test_priority_classes(void **state)
+{
+    struct env *e = *state;
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "GET",
+                          "/apis/scheduling.k8s.io/v1/priorityclasses/"
+                          "system-node-critical",
+                          NULL, &b, NULL),
+                     200);
+    assert_int_equal(cJSON_GetObjectItem(b, "value")->valueint, 2000001000);
+    cJSON_Delete(b);
+    priority_class(e, "system-mine", "\"value\":10", 422,
+                   "PriorityClass.scheduling.k8s.io \"system-mine\" is invalid: metadata.name: "
+                   "Forbidden: priority class names with 'system-' prefix are reserved for system "
+                   "use only. error: system-mine is not a known system priority class");
+    priority_class(e, "huge", "\"value\":1000000001", 422,
+                   "PriorityClass.scheduling.k8s.io \"huge\" is invalid: value: Forbidden: "
+                   "maximum allowed value of a user defined priority is 1000000000");
+    priority_class(e, "novalue", "\"description\":\"x\"", 422, NULL);
+    priority_class(e, "koord-batch", "\"value\":5000", 201, NULL);
+    assert_int_equal(http(e, "PUT", "/apis/scheduling.k8s.io/v1/priorityclasses/koord-batch",
+                          "{\"metadata\":{\"name\":\"koord-batch\"},\"value\":5001}", &b, NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "value");
+    cJSON_Delete(b);
+
+    /* Without a default class a pod gets priority 0; a named class gives its value. */
+    pod_with(e, "p0", "", 201, "priority", "0");
+    pod_with(e, "pb", "\"priorityClassName\":\"koord-batch\",", 201, "priority", "5000");
+    pod_with(e, "pm", "\"priorityClassName\":\"missing\",", 403, "message",
+             "pods \"pm\" is forbidden: no PriorityClass with name missing was found");
+    pod_with(e, "px", "\"priorityClassName\":\"koord-batch\",\"priority\":7,", 403, "message",
+             "pods \"px\" is forbidden: the integer value of priority (7) must not be provided "
+             "in pod spec; priority admission controller computed 5000 from the given "
+             "PriorityClass name");
+
+    /* One global default; pods without a class get it. */
+    priority_class(e, "dflt", "\"value\":100,\"globalDefault\":true", 201, NULL);
+    priority_class(e, "dflt2", "\"value\":200,\"globalDefault\":true", 403,
+                   "priorityclasses.scheduling.k8s.io \"dflt2\" is forbidden: PriorityClass dflt "
+                   "is already marked as default. Only one default can exist");
+    pod_with(e, "pd", "", 201, "priorityClassName", "\"dflt\"");
+    pod_with(e, "pd2", "", 201, "priority", "100");
+}
+
+static const char test_tokens[] = "admin-t,admin,u1,system:masters\n"
+                                  "node1-t,system:node:n1,u2,system:nodes\n";
+
+static struct api_tokens *use_tokens(struct env *e)
+{
+    struct api_tokens *t = NULL;
+    struct strbuf why = STRBUF_INIT;
+
+    assert_int_equal(api_tokens_parse(test_tokens, strlen(test_tokens), &t, &why), 0);
+    strbuf_release(&why);
+    apiserver_set_tokens(e->api, t);
+    apiserver_require_client_certs(e->api, true);
+    return t;
+}
+
+static void drop_tokens(struct env *e, struct api_tokens *t)
+{
+    apiserver_set_tokens(e->api, NULL);
+    api_tokens_free(t);
+}
+
+/* A pod in default bound to node (or unbound for NULL), created by the admin. */
+static void admin_pod(struct env *e, const char *name, const char *node)
+{
+    char body[256];
+
+    (void)snprintf(body, sizeof(body),
+                   "{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s%s%s\"containers\":[{\"name\":"
+                   "\"c\",\"image\":\"i\"}]}}",
+                   name, node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "");
+    assert_int_equal(
+        http_as(e, "admin-t", "POST", "/api/v1/namespaces/default/pods", body, NULL, NULL), 201);
+}
+
+/* The node rule of auth.h, request by request, and who gets 401. */
+static void test_node_authorization(void **state)
+{
+    struct env *e = *state;
+    struct api_tokens *t = use_tokens(e);
+    const char *n1 = "node1-t";
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "GET", "/api/v1/nodes", NULL, NULL, NULL), 401);
+    assert_int_equal(http_as(e, "nope", "GET", "/api/v1/nodes", NULL, NULL, NULL), 401);
+    assert_int_equal(http(e, "GET", "/healthz", NULL, NULL, NULL), 200);
+    assert_int_equal(http_as(e, "admin-t", "POST", "/api/v1/nodes",
+                             "{\"metadata\":{\"name\":\"n1\"}}", NULL, NULL),
+                     201);
+    assert_int_equal(http_as(e, "admin-t", "POST", "/api/v1/nodes",
+                             "{\"metadata\":{\"name\":\"n2\"}}", NULL, NULL),
+                     201);
+    admin_pod(e, "on1", "n1");
+    admin_pod(e, "on2", "n2");
+    admin_pod(e, "free", NULL);
+
+    /* Reads are open to the node. */
+    assert_int_equal(http_as(e, n1, "GET", "/api/v1/pods", NULL, NULL, NULL), 200);
+    assert_int_equal(http_as(e, n1, "GET", "/api/v1/nodes/n2", NULL, NULL, NULL), 200);
+
+    /* Its own Node, not another. */
+    assert_int_equal(http_as(e, n1, "PUT", "/api/v1/nodes/n1/status",
+                             "{\"metadata\":{\"name\":\"n1\"},\"status\":{\"phase\":"
+                             "\"Running\"}}",
+                             NULL, NULL),
+                     200);
+    assert_int_equal(http_as(e, n1, "PUT", "/api/v1/nodes/n1",
+                             "{\"metadata\":{\"name\":\"n1\","
+                             "\"labels\":{\"a\":\"b\"}}}",
+                             NULL, NULL),
+                     200);
+    assert_int_equal(http_as(e, n1, "PUT", "/api/v1/nodes/n2/status",
+                             "{\"metadata\":{\"name\":\"n2\"}}", &b, NULL),
+                     403);
+    expect_str(b, "reason", "Forbidden");
+    expect_str(b, "message",
+               "nodes \"n2\" is forbidden: User \"system:node:n1\" cannot update resource "
+               "\"nodes/status\" in API group \"\" at the cluster scope");
+    cJSON_Delete(b);
+    assert_int_equal(
+        http_as(e, n1, "POST", "/api/v1/nodes", "{\"metadata\":{\"name\":\"n3\"}}", &b, NULL), 403);
+    expect_str(b, "message",
+               "nodes \"n3\" is forbidden: User \"system:node:n1\" cannot create resource "
+               "\"nodes\" in API group \"\" at the cluster scope: node \"n1\" may only write "
+               "objects about itself");
+    cJSON_Delete(b);
+    assert_int_equal(http_as(e, n1, "DELETE", "/api/v1/nodes/n2", NULL, NULL, NULL), 403);
+
+    /* Pods bound to it: status, eviction; never binding, never someone else's pod. */
+    assert_int_equal(http_as(e, n1, "PUT", "/api/v1/namespaces/default/pods/on1/status",
+                             "{\"metadata\":{\"name\":\"on1\"},\"status\":{\"phase\":"
+                             "\"Running\"}}",
+                             NULL, NULL),
+                     200);
+    assert_int_equal(http_as(e, n1, "PUT", "/api/v1/namespaces/default/pods/on2/status",
+                             "{\"metadata\":{\"name\":\"on2\"},\"status\":{\"phase\":"
+                             "\"Running\"}}",
+                             NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "PUT", "/api/v1/namespaces/default/pods/free/status",
+                             "{\"metadata\":{\"name\":\"free\"},\"status\":{\"phase\":"
+                             "\"Running\"}}",
+                             NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/pods/free/binding",
+                             "{\"metadata\":{\"name\":\"free\"},\"target\":{\"kind\":\"Node\","
+                             "\"name\":\"n1\"}}",
+                             NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/pods/on2/eviction",
+                             "{\"metadata\":{\"name\":\"on2\"}}", NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/pods/on1/eviction",
+                             "{\"metadata\":{\"name\":\"on1\"}}", NULL, NULL),
+                     201);
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/pods",
+                             "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"nodeName\":\"n2\","
+                             "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                             NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/pods",
+                             "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"nodeName\":\"n1\","
+                             "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                             NULL, NULL),
+                     201);
+    assert_int_equal(http_as(e, n1, "DELETE", "/api/v1/namespaces/default/pods", NULL, NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "GET", "/api/v1/namespaces/default/pods/on2", NULL, NULL, NULL),
+                     200);
+
+    /* Events about itself; its heartbeat Lease; nothing else. */
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/events",
+                             "{\"metadata\":{\"name\":\"e1\"},\"involvedObject\":{\"kind\":"
+                             "\"Node\",\"name\":\"n1\"}}",
+                             NULL, NULL),
+                     201);
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/events",
+                             "{\"metadata\":{\"name\":\"e2\"},\"involvedObject\":{\"kind\":"
+                             "\"Pod\",\"name\":\"on2\"},\"source\":{\"host\":\"n2\"}}",
+                             NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "POST",
+                             "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+                             "{\"metadata\":{\"name\":\"n1\"}}", NULL, NULL),
+                     201);
+    assert_int_equal(http_as(e, n1, "POST",
+                             "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases",
+                             "{\"metadata\":{\"name\":\"n2\"}}", NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "POST",
+                             "/apis/coordination.k8s.io/v1/namespaces/default/leases",
+                             "{\"metadata\":{\"name\":\"n1\"}}", NULL, NULL),
+                     403);
+    assert_int_equal(http_as(e, n1, "POST", "/api/v1/namespaces/default/configmaps",
+                             "{\"metadata\":{\"name\":\"c\"}}", &b, NULL),
+                     403);
+    expect_str(b, "message",
+               "configmaps is forbidden: User \"system:node:n1\" cannot create resource "
+               "\"configmaps\" in API group \"\" in the namespace \"default\"");
+    cJSON_Delete(b);
+    /* The admin is not a node: anything goes. */
+    assert_int_equal(http_as(e, "admin-t", "POST", "/api/v1/namespaces/default/configmaps",
+                             "{\"metadata\":{\"name\":\"c\"}}", NULL, NULL),
+                     201);
+    drop_tokens(e, t);
+}
+
+/* TokenReview answers from the token file; nothing is stored. */
+static void test_token_review(void **state)
+{
+    struct env *e = *state;
+    struct api_tokens *t = use_tokens(e);
+    const char *tr = "/apis/authentication.k8s.io/v1/tokenreviews";
+    cJSON *b = NULL;
+
+    assert_int_equal(http_as(e, "admin-t", "POST", tr,
+                             "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":"
+                             "\"TokenReview\",\"spec\":{\"token\":\"node1-t\"}}",
+                             &b, NULL),
+                     201);
+    assert_json_eq(cJSON_GetObjectItem(b, "status"),
+                   "{\"authenticated\":true,\"user\":{\"username\":\"system:node:n1\",\"uid\":"
+                   "\"u2\",\"groups\":[\"system:nodes\",\"system:authenticated\"]},\"audiences\":"
+                   "[\"https://kubernetes.default.svc.cluster.local\"]}");
+    expect_str(b, "kind", "TokenReview");
+    expect_str(b, "spec.token", "node1-t");
+    cJSON_Delete(b);
+    /* An unknown token, or one asked for another audience, is not authenticated. */
+    assert_int_equal(
+        http_as(e, "node1-t", "POST", tr, "{\"spec\":{\"token\":\"other\"}}", &b, NULL), 201);
+    assert_json_eq(cJSON_GetObjectItem(b, "status"), "{\"user\":{}}");
+    cJSON_Delete(b);
+    assert_int_equal(http_as(e, "admin-t", "POST", tr,
+                             "{\"spec\":{\"token\":\"admin-t\",\"audiences\":[\"x\"]}}", &b, NULL),
+                     201);
+    assert_json_eq(cJSON_GetObjectItem(b, "status"), "{\"user\":{}}");
+    cJSON_Delete(b);
+    assert_int_equal(http_as(e, "admin-t", "POST", tr, "{\"spec\":{}}", &b, NULL), 400);
+    expect_str(b, "message", "token is required for TokenReview in authentication");
+    cJSON_Delete(b);
+    assert_int_equal(http_as(e, "admin-t", "GET", tr, NULL, NULL, NULL), 405);
+    assert_int_equal(http(e, "POST", tr, "{\"spec\":{\"token\":\"admin-t\"}}", NULL, NULL), 401);
+    /* Discovery offers create only. */
+    assert_int_equal(http_as(e, "admin-t", "GET", "/apis/authentication.k8s.io/v1", NULL, &b, NULL),
+                     200);
+    expect_str(b, "resources.0.name", "tokenreviews");
+    expect_str(b, "resources.0.verbs.0", "create");
+    assert_null(str(b, "resources.0.verbs.1"));
+    cJSON_Delete(b);
+    drop_tokens(e, t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -804,6 +1342,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_review_cases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_authorization, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_review, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_secrets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_services, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_priority_classes, setup, teardown),
     };
     int r;
 

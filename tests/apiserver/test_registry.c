@@ -84,13 +84,21 @@ static void test_builtins(void **state)
                         "\"serverAddressByClientCIDRs\":[]}");
     cJSON_Delete(doc);
     doc = api_registry_group_list(r);
-    assert_json_eq(doc, "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":"
-                        "\"coordination.k8s.io\",\"versions\":[{\"groupVersion\":"
-                        "\"coordination.k8s.io/v1\",\"version\":\"v1\"}],\"preferredVersion\":"
-                        "{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":\"v1\"}},"
-                        "{\"name\":\"apiextensions.k8s.io\",\"versions\":[{\"groupVersion\":"
-                        "\"apiextensions.k8s.io/v1\",\"version\":\"v1\"}],\"preferredVersion\":"
-                        "{\"groupVersion\":\"apiextensions.k8s.io/v1\",\"version\":\"v1\"}}]}");
+    {
+        /* Every built-in group in registration order; each entry has one preferred version. */
+        const char *const want[] = {"coordination.k8s.io", "scheduling.k8s.io",
+                                    "apiextensions.k8s.io", "authentication.k8s.io"};
+        const cJSON *groups = cJSON_GetObjectItem(doc, "groups");
+        assert_int_equal(cJSON_GetArraySize(groups), ARRAY_SIZE(want));
+        for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+            assert_string_equal(
+                cJSON_GetObjectItem(cJSON_GetArrayItem(groups, (int)i), "name")->valuestring,
+                want[i]);
+        assert_json_eq(cJSON_GetArrayItem(groups, 0),
+                       "{\"name\":\"coordination.k8s.io\",\"versions\":[{\"groupVersion\":"
+                       "\"coordination.k8s.io/v1\",\"version\":\"v1\"}],\"preferredVersion\":"
+                       "{\"groupVersion\":\"coordination.k8s.io/v1\",\"version\":\"v1\"}}");
+    }
     cJSON_Delete(doc);
     assert_null(api_registry_group(r, "slo.koordinator.sh"));
     assert_null(api_registry_resource_list(r, "slo.koordinator.sh", "v1alpha1"));

@@ -762,6 +762,71 @@ static void test_generic_table(void **state)
     cJSON_Delete(t);
 }
 
+/* ---- Secret, Service, Endpoints, PriorityClass ----------------------------------------- */
+
+/* Cells of one object of kind av/k; builds, compares, frees. */
+static void row_at(const char *av, const char *k, const char *obj, const char *want, int line)
+{
+    cJSON *t = build(kind(av, k), TABLE_INCLUDE_NONE, obj, NULL);
+
+    assert_cells_at(t, want, line);
+    cJSON_Delete(t);
+}
+#define row(av, k, obj, want) row_at((av), (k), (obj), (want), __LINE__)
+
+#define CREATED               "\"creationTimestamp\":\"2024-05-01T09:00:00Z\""
+
+static void test_core_tables(void **state)
+{
+    cJSON *t;
+    (void)state;
+
+    row("v1", "Secret",
+        "{\"metadata\":{\"name\":\"s\"," CREATED "},\"type\":\"kubernetes.io/tls\",\"data\":"
+        "{\"tls.crt\":\"YQ==\",\"tls.key\":\"Yg==\"}}",
+        "[\"s\",\"kubernetes.io/tls\",\"2\",\"60m\"]");
+    row("v1", "Secret", "{\"metadata\":{\"name\":\"e\"," CREATED "},\"type\":\"Opaque\"}",
+        "[\"e\",\"Opaque\",\"0\",\"60m\"]");
+    /* Ports with and without node ports; selector keys sorted. */
+    row("v1", "Service",
+        "{\"metadata\":{\"name\":\"web\"," CREATED "},\"spec\":{\"type\":\"NodePort\","
+        "\"clusterIP\":\"10.96.0.7\",\"ports\":[{\"port\":80,\"nodePort\":30080,\"protocol\":"
+        "\"TCP\"},{\"port\":53,\"protocol\":\"UDP\"}],\"selector\":{\"tier\":\"fe\",\"app\":"
+        "\"web\"}}}",
+        "[\"web\",\"NodePort\",\"10.96.0.7\",\"<none>\",\"80:30080/TCP,53/UDP\",\"60m\","
+        "\"app=web,tier=fe\"]");
+    row("v1", "Service",
+        "{\"metadata\":{\"name\":\"lb\"," CREATED "},\"spec\":{\"type\":\"LoadBalancer\","
+        "\"clusterIP\":\"10.96.0.8\",\"ports\":[{\"port\":443,\"nodePort\":30443}]}}",
+        "[\"lb\",\"LoadBalancer\",\"10.96.0.8\",\"<pending>\",\"443:30443/TCP\",\"60m\","
+        "\"<none>\"]");
+    row("v1", "Service",
+        "{\"metadata\":{\"name\":\"x\"," CREATED "},\"spec\":{\"type\":\"ExternalName\","
+        "\"externalName\":\"db.example.com\"}}",
+        "[\"x\",\"ExternalName\",\"<none>\",\"db.example.com\",\"<none>\",\"60m\",\"<none>\"]");
+    /* Two ports times two addresses: three shown, one more counted. */
+    row("v1", "Endpoints",
+        "{\"metadata\":{\"name\":\"web\"," CREATED "},\"subsets\":[{\"addresses\":[{\"ip\":"
+        "\"10.0.0.1\"},{\"ip\":\"10.0.0.2\"}],\"ports\":[{\"port\":80},{\"port\":81}]}]}",
+        "[\"web\",\"10.0.0.1:80,10.0.0.2:80,10.0.0.1:81 + 1 more...\",\"60m\"]");
+    row("v1", "Endpoints", "{\"metadata\":{\"name\":\"none\"," CREATED "}}",
+        "[\"none\",\"<none>\",\"60m\"]");
+    row("scheduling.k8s.io/v1", "PriorityClass",
+        "{\"metadata\":{\"name\":\"koord-batch\"," CREATED "},\"value\":5000,"
+        "\"preemptionPolicy\":\"PreemptLowerPriority\"}",
+        "[\"koord-batch\",5000,false,\"60m\",\"PreemptLowerPriority\"]");
+    t = build(kind("scheduling.k8s.io/v1", "PriorityClass"), TABLE_INCLUDE_NONE,
+              "{\"metadata\":{\"name\":\"d\"},\"value\":1,\"globalDefault\":true}", NULL);
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "columnDefinitions"), 2),
+                            "name")
+            ->valuestring,
+        "Global-Default");
+    assert_true(cJSON_IsTrue(cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0), "cells"), 2)));
+    cJSON_Delete(t);
+}
+
 /* ---- includeObject, list metadata ------------------------------------------------------- */
 
 static void test_include_object(void **state)
@@ -844,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_crd_cell_types),
         cmocka_unit_test(test_nodeslo_table),
         cmocka_unit_test(test_generic_table),
+        cmocka_unit_test(test_core_tables),
         cmocka_unit_test(test_include_object),
         cmocka_unit_test(test_list_metadata),
     };

@@ -218,6 +218,32 @@ static void vaddf_helper(struct strbuf *sb, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The RFC 4648 section 10 test vectors, and bytes that are not text. */
+static void test_add_base64(void **state)
+{
+    static const char *const vec[][2] = {
+        {"", ""},
+        {"f", "Zg=="},
+        {"fo", "Zm8="},
+        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="},
+        {"fooba", "Zm9vYmE="},
+        {"foobar", "Zm9vYmFy"},
+    };
+    struct strbuf sb = STRBUF_INIT;
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(vec); i++) {
+        strbuf_reset(&sb);
+        strbuf_add_base64(&sb, vec[i][0], strlen(vec[i][0]));
+        assert_string_equal(sb.buf, vec[i][1]);
+    }
+    strbuf_reset(&sb);
+    strbuf_add_base64(&sb, "\xff\xfe\x00", 3);
+    assert_string_equal(sb.buf, "//4A");
+    strbuf_release(&sb);
+}
+
 static void test_vaddf(void **state)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -237,7 +263,8 @@ int main(void)
         cmocka_unit_test(test_add_binary),    cmocka_unit_test(test_addf_grows),
         cmocka_unit_test(test_many_appends),  cmocka_unit_test(test_reset_setlen),
         cmocka_unit_test(test_grow),          cmocka_unit_test(test_detach),
-        cmocka_unit_test(test_add_json_str),  cmocka_unit_test(test_vaddf),
+        cmocka_unit_test(test_add_json_str),  cmocka_unit_test(test_add_base64),
+        cmocka_unit_test(test_vaddf),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,3 +12,25 @@ run() { set +e; "$@" >"$TMP/out" 2>&1; rc=$?; set -e; }
 expect_rc() { [ "$rc" -eq "$1" ] || fail "$2: exit $rc, want $1; output:$(printf '\n'; cat "$TMP/out")"; }
 expect_out() { grep -qF -- "$1" "$TMP/out" || fail "$2: output lacks '$1'; output:$(printf '\n'; cat "$TMP/out")"; }
 finish() { [ "$fails" -eq 0 ] || { echo "$fails failure(s)" >&2; exit 1; }; echo "all passed"; }
+
+# start_apiserver DATA_DIR [EXTRA FLAGS...]: starts `koord apiserver` on a free port in the
+# background ($pid), waits until it is serving, and points kubectl at it ($KUBECONFIG,
+# $server = host:port). Output goes to $TMP/server.log.
+start_apiserver() {
+    local dir=$1
+    shift
+    rm -f "$TMP/ready"
+    "$KOORD" apiserver --data-dir "$dir" --listen 127.0.0.1:0 --ready-file "$TMP/ready" \
+        --write-kubeconfig "$TMP/kubeconfig" "$@" >>"$TMP/server.log" 2>&1 &
+    pid=$!
+    trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$TMP"' EXIT
+    export KUBECONFIG="$TMP/kubeconfig"
+    for _ in $(seq 1 200); do
+        [ -s "$TMP/ready" ] && { server=$(cat "$TMP/ready"); return 0; }
+        kill -0 "$pid" 2>/dev/null || { cat "$TMP/server.log"; fail "server exited"; return 1; }
+        sleep 0.05
+    done
+    fail "server not ready after 10 s"
+}
+# k ARGS...: kubectl against the server, through run.
+k() { run kubectl --request-timeout=20s "$@"; }

@@ -12,10 +12,13 @@ command -v kubectl >/dev/null || { echo "kubectl not installed; skipping"; exit 
 meta() { grep -o "\"$1\":\"[^\"]*\"" "$TMP/out" | head -1 | cut -d'"' -f4; }
 
 start_apiserver "$TMP/data"
+mkdir "$TMP/cms"
 for i in 0 1 2 3 4; do
-    k create configmap "c$i" --from-literal=v=1
-    expect_rc 0 "create c$i"
+    printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c%s"},"data":{"v":"1"}}' \
+        "$i" >"$TMP/cms/c$i.json"
 done
+k create -f "$TMP/cms"
+expect_rc 0 "create configmaps"
 k get configmaps --chunk-size=2 -o name
 expect_rc 0 "chunked list"
 for i in 0 1 2 3 4; do expect_out "configmap/c$i" "chunked list"; done
