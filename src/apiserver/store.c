@@ -46,8 +46,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT] = "INSERT INTO objects(key, rv, value) VALUES (?1, ?2, ?3)",
     [ST_UPDATE] = "UPDATE objects SET rv = ?2, value = ?3 WHERE key = ?1",
     [ST_DELETE] = "DELETE FROM objects WHERE key = ?1",
-    [ST_EVENT] = "INSERT INTO events(rv, type, key, value, prev_rv, prev) "
-                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    [ST_EVENT] = ("INSERT INTO events(rv, type, key, value, prev_rv, prev) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
     [ST_META_SET] = "INSERT OR REPLACE INTO meta(k, v) VALUES (?1, ?2)",
     [ST_PRUNE] = "DELETE FROM events WHERE rv <= ?1",
     [ST_LIST] = ("SELECT key, rv, value FROM objects WHERE key > ?3 AND key >= ?1 AND key < ?2 "
