@@ -561,6 +561,28 @@ out:
     return r;
 }
 
+/* What admission resolved at creation stays: an update that leaves it out keeps it (so a
+ * replace with the original manifest works), one that changes it is refused. */
+static void pod_priority_update(const cJSON *old, cJSON *pod, struct field_errors *errs)
+{
+    static const char *const keys[] = {"priorityClassName", "priority", "preemptionPolicy"};
+    const cJSON *os = get(old, "spec");
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+
+    if (!cJSON_IsObject(spec))
+        return;
+    for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+        const cJSON *ov = get(os, keys[i]), *nv = get(spec, keys[i]);
+        char field[64];
+        if (!nv && ov) {
+            put(spec, keys[i], cJSON_Duplicate(ov, true));
+        } else if (nv && !(ov && cJSON_Compare(ov, nv, true))) {
+            (void)snprintf(field, sizeof(field), "spec.%s", keys[i]);
+            field_error_add(errs, FIELD_FORBIDDEN, field, NULL, "may not be changed in an update");
+        }
+    }
+}
+
 /* ---- entry points ---- */
 
 int admit_create(struct store *store, const struct api_resource *res, cJSON *obj,
@@ -584,6 +606,8 @@ int admit_update(struct store *store, const struct api_resource *res, const cJSO
 {
     if (res_is(res, "", "secrets"))
         secret_update(old, obj, errs);
+    else if (res_is(res, "", "pods"))
+        pod_priority_update(old, obj, errs);
     else if (res_is(res, "", "configmaps"))
         check_immutable(old, obj, (const char *const[]){"data", "binaryData", NULL}, errs);
     else if (res_is(res, "", "services"))

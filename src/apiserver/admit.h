@@ -16,7 +16,8 @@
  *  - Pod (the Priority admission plugin): spec.priorityClassName resolves to the class's value
  *    in spec.priority and its preemptionPolicy; without a name the globalDefault class (or 0)
  *    applies. This is what Koordinator's priority classes (koord-prod 9000, koord-mid 7000,
- *    koord-batch 5000, koord-free 3000) rely on.
+ *    koord-batch 5000, koord-free 3000) rely on. Updates keep what was resolved: left out, it
+ *    is carried over; changed, it is refused.
  *
  * Checks that read other objects race with concurrent writes of the same kind unless the
  * caller serialises them: admit_serialized() says which resources need that.

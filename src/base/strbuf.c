@@ -151,7 +151,8 @@ void strbuf_add_json_str(struct strbuf *sb, const char *s)
 
 void strbuf_add_base64(struct strbuf *sb, const void *data, size_t len)
 {
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    /* The 64 digits, then the padding character. */
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
     const unsigned char *p = data;
 
     strbuf_grow(sb, (len + 2) / 3 * 4);
@@ -164,7 +165,7 @@ void strbuf_add_base64(struct strbuf *sb, const void *data, size_t len)
             v |= p[i + 2];
         strbuf_addch(sb, abc[(v >> 18) & 63]);
         strbuf_addch(sb, abc[(v >> 12) & 63]);
-        strbuf_addch(sb, n > 1 ? abc[(v >> 6) & 63] : '=');
-        strbuf_addch(sb, n > 2 ? abc[v & 63] : '=');
+        strbuf_addch(sb, abc[n > 1 ? (v >> 6) & 63 : 64]);
+        strbuf_addch(sb, abc[n > 2 ? v & 63 : 64]);
     }
 }

@@ -1119,6 +1119,24 @@ static void test_priority_classes(void **state)
                    "is already marked as default. Only one default can exist");
     pod_with(e, "pd", "", 201, "priorityClassName", "\"dflt\"");
     pod_with(e, "pd2", "", 201, "priority", "100");
+
+    /* A replace without the resolved fields keeps them; one changing them is refused. */
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/pods/pb",
+                          "{\"metadata\":{\"name\":\"pb\"},\"spec\":{\"containers\":[{\"name\":"
+                          "\"c\",\"image\":\"i2\"}]}}",
+                          &b, NULL),
+                     200);
+    expect_str(b, "spec.priorityClassName", "koord-batch");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "priority")->valueint,
+                     5000);
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/pods/pb",
+                          "{\"metadata\":{\"name\":\"pb\"},\"spec\":{\"priority\":1,"
+                          "\"containers\":[{\"name\":\"c\",\"image\":\"i2\"}]}}",
+                          &b, NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "spec.priority");
+    cJSON_Delete(b);
 }
 
 static const char test_tokens[] = "admin-t,admin,u1,system:masters\n"

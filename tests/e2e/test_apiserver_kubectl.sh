@@ -173,6 +173,53 @@ expect_rc 0 "create while watching"
 wait_for "$TMP/watch.out" "watched-cm"
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true
+# --output-watch-events names each event: ADDED, MODIFIED, DELETED.
+kubectl get configmaps -n default -w --output-watch-events >"$TMP/events.out" 2>&1 &
+watch_pid=$!
+wait_for "$TMP/events.out" "first-cm"
+k label configmap watched-cm step=two
+wait_for "$TMP/events.out" "MODIFIED"
+k delete configmap watched-cm
+wait_for "$TMP/events.out" "DELETED"
+grep -q "ADDED.*watched-cm" "$TMP/events.out" || fail "no ADDED row: $(cat "$TMP/events.out")"
+kill "$watch_pid" 2>/dev/null || true
+wait "$watch_pid" 2>/dev/null || true
+
+# describe, and edit through an editor that is a sed command.
+k describe pod gated-web-0
+expect_rc 0 "describe pod"
+expect_out "Priority:" "describe pod"
+k describe nodeslo production-node-slo
+expect_out "Cpu Suppress Threshold Percent:" "describe a custom resource"
+printf '#!/bin/sh\nsed -i "s/cpuSuppressThresholdPercent: .*/cpuSuppressThresholdPercent: 45/" "$1"\n' >"$TMP/editor"
+chmod +x "$TMP/editor"
+KUBE_EDITOR="$TMP/editor" k edit nodeslo production-node-slo
+expect_rc 0 "edit"
+expect_out "edited" "edit"
+k get nodeslo production-node-slo -o jsonpath='{.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent}'
+expect_out "45" "edited value"
+
+# delete --wait returns once the object is gone; a finalizer keeps it until removed.
+printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held","finalizers":["example.com/hold"]}}' >"$TMP/held.json"
+k create -f "$TMP/held.json"
+k delete configmap held --wait=false
+expect_rc 0 "delete with a finalizer"
+k get configmap held -o jsonpath='{.metadata.deletionTimestamp}'
+expect_out "T" "deletionTimestamp set"
+k patch configmap held --type merge -p '{"metadata":{"finalizers":null}}'
+k get configmap held
+expect_rc 1 "gone once the finalizer is removed"
+k delete configmap first-cm --wait
+expect_rc 0 "delete --wait"
+# Deleting a namespace deletes what is in it.
+printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"in-team-a","namespace":"team-a"}}' >"$TMP/cm-a.json"
+k create -f "$TMP/cm-a.json"
+k delete namespace team-a --wait
+expect_rc 0 "delete namespace"
+k get configmaps -n team-a -o name
+[ ! -s "$TMP/out" ] || fail "objects left in a deleted namespace: $(cat "$TMP/out")"
+k get elasticquotas -n team-a -o name
+[ ! -s "$TMP/out" ] || fail "custom resources left in a deleted namespace: $(cat "$TMP/out")"
 
 # Delete, then the object is gone.
 k delete reservation batch-job-reservation
@@ -181,10 +228,26 @@ k get reservation batch-job-reservation
 expect_rc 1 "get deleted"
 expect_out 'NotFound' "get deleted"
 
-# kill -9 and restart: every acknowledged object is still there, and CRDs are served again.
+# kill -9 during a burst of creates, then restart: every acknowledged object is still there,
+# and CRDs are served again.
+(
+    for i in $(seq 1 200); do
+        printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"burst-%d"}}' "$i" >"$TMP/b.json"
+        kubectl --request-timeout=5s create -f "$TMP/b.json" >/dev/null 2>&1 || exit 0
+        echo "burst-$i" >>"$TMP/acked"
+    done
+) &
+burst_pid=$!
+for _ in $(seq 1 400); do [ "$(wc -l <"$TMP/acked" 2>/dev/null || echo 0)" -ge 10 ] && break; sleep 0.05; done
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
+wait "$burst_pid" 2>/dev/null || true
 start_server
+[ "$(wc -l <"$TMP/acked")" -ge 10 ] || fail "burst did not get going"
+k get configmaps -n default -o name
+for name in $(cat "$TMP/acked"); do
+    grep -qx "configmap/$name" "$TMP/out" || fail "acknowledged $name lost by kill -9"
+done
 k get reservations,nodeslos,nodemetrics -A -o name
 expect_rc 0 "after restart"
 expect_out "reservation.scheduling.koordinator.sh/reservation-sample" "after restart"
