@@ -29,6 +29,7 @@
 #include "apiserver/tokens.h"
 #include "apiserver/watch.h"
 #include "base/base.h"
+#include "base/base64.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
@@ -47,6 +48,7 @@ struct apiserver {
     struct watch_hub *hub;
     bool require_certs;
     const struct api_tokens *tokens;
+    unsigned bookmark_ms; /* idle time before a watch sends a BOOKMARK */
 };
 
 /* Everything one request needs, released in one place. */
@@ -629,17 +631,188 @@ skip:
     return 0;
 }
 
+/* ---- list: resourceVersion and paging (reference 3.2, 5) ---- */
+
+/*
+ * Continue tokens are base64url of {"v":"meta.k8s.io/v1","rv":R,"after":"<last key returned,
+ * relative to the list's prefix>"}, the shape of kube-apiserver's (storage.EncodeContinue):
+ * opaque to clients, carrying the revision every page of the sequence is read at. rv -1 means
+ * "continue at the latest revision", the inconsistent continue a 410 offers.
+ */
+static void continue_encode(const char *prefix, const char *last_key, int64_t rv,
+                            struct strbuf *out)
+{
+    size_t plen = strlen(prefix);
+    struct strbuf js = STRBUF_INIT;
+    cJSON *t = cJSON_CreateObject();
+
+    CHECK(t);
+    CHECK(cJSON_AddStringToObject(t, "v", "meta.k8s.io/v1"));
+    CHECK(cJSON_AddNumberToObject(t, "rv", (double)rv));
+    CHECK(cJSON_AddStringToObject(t, "after",
+                                  strncmp(last_key, prefix, plen) ? last_key : last_key + plen));
+    CHECK(json_print(t, &js) == 0);
+    base64url_encode(js.buf, js.len, out);
+    strbuf_release(&js);
+    cJSON_Delete(t);
+}
+
+/* The full key after which to go on and the revision (-1 = latest); replies 400 as
+ * kube-apiserver does ("invalid continue token: ...") and returns false when malformed. */
+static bool continue_decode(struct call *c, const char *tok, const char *prefix, char **ret_after,
+                            int64_t *ret_rv)
+{
+    struct strbuf js = STRBUF_INIT, msg = STRBUF_INIT;
+    const char *why = NULL, *after;
+    cJSON *t = NULL, *rv;
+    bool ok = false;
+
+    if (base64url_decode(tok, &js) < 0 || json_parse(js.buf, js.len, NULL, &t, NULL) < 0) {
+        why = "not an encoded token";
+        goto out;
+    }
+    rv = cJSON_GetObjectItemCaseSensitive(t, "rv");
+    after = get_string(t, "after");
+    if (!get_string(t, "v") || strcmp(get_string(t, "v"), "meta.k8s.io/v1")) {
+        why = "server does not recognize this encoded version";
+        goto out;
+    }
+    if (!cJSON_IsNumber(rv) || (rv->valuedouble != -1 && rv->valuedouble < 1) ||
+        rv->valuedouble > 9007199254740992.0 ||
+        rv->valuedouble != (double)(int64_t)rv->valuedouble) {
+        why = "incorrect encoded start resourceVersion (version meta.k8s.io/v1)";
+        goto out;
+    }
+    if (!after || !*after) {
+        why = "encoded key is empty";
+        goto out;
+    }
+    for (const char *p = after; *p; p++)
+        if (*p < 0x21 || *p > 0x7e) {
+            why = "encoded key is malformed";
+            goto out;
+        }
+    *ret_rv = (int64_t)rv->valuedouble;
+    strbuf_addf(&msg, "%s%s", prefix, after);
+    *ret_after = strbuf_detach(&msg, NULL);
+    ok = true;
+out:
+    if (!ok) {
+        strbuf_addf(&msg, "invalid continue token: continue key is not valid: %s", why);
+        reply_bad_request(c, msg.buf);
+    }
+    strbuf_release(&js);
+    strbuf_release(&msg);
+    cJSON_Delete(t);
+    return ok;
+}
+
+/* The options validation of list (apimachinery internalversion/validation ValidateListOptions):
+ * replies 422 and returns false when it fails. */
+static bool list_options_valid(struct call *c, const char *rvs, const char *rvm, const char *cont)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    bool ok;
+
+    if (rvm && *rvm) {
+        if (!rvs || !*rvs)
+            field_error_add(&errs, FIELD_FORBIDDEN, "resourceVersionMatch", NULL, "%s",
+                            "resourceVersionMatch is forbidden unless resourceVersion is provided");
+        if (cont && *cont)
+            field_error_add(&errs, FIELD_FORBIDDEN, "resourceVersionMatch", NULL, "%s",
+                            "resourceVersionMatch is forbidden when continue is provided");
+        if (strcmp(rvm, "Exact") && strcmp(rvm, "NotOlderThan")) {
+            struct strbuf v = STRBUF_INIT;
+            strbuf_add_json_str(&v, rvm);
+            field_error_add(&errs, FIELD_NOT_SUPPORTED, "resourceVersionMatch", v.buf, "%s",
+                            "supported values: \"Exact\", \"NotOlderThan\"");
+            strbuf_release(&v);
+        }
+        if (!strcmp(rvm, "Exact") && rvs && !strcmp(rvs, "0"))
+            field_error_add(&errs, FIELD_FORBIDDEN, "resourceVersionMatch", NULL, "%s",
+                            "resourceVersionMatch \"exact\" is forbidden for resourceVersion "
+                            "\"0\"");
+    }
+    if (http_request_query(c->req, "sendInitialEvents"))
+        field_error_add(&errs, FIELD_FORBIDDEN, "sendInitialEvents", NULL, "%s",
+                        "sendInitialEvents is forbidden for list");
+    ok = field_errors_count(&errs) == 0;
+    if (!ok)
+        reply_status(c, api_status_invalid("ListOptions", "meta.k8s.io", "", &errs));
+    field_errors_release(&errs);
+    return ok;
+}
+
+/* 504 for a resourceVersion the store has not reached (storage.NewTooLargeResourceVersionError):
+ * client-go's reflector relists from scratch on the ResourceVersionTooLarge cause. */
+static void reply_too_large(struct call *c, uint64_t rv, uint64_t current)
+{
+    char msg[96];
+    cJSON *st, *d, *causes, *cause;
+
+    (void)snprintf(msg, sizeof(msg), "Too large resource version: %llu, current: %llu",
+                   (unsigned long long)rv, (unsigned long long)current);
+    st = api_status_failure(504, "Timeout", msg, NULL);
+    cJSON_DeleteItemFromObjectCaseSensitive(st, "details");
+    d = cJSON_AddObjectToObject(st, "details");
+    CHECK(d);
+    causes = cJSON_AddArrayToObject(d, "causes");
+    cause = cJSON_CreateObject();
+    CHECK(causes && cause);
+    CHECK(cJSON_AddStringToObject(cause, "reason", "ResourceVersionTooLarge"));
+    CHECK(cJSON_AddStringToObject(cause, "message", "Too large resource version"));
+    CHECK(cJSON_AddItemToArray(causes, cause));
+    CHECK(cJSON_AddNumberToObject(d, "retryAfterSeconds", 1));
+    http_response_header(c->resp, "Retry-After", "1");
+    reply_status(c, st);
+}
+
+/* 410 for a continue token whose revision left the history: kube-apiserver's message, and a
+ * token that goes on at the latest revision for clients that accept an inconsistent list. */
+static void reply_continue_expired(struct call *c, const char *prefix, const char *after)
+{
+    struct strbuf tok = STRBUF_INIT;
+    cJSON *st = api_status_failure(
+        410, "Expired",
+        "The provided continue parameter is too old to display a consistent list result. You "
+        "can start a new list without the continue parameter, or use the continue token in this "
+        "response to retrieve the remainder of the results. Continuing with the provided token "
+        "results in an inconsistent list - objects that were created, modified, or deleted "
+        "between the time the first chunk was returned and now may show up in the list.",
+        NULL);
+
+    continue_encode(prefix, after, -1, &tok);
+    CHECK(cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(st, "metadata"), "continue",
+                                  tok.buf));
+    strbuf_release(&tok);
+    reply_status(c, st);
+}
+
 static void do_list(struct call *c)
 {
     const char *limit = http_request_query(c->req, "limit");
     const char *cont = http_request_query(c->req, "continue");
+    const char *rvs = http_request_query(c->req, "resourceVersion");
+    const char *rvm = http_request_query(c->req, "resourceVersionMatch");
     struct list_ctx l = {.c = c};
-    struct strbuf prefix = STRBUF_INIT, err = STRBUF_INIT, av = STRBUF_INIT;
+    struct strbuf prefix = STRBUF_INIT, err = STRBUF_INIT, av = STRBUF_INIT, tok = STRBUF_INIT;
     cJSON *list = NULL, *meta;
-    uint64_t rv = 0;
-    int64_t lim = 0;
+    char *after = NULL;
+    uint64_t rv = 0, at = 0;
+    int64_t lim = 0, want_rv = 0, cont_rv = 0;
     char buf[24];
 
+    if (!list_options_valid(c, rvs, rvm, cont))
+        goto out;
+    if (cont && *cont && rvs && *rvs && strcmp(rvs, "0")) {
+        reply_bad_request(c, "specifying resource version is not allowed when using continue");
+        goto out;
+    }
+    if (rvs && *rvs && (parse_i64(rvs, &want_rv) < 0 || want_rv < 0)) {
+        strbuf_addf(&err, "invalid resource version: \"%s\"", rvs);
+        reply_bad_request(c, err.buf);
+        goto out;
+    }
     if (!parse_selectors(c, &l.labels, &l.fields, &l.nfields))
         goto out;
     if (limit && (parse_i64(limit, &lim) < 0 || lim < 0)) {
@@ -650,18 +823,36 @@ static void do_list(struct call *c)
     strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
-    if (cont && strncmp(cont, prefix.buf, prefix.len) != 0) {
-        reply_status(c, api_status_failure(410, "Expired",
-                                           "the provided continue parameter is not valid", NULL));
-        goto out;
+    if (cont && *cont) {
+        if (!continue_decode(c, cont, prefix.buf, &after, &cont_rv))
+            goto out;
+        at = cont_rv > 0 ? (uint64_t)cont_rv : 0;
+    } else if (want_rv > 0) {
+        /* "N" with a limit and no match, or Exact: that revision; otherwise not older than N
+         * (reference 5), which the current state always is once the store has reached N. */
+        bool exact = (rvm && !strcmp(rvm, "Exact")) || (l.limit && (!rvm || !*rvm));
+        uint64_t current = store_revision(c->srv->store);
+        if ((uint64_t)want_rv > current) {
+            reply_too_large(c, (uint64_t)want_rv, current);
+            goto out;
+        }
+        at = exact ? (uint64_t)want_rv : 0;
     }
     l.raw = !l.labels && !l.nfields && !wants_table(c);
     l.items = cJSON_CreateArray();
     CHECK(l.items);
-    l.err = store_list(c->srv->store, prefix.buf, cont, 0, list_item, &l, &rv);
+    l.err = store_list_at(c->srv->store, prefix.buf, after, at, 0, list_item, &l, &rv);
     if (l.err < 0) {
         cJSON_Delete(l.items);
-        reply_status(c, api_status_from_errno(l.err, NULL, NULL));
+        if (l.err == -ERANGE && after)
+            reply_continue_expired(c, prefix.buf, after);
+        else if (l.err == -ERANGE)
+            reply_status(c, api_status_expired((unsigned long long)at,
+                                               (unsigned long long)store_oldest(c->srv->store)));
+        else if (l.err == -EOVERFLOW)
+            reply_too_large(c, at, store_revision(c->srv->store));
+        else
+            reply_status(c, api_status_from_errno(l.err, NULL, NULL));
         goto out;
     }
     list = cJSON_CreateObject();
@@ -675,8 +866,10 @@ static void do_list(struct call *c)
     CHECK(meta);
     (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
     CHECK(cJSON_AddStringToObject(meta, "resourceVersion", buf));
-    if (l.more && l.last_key)
-        CHECK(cJSON_AddStringToObject(meta, "continue", l.last_key));
+    if (l.more && l.last_key) {
+        continue_encode(prefix.buf, l.last_key, (int64_t)rv, &tok);
+        CHECK(cJSON_AddStringToObject(meta, "continue", tok.buf));
+    }
     CHECK(cJSON_AddItemToObject(list, "items", l.items));
     /* Items carry kind and apiVersion, as dynamic clients expect them. */
     {
@@ -706,9 +899,11 @@ out:
     label_selector_free(l.labels);
     field_reqs_free(l.fields, l.nfields);
     free(l.last_key);
+    free(after);
     strbuf_release(&prefix);
     strbuf_release(&err);
     strbuf_release(&av);
+    strbuf_release(&tok);
 }
 
 /* ---- writes ---- */
@@ -1472,9 +1667,10 @@ out:
 
 /* ---- watch (reference 4) ---- */
 
-#define WATCH_TICK_MS     1000
-#define MAX_WATCH_SECONDS ((int64_t)6 * 3600)
-#define MAX_WATCH_PENDING (16u << 20) /* encoded initial events one watch may hold */
+#define WATCH_TICK_MS       1000
+#define MAX_WATCH_SECONDS   ((int64_t)6 * 3600)
+#define MAX_WATCH_PENDING   (16u << 20) /* encoded initial events one watch may hold */
+#define DEFAULT_BOOKMARK_MS 60000       /* kube-apiserver's cacher: about once a minute */
 
 struct watch_stream {
     struct watcher *w;
@@ -1488,10 +1684,20 @@ struct watch_stream {
     size_t off;
     uint64_t skip_upto; /* live events up to this revision were sent already */
     time_t deadline;
+    unsigned bookmark_ms; /* idle time before a BOOKMARK; 0 = the client did not allow them */
+    int64_t last_emit_ms; /* monotonic time of the last event queued for the client */
     bool table;
     bool done;
     char *api_version;
 };
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void watch_stream_free(void *ud)
 {
@@ -1506,16 +1712,23 @@ static void watch_stream_free(void *ud)
     free(ws);
 }
 
-/* Appends {"type": T, "object": obj} and a newline; obj (owned) as a Table when asked for. */
+/*
+ * Appends {"type": T, "object": obj} and a newline; obj (owned) as a Table when asked for.
+ * Bookmarks become Tables too, as kube-apiserver's watch encoder converts every event object
+ * (handlers/response.go doTransformObject): the table's metadata.resourceVersion is the
+ * bookmark's and its one row carries the bookmark's metadata.
+ */
 static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
 {
     cJSON *ev = cJSON_CreateObject();
 
     CHECK(ev);
-    if (ws->table && strcmp(type, "ERROR") && strcmp(type, "BOOKMARK")) {
+    if (ws->table && strcmp(type, "ERROR")) {
         const cJSON *one[1] = {obj};
+        const char *rv =
+            get_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
         cJSON *t =
-            table_build(ws->kind, one, 1, NULL, NULL, (int64_t)time(NULL), TABLE_INCLUDE_METADATA);
+            table_build(ws->kind, one, 1, rv, NULL, (int64_t)time(NULL), TABLE_INCLUDE_METADATA);
         cJSON_Delete(obj);
         obj = t;
     }
@@ -1524,20 +1737,35 @@ static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
     CHECK(json_print(ev, &ws->pending) == 0);
     strbuf_addch(&ws->pending, '\n');
     cJSON_Delete(ev);
+    ws->last_emit_ms = monotonic_ms();
 }
 
-/* Emits a stored object (bytes + revision) when it passes the selectors. */
-static void emit_stored(struct watch_stream *ws, const char *type, const char *value, size_t len,
-                        uint64_t rv)
+static const char *event_type(enum store_event_type t)
+{
+    return t == STORE_ADDED ? "ADDED" : t == STORE_MODIFIED ? "MODIFIED" : "DELETED";
+}
+
+/*
+ * Emits one write as this watch sees it. With selectors a modification is judged on both
+ * states, as kube-apiserver's watch cache does (storage/cacher/cache_watcher.go convertToWatch
+ * Event): matching before and after is MODIFIED, only after is ADDED, only before is DELETED
+ * carrying the new state (so the client drops the object), neither is nothing. prev is the
+ * replaced value (NULL when unknown: then the new state alone decides, as a MODIFIED).
+ */
+static void emit_change(struct watch_stream *ws, enum store_event_type type, const char *value,
+                        size_t len, const char *prev, size_t prev_len, uint64_t rv)
 {
     size_t mark = ws->pending.len;
+    const char *t = event_type(type);
+    bool now, before;
     cJSON *o;
 
     if (!ws->table && !ws->labels && !ws->nfields) {
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
-        strbuf_addf(&ws->pending, "{\"type\":\"%s\",\"object\":", type);
+        strbuf_addf(&ws->pending, "{\"type\":\"%s\",\"object\":", t);
         if (splice_stored(value, len, rv, &ws->pending)) {
             strbuf_addstr(&ws->pending, "}\n");
+            ws->last_emit_ms = monotonic_ms();
             return;
         }
         strbuf_setlen(&ws->pending, mark);
@@ -1545,7 +1773,19 @@ static void emit_stored(struct watch_stream *ws, const char *type, const char *v
     o = decode_stored(value, len, rv);
     if (!o)
         return;
-    if (!selected(o, ws->labels, ws->fields, ws->nfields)) {
+    now = selected(o, ws->labels, ws->fields, ws->nfields);
+    if (type == STORE_MODIFIED && (ws->labels || ws->nfields) && prev) {
+        cJSON *p = decode_stored(prev, prev_len, rv);
+        before = p && selected(p, ws->labels, ws->fields, ws->nfields);
+        cJSON_Delete(p);
+        if (now && !before) {
+            t = "ADDED";
+        } else if (!now && before) {
+            t = "DELETED";
+            now = true;
+        }
+    }
+    if (!now) {
         cJSON_Delete(o);
         return;
     }
@@ -1553,12 +1793,28 @@ static void emit_stored(struct watch_stream *ws, const char *type, const char *v
         CHECK(cJSON_AddStringToObject(o, "kind", ws->res->kind));
     if (!cJSON_GetObjectItemCaseSensitive(o, "apiVersion"))
         CHECK(cJSON_AddStringToObject(o, "apiVersion", ws->api_version));
-    emit(ws, type, o);
+    emit(ws, t, o);
 }
 
-static const char *event_type(enum store_event_type t)
+/* A BOOKMARK: an object of the watched kind with only metadata.resourceVersion (and, ending
+ * the initial events of a streaming list, the k8s.io/initial-events-end annotation). */
+static void emit_bookmark(struct watch_stream *ws, uint64_t rv, bool initial_end)
 {
-    return t == STORE_ADDED ? "ADDED" : t == STORE_MODIFIED ? "MODIFIED" : "DELETED";
+    char buf[24];
+    cJSON *bm = cJSON_CreateObject(), *meta;
+
+    CHECK(bm);
+    CHECK(cJSON_AddStringToObject(bm, "kind", ws->res->kind));
+    CHECK(cJSON_AddStringToObject(bm, "apiVersion", ws->api_version));
+    meta = cJSON_AddObjectToObject(bm, "metadata");
+    CHECK(meta);
+    (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+    CHECK(cJSON_AddStringToObject(meta, "resourceVersion", buf));
+    if (initial_end) {
+        cJSON *ann = cJSON_AddObjectToObject(meta, "annotations");
+        CHECK(ann && cJSON_AddStringToObject(ann, "k8s.io/initial-events-end", "true"));
+    }
+    emit(ws, "BOOKMARK", bm);
 }
 
 static long watch_read(void *ud, char *buf, size_t max)
@@ -1567,7 +1823,7 @@ static long watch_read(void *ud, char *buf, size_t max)
 
     for (;;) {
         struct watch_item *it = NULL;
-        time_t now;
+        int wait_ms = WATCH_TICK_MS;
         int r;
 
         if (ws->off < ws->pending.len) {
@@ -1582,13 +1838,24 @@ static long watch_read(void *ud, char *buf, size_t max)
             }
             return (long)n;
         }
-        now = time(NULL);
-        if (ws->done || now >= ws->deadline)
+        if (ws->done || time(NULL) >= ws->deadline)
             return 0;
-        r = watcher_next(ws->w, WATCH_TICK_MS, &it);
+        if (ws->bookmark_ms) {
+            int64_t due = ws->last_emit_ms + ws->bookmark_ms - monotonic_ms();
+            if (due <= 0) {
+                /* Idle: everything up to the watcher's progress was delivered or filtered
+                 * out, so the client may resume from there. */
+                uint64_t rv = watcher_progress(ws->w);
+                emit_bookmark(ws, rv > ws->skip_upto ? rv : ws->skip_upto, false);
+                continue;
+            }
+            if (due < wait_ms)
+                wait_ms = (int)due;
+        }
+        r = watcher_next(ws->w, wait_ms, &it);
         if (r == 1) {
             if (it->rv > ws->skip_upto)
-                emit_stored(ws, event_type(it->type), it->value, it->len, it->rv);
+                emit_change(ws, it->type, it->value, it->len, it->prev, it->prev_len, it->rv);
             watch_item_free(it);
         } else if (r == -EOVERFLOW) {
             /* Too slow: tell the client to relist, as a 410 would. */
@@ -1615,7 +1882,7 @@ static int replay_event(const struct store_event *ev, void *ud)
 
     rp->last = ev->rv;
     if (!strncmp(ev->key, rp->prefix, rp->prefix_len))
-        emit_stored(rp->ws, event_type(ev->type), ev->value, ev->len, ev->rv);
+        emit_change(rp->ws, ev->type, ev->value, ev->len, ev->prev, ev->prev_len, ev->rv);
     if (rp->ws->pending.len > MAX_WATCH_PENDING) {
         rp->ws->too_big = true;
         return 1;
@@ -1627,7 +1894,7 @@ static int initial_item(const struct store_item *it, void *ud)
 {
     struct watch_stream *ws = ud;
 
-    emit_stored(ws, "ADDED", it->value, it->len, it->rv);
+    emit_change(ws, STORE_ADDED, it->value, it->len, NULL, 0, it->rv);
     if (ws->pending.len > MAX_WATCH_PENDING) {
         ws->too_big = true;
         return 1;
@@ -1635,6 +1902,20 @@ static int initial_item(const struct store_item *it, void *ud)
     return 0;
 }
 
+/* A query flag as Go's strconv.ParseBool reads the true values. */
+static bool query_true(const struct call *c, const char *name)
+{
+    const char *v = http_request_query(c->req, name);
+    return v && (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "t") || !strcmp(v, "T") ||
+                 !strcmp(v, "TRUE") || !strcmp(v, "True"));
+}
+
+/*
+ * Starts a watch. The watcher is registered before anything is read, so every write from then
+ * on is queued; the initial state (a snapshot list) or the history replay is then read in short
+ * locked chunks, so writers are not held up, and queued writes at or below the revision read up
+ * to are skipped: none is lost, none is sent twice.
+ */
 static void do_watch(struct call *c)
 {
     const char *rvs = http_request_query(c->req, "resourceVersion");
@@ -1675,6 +1956,7 @@ static void do_watch(struct call *c)
     ws->res = api_resource_ref(c->res);
     ws->kind = kind_of(c->res);
     ws->table = wants_table(c);
+    ws->bookmark_ms = query_true(c, "allowWatchBookmarks") ? c->srv->bookmark_ms : 0;
     api_version_of(c->res, &av);
     ws->api_version = strbuf_detach(&av, NULL);
     if (timeout <= 0 || timeout > MAX_WATCH_SECONDS)
@@ -1684,34 +1966,23 @@ static void do_watch(struct call *c)
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
     /* Register first, then read: writes in between are queued and skipped by revision. */
-    ws->w = watcher_new(c->srv->hub, prefix.buf, 0);
+    ws->w = watcher_new(c->srv->hub, prefix.buf, 0, ws->labels || ws->nfields ? WATCHER_PREV : 0);
     if (initial_events || !rvs || !*rvs || rv == 0) {
         r = store_list(c->srv->store, prefix.buf, NULL, 0, initial_item, ws, &list_rv);
         ws->skip_upto = list_rv;
-        if (r == 0 && initial_events) {
-            char buf[24];
-            cJSON *bm = cJSON_CreateObject(), *meta, *ann;
-            CHECK(bm);
-            CHECK(cJSON_AddStringToObject(bm, "kind", c->res->kind));
-            CHECK(cJSON_AddStringToObject(bm, "apiVersion", ws->api_version));
-            meta = cJSON_AddObjectToObject(bm, "metadata");
-            CHECK(meta);
-            (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)list_rv);
-            CHECK(cJSON_AddStringToObject(meta, "resourceVersion", buf));
-            ann = cJSON_AddObjectToObject(meta, "annotations");
-            CHECK(ann && cJSON_AddStringToObject(ann, "k8s.io/initial-events-end", "true"));
-            emit(ws, "BOOKMARK", bm);
-        }
+        if (r == 0 && initial_events)
+            emit_bookmark(ws, list_rv, true);
     } else {
         struct replay rp = {ws, prefix.buf, prefix.len, (uint64_t)rv};
         r = store_events(c->srv->store, (uint64_t)rv, replay_event, &rp);
-        if (r == -ERANGE) {
-            reply_status(c, api_status_expired((unsigned long long)rv,
-                                               (unsigned long long)store_oldest(c->srv->store)));
-            watch_stream_free(ws);
-            goto out;
-        }
         ws->skip_upto = rp.last;
+    }
+    if (r == -ERANGE) {
+        /* The start is older than the history, or writes during the read pushed it out. */
+        reply_status(c, api_status_expired(rvs && *rvs ? (unsigned long long)rv : list_rv,
+                                           (unsigned long long)store_oldest(c->srv->store)));
+        watch_stream_free(ws);
+        goto out;
     }
     if (r < 0) {
         reply_status(c, api_status_from_errno(r, NULL, NULL));
@@ -1726,6 +1997,7 @@ static void do_watch(struct call *c)
                                         "too many changes to replay for this watch; relist", NULL));
         goto out;
     }
+    ws->last_emit_ms = monotonic_ms();
     c->resp->status = 200;
     c->resp->content_type = "application/json";
     c->resp->stream = watch_read;
@@ -1733,6 +2005,11 @@ static void do_watch(struct call *c)
     c->resp->stream_free = watch_stream_free;
 out:
     strbuf_release(&prefix);
+}
+
+void apiserver_set_bookmark_interval(struct apiserver *s, unsigned ms)
+{
+    s->bookmark_ms = ms ? ms : DEFAULT_BOOKMARK_MS;
 }
 
 /* ---- pods/binding and pods/eviction (reference 9.1, 9.4) ---- */
@@ -2217,6 +2494,7 @@ int apiserver_new(struct store *store, struct apiserver **ret)
     int r = 0;
 
     s->store = store;
+    s->bookmark_ms = DEFAULT_BOOKMARK_MS;
     CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->metrics = api_metrics_new();
     s->reg = api_registry_new();

@@ -33,6 +33,14 @@ void apiserver_require_client_certs(struct apiserver *s, bool on);
 struct api_tokens;
 void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens);
 
+/*
+ * How long a watch that allowed bookmarks (allowWatchBookmarks=true) may stay silent before
+ * the server sends a BOOKMARK with the revision it has caught up to, so the client's resume
+ * point moves forward even when nothing it watches changes. 0 = the default, one minute (what
+ * kube-apiserver does); tests use a short one. Applies to watches started afterwards.
+ */
+void apiserver_set_bookmark_interval(struct apiserver *s, unsigned ms);
+
 /* Ends every watch stream (call before stopping the HTTP server, whose connection threads
  * would otherwise wait for them); also done by apiserver_free. */
 void apiserver_stop_watches(struct apiserver *s);

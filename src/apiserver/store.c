@@ -4,6 +4,11 @@
  * oldest revision a watch may start after). Every write is one IMMEDIATE transaction that bumps
  * the revision, changes the object and appends the event, so a crash leaves either all of it or
  * none.
+ *
+ * An event keeps the value it replaced (prev) and that value's revision, so the state at an
+ * older revision R is: each current row no event after R touched, plus, for each key an event
+ * after R touched, the state before the first such event (nothing when that event created the
+ * key). ST_LIST_AT says exactly that in SQL, helped by the (key, rv) index on events.
  */
 #include "apiserver/store.h"
 
@@ -15,6 +20,9 @@
 #include "base/base.h"
 
 #define DEFAULT_HISTORY 10000
+#define STORE_FORMAT    2
+#define CHUNK_ROWS      256        /* rows one locked read copies out */
+#define CHUNK_BYTES     (4u << 20) /* ... or fewer once they hold this many bytes */
 
 enum stmt_id {
     ST_GET,
@@ -25,7 +33,7 @@ enum stmt_id {
     ST_META_SET,
     ST_PRUNE,
     ST_LIST,
-    ST_LIST_AFTER,
+    ST_LIST_AT,
     ST_EVENTS,
     ST_BEGIN,
     ST_COMMIT,
@@ -38,13 +46,24 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_INSERT] = "INSERT INTO objects(key, rv, value) VALUES (?1, ?2, ?3)",
     [ST_UPDATE] = "UPDATE objects SET rv = ?2, value = ?3 WHERE key = ?1",
     [ST_DELETE] = "DELETE FROM objects WHERE key = ?1",
-    [ST_EVENT] = "INSERT INTO events(rv, type, key, value) VALUES (?1, ?2, ?3, ?4)",
+    [ST_EVENT] = ("INSERT INTO events(rv, type, key, value, prev_rv, prev) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
     [ST_META_SET] = "INSERT OR REPLACE INTO meta(k, v) VALUES (?1, ?2)",
     [ST_PRUNE] = "DELETE FROM events WHERE rv <= ?1",
-    [ST_LIST] = "SELECT key, rv, value FROM objects WHERE key >= ?1 AND key < ?2 ORDER BY key",
-    [ST_LIST_AFTER] = ("SELECT key, rv, value FROM objects WHERE key > ?3 AND key >= ?1 AND "
-                       "key < ?2 ORDER BY key"),
-    [ST_EVENTS] = "SELECT rv, type, key, value FROM events WHERE rv > ?1 ORDER BY rv",
+    [ST_LIST] = ("SELECT key, rv, value FROM objects WHERE key > ?3 AND key >= ?1 AND key < ?2 "
+                 "ORDER BY key LIMIT ?4"),
+    /* ?1..?3 as ST_LIST, ?4 the revision, ?5 the limit. */
+    [ST_LIST_AT] = ("SELECT key, rv, value FROM objects o WHERE key > ?3 AND key >= ?1 AND "
+                    "key < ?2 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.key = o.key AND "
+                    "e.rv > ?4) "
+                    "UNION ALL "
+                    "SELECT key, prev_rv, CASE type WHEN 3 THEN value ELSE prev END FROM events e "
+                    "WHERE rv > ?4 AND type != 1 AND key > ?3 AND key >= ?1 AND key < ?2 AND "
+                    "NOT EXISTS (SELECT 1 FROM events f WHERE f.key = e.key AND f.rv > ?4 AND "
+                    "f.rv < e.rv) "
+                    "ORDER BY 1 LIMIT ?5"),
+    [ST_EVENTS] = ("SELECT rv, type, key, value, prev_rv, prev FROM events WHERE rv > ?1 AND "
+                   "rv <= ?2 ORDER BY rv LIMIT ?3"),
     [ST_BEGIN] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_ROLLBACK] = "ROLLBACK",
@@ -55,8 +74,19 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS objects(key TEXT PRIMARY KEY, rv INTEGER NOT NULL,"
     " value BLOB NOT NULL) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
-    " key TEXT NOT NULL, value BLOB NOT NULL);"
-    "INSERT OR IGNORE INTO meta(k, v) VALUES ('format', 1), ('revision', 0), ('oldest', 0);";
+    " key TEXT NOT NULL, value BLOB NOT NULL, prev_rv INTEGER NOT NULL DEFAULT 0, prev BLOB);"
+    "INSERT OR IGNORE INTO meta(k, v) VALUES ('format', 2), ('revision', 0), ('oldest', 0);";
+
+/* Format 1 kept no previous values: its history cannot rebuild snapshots, so it is dropped
+ * (watches from before the upgrade get 410 and relist, as after any compaction). */
+static const char upgrade_v1_sql[] =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE events ADD COLUMN prev_rv INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE events ADD COLUMN prev BLOB;"
+    "DELETE FROM events;"
+    "UPDATE meta SET v = (SELECT v FROM meta WHERE k = 'revision') WHERE k = 'oldest';"
+    "UPDATE meta SET v = 2 WHERE k = 'format';"
+    "COMMIT;";
 
 struct store {
     sqlite3 *db;
@@ -143,8 +173,24 @@ int store_open(const char *path, size_t history, struct store **ret)
         r = sql_err(rc);
         goto err;
     }
-    if ((r = meta_get(s->db, "format", &format)) < 0 || format != 1 ||
-        (r = meta_get(s->db, "revision", &s->rev)) < 0 ||
+    if ((r = meta_get(s->db, "format", &format)) < 0)
+        goto err;
+    if (format == 1) {
+        rc = sqlite3_exec(s->db, upgrade_v1_sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            (void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            r = sql_err(rc);
+            goto err;
+        }
+        format = STORE_FORMAT;
+    }
+    rc = sqlite3_exec(s->db, "CREATE INDEX IF NOT EXISTS events_key ON events(key, rv);", NULL,
+                      NULL, NULL);
+    if (rc != SQLITE_OK) {
+        r = sql_err(rc);
+        goto err;
+    }
+    if (format != STORE_FORMAT || (r = meta_get(s->db, "revision", &s->rev)) < 0 ||
         (r = meta_get(s->db, "oldest", &s->oldest)) < 0) {
         r = r < 0 ? r : -EIO;
         goto err;
@@ -271,9 +317,11 @@ int store_get(struct store *s, const char *key, struct store_item *ret)
     return r;
 }
 
-/* Within the write transaction: records the event and the new revision, prunes history. */
+/* Within the write transaction: records the event and the new revision, prunes history. prev
+ * (MODIFIED only) and prev_rv describe the value the write replaced or removed. */
 static int record(struct store *s, uint64_t rev, enum store_event_type type, const char *key,
-                  const void *value, size_t len)
+                  const void *value, size_t len, const void *prev, size_t prev_len,
+                  uint64_t prev_rv)
 {
     sqlite3_stmt *st = stmt(s, ST_EVENT);
     int r;
@@ -282,6 +330,9 @@ static int record(struct store *s, uint64_t rev, enum store_event_type type, con
     (void)sqlite3_bind_int(st, 2, (int)type);
     (void)sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
     (void)sqlite3_bind_blob(st, 4, value ? value : "", (int)len, SQLITE_STATIC);
+    (void)sqlite3_bind_int64(st, 5, (sqlite3_int64)prev_rv);
+    if (prev)
+        (void)sqlite3_bind_blob(st, 6, prev_len ? prev : "", (int)prev_len, SQLITE_STATIC);
     if ((r = step_done(st)) < 0)
         return r;
     st = stmt(s, ST_META_SET);
@@ -332,10 +383,9 @@ static int write_op(struct store *s, enum write_op op, const char *key, const ch
         r = sql_err(rc);
         goto rollback;
     }
-    if (exists && (op == OP_DELETE || ret_old) && (r = fill_item(st, -1, 0, 1, key, &old)) < 0)
+    /* The replaced value goes into the history (snapshots, selector transitions). */
+    if (exists && (r = fill_item(st, -1, 0, 1, key, &old)) < 0)
         goto rollback;
-    if (exists && !old.key)
-        old.rv = (uint64_t)sqlite3_column_int64(st, 0);
     (void)sqlite3_reset(st);
     if (op == OP_CREATE && exists) {
         r = -EEXIST;
@@ -358,9 +408,12 @@ static int write_op(struct store *s, enum write_op op, const char *key, const ch
     }
     if ((r = step_done(st)) < 0)
         goto rollback;
-    r = op == OP_DELETE
-            ? record(s, rev, STORE_DELETED, key, old.value, old.len)
-            : record(s, rev, op == OP_CREATE ? STORE_ADDED : STORE_MODIFIED, key, value, len);
+    if (op == OP_DELETE)
+        r = record(s, rev, STORE_DELETED, key, old.value, old.len, NULL, 0, old.rv);
+    else if (op == OP_UPDATE)
+        r = record(s, rev, STORE_MODIFIED, key, value, len, old.value, old.len, old.rv);
+    else
+        r = record(s, rev, STORE_ADDED, key, value, len, NULL, 0, 0);
     if (r < 0)
         goto rollback;
     if ((r = step_done(stmt(s, ST_COMMIT))) < 0)
@@ -377,6 +430,9 @@ static int write_op(struct store *s, enum write_op op, const char *key, const ch
             .key = key,
             .value = op == OP_DELETE ? (old.value ? old.value : "") : (value ? value : ""),
             .len = op == OP_DELETE ? old.len : len,
+            .prev = op == OP_UPDATE ? old.value : NULL,
+            .prev_len = op == OP_UPDATE ? old.len : 0,
+            .prev_rv = old.rv,
         };
         (void)s->observer(&ev, s->observer_data);
     }
@@ -412,87 +468,203 @@ int store_delete(struct store *s, const char *key, uint64_t expect_rv, struct st
     return write_op(s, OP_DELETE, key, NULL, 0, expect_rv, ret_old, ret_rv);
 }
 
-int store_list(struct store *s, const char *prefix, const char *after, size_t limit,
-               store_item_fn fn, void *userdata, uint64_t *ret_rv)
+/* Rows copied out of one locked read, handed to callbacks after unlocking. */
+struct chunk {
+    struct store_item items[CHUNK_ROWS];
+    size_t n;
+    bool exhausted; /* the query had no more rows */
+};
+
+static void chunk_release(struct chunk *c)
 {
-    size_t plen = prefix ? strlen(prefix) : 0, n = 0;
-    char *upper;
-    sqlite3_stmt *st;
-    int rc, r = 0;
+    for (size_t i = 0; i < c->n; i++)
+        store_item_release(&c->items[i]);
+    c->n = 0;
+}
+
+/* Under the lock: up to want rows after cursor at revision rev. */
+static int read_chunk(struct store *s, const char *prefix, const char *upper, const char *cursor,
+                      uint64_t rev, size_t want, struct chunk *c)
+{
+    bool at = rev != s->rev;
+    sqlite3_stmt *st = stmt(s, at ? ST_LIST_AT : ST_LIST);
+    size_t bytes = 0;
+    int rc = SQLITE_ROW, r = 0;
+
+    (void)sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_text(st, 2, upper, -1, SQLITE_STATIC);
+    (void)sqlite3_bind_text(st, 3, cursor, -1, SQLITE_STATIC);
+    if (at)
+        (void)sqlite3_bind_int64(st, 4, (sqlite3_int64)rev);
+    (void)sqlite3_bind_int64(st, at ? 5 : 4, (sqlite3_int64)want);
+    while (c->n < want && bytes < CHUNK_BYTES && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((r = fill_item(st, 0, 1, 2, NULL, &c->items[c->n])) < 0)
+            break;
+        bytes += c->items[c->n++].len;
+    }
+    if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = sql_err(rc);
+    c->exhausted = rc == SQLITE_DONE;
+    (void)sqlite3_reset(st);
+    return r;
+}
+
+int store_list_at(struct store *s, const char *prefix, const char *after, uint64_t at, size_t limit,
+                  store_item_fn fn, void *userdata, uint64_t *ret_rv)
+{
+    size_t plen = prefix ? strlen(prefix) : 0, done = 0;
+    struct chunk *c = NULL;
+    char *upper, *cursor;
+    uint64_t rev = at;
+    bool first = true;
+    int r = 0;
 
     if (!prefix || !plen || check_key(prefix) < 0 || (after && check_key(after) < 0))
         return -EINVAL;
     /* Keys are printable ASCII, so prefix with its last byte incremented bounds the range. */
     upper = xstrdup(prefix);
     upper[plen - 1]++;
-    CHECK(pthread_mutex_lock(&s->lock) == 0);
-    /* A read transaction keeps the rows consistent with the revision reported. */
-    rc = sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        r = sql_err(rc);
-        goto unlock;
-    }
-    if (ret_rv)
-        *ret_rv = s->rev;
-    st = stmt(s, after ? ST_LIST_AFTER : ST_LIST);
-    (void)sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
-    (void)sqlite3_bind_text(st, 2, upper, -1, SQLITE_STATIC);
-    if (after)
-        (void)sqlite3_bind_text(st, 3, after, -1, SQLITE_STATIC);
-    while ((!limit || n < limit) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct store_item it = {0};
-        r = fill_item(st, 0, 1, 2, NULL, &it);
-        if (r == 0)
-            r = fn(&it, userdata);
-        store_item_release(&it);
-        n++;
-        if (r != 0)
+    cursor = xstrdup(after ? after : "");
+    c = xcalloc(1, sizeof(*c));
+    for (;;) {
+        size_t want = CHUNK_ROWS;
+
+        if (limit && limit - done < want)
+            want = limit - done;
+        CHECK(pthread_mutex_lock(&s->lock) == 0);
+        if (first) {
+            rev = rev ? rev : s->rev;
+            if (ret_rv)
+                *ret_rv = rev;
+            first = false;
+        }
+        if (rev > s->rev)
+            r = -EOVERFLOW;
+        else if (rev < s->oldest)
+            r = -ERANGE;
+        else
+            r = read_chunk(s, prefix, upper, cursor, rev, want, c);
+        CHECK(pthread_mutex_unlock(&s->lock) == 0);
+        for (size_t i = 0; i < c->n && r == 0; i++)
+            r = fn(&c->items[i], userdata);
+        if (r == 0 && c->n) {
+            free(cursor);
+            cursor = xstrdup(c->items[c->n - 1].key);
+        }
+        done += c->n;
+        chunk_release(c);
+        if (r != 0 || c->exhausted || (limit && done >= limit))
             break;
     }
-    if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        r = sql_err(rc);
-    (void)sqlite3_reset(st);
-    (void)sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-unlock:
-    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    free(c);
+    free(cursor);
     free(upper);
     return r < 0 ? r : 0;
 }
 
-int store_events(struct store *s, uint64_t since, store_event_fn fn, void *userdata)
+int store_list(struct store *s, const char *prefix, const char *after, size_t limit,
+               store_item_fn fn, void *userdata, uint64_t *ret_rv)
 {
-    sqlite3_stmt *st;
-    int rc, r = 0;
+    return store_list_at(s, prefix, after, 0, limit, fn, userdata, ret_rv);
+}
 
-    CHECK(pthread_mutex_lock(&s->lock) == 0);
-    if (since < s->oldest) {
-        r = -ERANGE;
-        goto unlock;
-    }
-    st = stmt(s, ST_EVENTS);
+/* One event copied out of the history. */
+struct event_copy {
+    struct store_event ev;
+    char *key, *value, *prev;
+};
+
+static void event_copy_release(struct event_copy *e)
+{
+    free(e->key);
+    free(e->value);
+    free(e->prev);
+    *e = (struct event_copy){0};
+}
+
+static char *copy_blob(sqlite3_stmt *st, int col, size_t *ret_len)
+{
+    const void *v = sqlite3_column_blob(st, col);
+    size_t len = (size_t)sqlite3_column_bytes(st, col);
+    char *p = cmalloc(len + 1);
+
+    if (!p)
+        return NULL;
+    if (len)
+        memcpy(p, v, len);
+    p[len] = '\0';
+    *ret_len = len;
+    return p;
+}
+
+/* Under the lock: up to CHUNK_ROWS events in (since, until]. */
+static int read_events(struct store *s, uint64_t since, uint64_t until, struct event_copy *v,
+                       size_t *ret_n)
+{
+    sqlite3_stmt *st = stmt(s, ST_EVENTS);
+    size_t n = 0, bytes = 0;
+    int rc = SQLITE_DONE, r = 0;
+
     (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct store_event ev = {
-            .rv = (uint64_t)sqlite3_column_int64(st, 0),
-            .type = (enum store_event_type)sqlite3_column_int(st, 1),
-            .key = (const char *)sqlite3_column_text(st, 2),
-            .value = sqlite3_column_blob(st, 3),
-            .len = (size_t)sqlite3_column_bytes(st, 3),
-        };
-        if (!ev.key) {
+    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)until);
+    (void)sqlite3_bind_int64(st, 3, CHUNK_ROWS);
+    while (n < CHUNK_ROWS && bytes < CHUNK_BYTES && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct event_copy *e = &v[n];
+        const char *k = (const char *)sqlite3_column_text(st, 2);
+
+        e->ev.rv = (uint64_t)sqlite3_column_int64(st, 0);
+        e->ev.type = (enum store_event_type)sqlite3_column_int(st, 1);
+        e->ev.prev_rv = (uint64_t)sqlite3_column_int64(st, 4);
+        e->key = k ? cstrndup(k, strlen(k)) : NULL;
+        e->value = copy_blob(st, 3, &e->ev.len);
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+            e->prev = copy_blob(st, 5, &e->ev.prev_len);
+        n++;
+        if (!e->key || !e->value || (sqlite3_column_type(st, 5) != SQLITE_NULL && !e->prev)) {
             r = -ENOMEM;
             break;
         }
-        if (!ev.value)
-            ev.value = "";
-        r = fn(&ev, userdata);
-        if (r != 0)
-            break;
+        e->ev.key = e->key;
+        e->ev.value = e->value;
+        e->ev.prev = e->prev;
+        bytes += e->ev.len + e->ev.prev_len;
     }
-    if (r == 0 && rc != SQLITE_DONE)
+    if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
         r = sql_err(rc);
     (void)sqlite3_reset(st);
-unlock:
-    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    *ret_n = n;
+    return r;
+}
+
+int store_events(struct store *s, uint64_t since, store_event_fn fn, void *userdata)
+{
+    struct event_copy *v = xcalloc(CHUNK_ROWS, sizeof(*v));
+    uint64_t until = 0;
+    bool first = true;
+    int r = 0;
+
+    for (;;) {
+        size_t n = 0;
+
+        CHECK(pthread_mutex_lock(&s->lock) == 0);
+        if (first) {
+            until = s->rev;
+            first = false;
+        }
+        if (since < s->oldest)
+            r = -ERANGE;
+        else if (since < until)
+            r = read_events(s, since, until, v, &n);
+        CHECK(pthread_mutex_unlock(&s->lock) == 0);
+        for (size_t i = 0; i < n && r == 0; i++) {
+            since = v[i].ev.rv;
+            r = fn(&v[i].ev, userdata);
+        }
+        for (size_t i = 0; i < n; i++)
+            event_copy_release(&v[i]);
+        if (r != 0 || n == 0 || since >= until)
+            break;
+    }
+    free(v);
     return r < 0 ? r : 0;
 }

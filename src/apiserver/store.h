@@ -9,6 +9,16 @@
  * event to a bounded history that watches replay from; asking for history older than what is
  * kept answers -ERANGE, which the server turns into 410 Gone.
  *
+ * Snapshots come from the same history. An event records the object's state before the write
+ * as well as after it, so the state at any revision the history still covers is the current
+ * rows with the writes made since undone: that is how a paged list stays consistent (every
+ * page at the first page's revision, reference section 3.2) without a long-lived read
+ * transaction per continue token. The price is that a token expires after `history` writes
+ * rather than after a time (kube-apiserver: etcd's compaction, about 5 minutes); the gain is
+ * that memory and WAL size stay bounded whatever clients do, since nothing is pinned per
+ * token. The same snapshot lets reads run in short chunks: callbacks are called with the store
+ * unlocked, so a long list or a watch's replay never holds up writers.
+ *
  * Durability: WAL journal with synchronous=FULL, so a write that returned 0 survives kill -9 of
  * the process and a crash of the machine. A store is safe to use from several threads (one
  * connection behind a mutex).
@@ -40,10 +50,14 @@ struct store_event {
     const char *key;
     const char *value; /* the new value, or for STORE_DELETED the last one */
     size_t len;
+    const char *prev; /* STORE_MODIFIED: the value it replaced; NULL otherwise */
+    size_t prev_len;
+    uint64_t prev_rv; /* MODIFIED, DELETED: the revision of the replaced/removed value */
 };
 
 /* Callbacks return 0 to continue, > 0 to stop early (not an error), < 0 to abort with that
- * code. They run with the store locked and must not call back into it. */
+ * code. Those of store_list*() and store_events() run with the store unlocked (they may call
+ * into it); the observer's run with it locked (see store_set_observer()). */
 typedef int (*store_item_fn)(const struct store_item *it, void *userdata);
 typedef int (*store_event_fn)(const struct store_event *ev, void *userdata);
 
@@ -91,16 +105,26 @@ int store_delete(struct store *s, const char *key, uint64_t expect_rv, struct st
 
 /*
  * Calls fn for the objects whose keys start with prefix, in key order, starting after the key
- * `after` (NULL = from the start), at most limit of them (0 = all). *ret_rv receives the
- * revision the list is consistent with. Returns 0, the first negative callback result, or an
- * error.
+ * `after` (NULL = from the start), at most limit of them (0 = all), as they were at revision
+ * at (0 = the current one). *ret_rv (may be NULL) receives the revision the list is consistent
+ * with (at, or the current revision when at is 0), also on -ERANGE. Rows are read in short
+ * locked chunks and fn runs unlocked; writes made meanwhile are not seen. Returns 0, the first
+ * negative callback result, -ERANGE when at is older than the kept history (also when writes
+ * during a long listing push it out), -EOVERFLOW when at is newer than the current revision.
  */
+int store_list_at(struct store *s, const char *prefix, const char *after, uint64_t at, size_t limit,
+                  store_item_fn fn, void *userdata, uint64_t *ret_rv);
+
+/* store_list_at() at the current revision. */
 int store_list(struct store *s, const char *prefix, const char *after, size_t limit,
                store_item_fn fn, void *userdata, uint64_t *ret_rv);
 
 /*
- * Calls fn for every recorded write with rv > since, in revision order. -ERANGE when since is
- * older than the kept history (the caller answers 410 Gone and the client relists).
+ * Calls fn for every recorded write with since < rv <= the revision current when the call
+ * starts, in revision order (writes made during the call are left to the observer, which is
+ * how a new watch neither loses nor repeats one). Events are copied in short locked chunks and
+ * fn runs unlocked. -ERANGE when since is older than the kept history, also when writes during
+ * the replay push the rest of it out (the caller answers 410 Gone and the client relists).
  */
 int store_events(struct store *s, uint64_t since, store_event_fn fn, void *userdata);
 

@@ -21,6 +21,7 @@ struct watcher {
     char *prefix;
     size_t prefix_len;
     size_t max_bytes, bytes;
+    unsigned flags;
     struct node *head, *tail;
     bool overflow;
     pthread_cond_t cv;
@@ -30,6 +31,7 @@ struct watcher {
 struct watch_hub {
     pthread_mutex_t mu;
     struct watcher *list;
+    uint64_t last_rv; /* of the last write observed */
     bool closed;
     bool freed; /* watch_hub_free() ran while watchers remained: the last one frees */
 };
@@ -81,6 +83,7 @@ void watch_item_free(struct watch_item *it)
         return;
     free(it->key);
     free(it->value);
+    free(it->prev);
     free(it);
 }
 
@@ -101,13 +104,16 @@ int watch_hub_observe(const struct store_event *ev, void *userdata)
     struct watch_hub *h = userdata;
 
     CHECK(pthread_mutex_lock(&h->mu) == 0);
+    h->last_rv = ev->rv;
     for (struct watcher *w = h->list; w; w = w->next) {
         struct watch_item *it;
         struct node *n;
+        size_t size;
 
         if (w->overflow || strncmp(ev->key, w->prefix, w->prefix_len) != 0)
             continue;
-        if (w->bytes + ev->len > w->max_bytes) {
+        size = ev->len + ((w->flags & WATCHER_PREV) && ev->prev ? ev->prev_len : 0);
+        if (w->bytes + size > w->max_bytes) {
             /* Too far behind: cut it off instead of growing or blocking the writer. */
             w->overflow = true;
             drop_queue(w);
@@ -120,6 +126,10 @@ int watch_hub_observe(const struct store_event *ev, void *userdata)
         it->key = xstrdup(ev->key);
         it->value = xstrndup(ev->value, ev->len);
         it->len = ev->len;
+        if ((w->flags & WATCHER_PREV) && ev->prev) {
+            it->prev = xstrndup(ev->prev, ev->prev_len);
+            it->prev_len = ev->prev_len;
+        }
         n = xcalloc(1, sizeof(*n));
         n->item = it;
         if (w->tail)
@@ -127,14 +137,15 @@ int watch_hub_observe(const struct store_event *ev, void *userdata)
         else
             w->head = n;
         w->tail = n;
-        w->bytes += ev->len;
+        w->bytes += size;
         (void)pthread_cond_signal(&w->cv);
     }
     CHECK(pthread_mutex_unlock(&h->mu) == 0);
     return 0;
 }
 
-struct watcher *watcher_new(struct watch_hub *h, const char *prefix, size_t max_bytes)
+struct watcher *watcher_new(struct watch_hub *h, const char *prefix, size_t max_bytes,
+                            unsigned flags)
 {
     struct watcher *w = xcalloc(1, sizeof(*w));
     pthread_condattr_t attr;
@@ -143,6 +154,7 @@ struct watcher *watcher_new(struct watch_hub *h, const char *prefix, size_t max_
     w->prefix = xstrdup(prefix);
     w->prefix_len = strlen(prefix);
     w->max_bytes = max_bytes ? max_bytes : DEFAULT_MAX_BYTES;
+    w->flags = flags;
     CHECK(pthread_condattr_init(&attr) == 0);
     CHECK(pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0);
     CHECK(pthread_cond_init(&w->cv, &attr) == 0);
@@ -179,13 +191,25 @@ int watcher_next(struct watcher *w, int timeout_ms, struct watch_item **ret)
         w->head = n->next;
         if (!w->head)
             w->tail = NULL;
-        w->bytes -= n->item->len;
+        w->bytes -= n->item->len + n->item->prev_len;
         *ret = n->item;
         free(n);
         r = 1;
     } else if (h->closed) {
         r = -ESHUTDOWN;
     }
+    CHECK(pthread_mutex_unlock(&h->mu) == 0);
+    return r;
+}
+
+uint64_t watcher_progress(struct watcher *w)
+{
+    struct watch_hub *h = w->hub;
+    uint64_t r;
+
+    CHECK(pthread_mutex_lock(&h->mu) == 0);
+    /* Writes reach every queue in revision order, so all before the head were handed out. */
+    r = w->head ? w->head->item->rv - 1 : h->last_rv;
     CHECK(pthread_mutex_unlock(&h->mu) == 0);
     return r;
 }

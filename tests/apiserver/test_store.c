@@ -1,11 +1,15 @@
 /*
  * Tests for apiserver/store: the SQLite object store. Revisions strictly increase across every
  * kind of write and across reopening; conditional writes fail on a stale revision; lists are
- * prefix-exact, ordered and pageable; the event history replays writes in order and answers
- * -ERANGE once compacted; and every write acknowledged before a kill -9 is there afterwards.
+ * prefix-exact, ordered and pageable; the event history replays writes in order (with the
+ * values they replaced) and answers -ERANGE once compacted; a list at an older revision shows
+ * exactly that revision's objects; callbacks run unlocked (they may write) and see neither
+ * those writes nor any later one; a format-1 store is upgraded in place; and every write
+ * acknowledged before a kill -9 is there afterwards.
  */
 #include <setjmp.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -223,6 +227,189 @@ static void test_events_and_compaction(void **state)
     strbuf_release(&sb);
 }
 
+static int collect_value(const struct store_item *it, void *ud)
+{
+    struct strbuf *sb = ud;
+    strbuf_addf(sb, "%s@%llu=%s ", it->key, (unsigned long long)it->rv, it->value);
+    return 0;
+}
+
+static int collect_prev(const struct store_event *ev, void *ud)
+{
+    struct strbuf *sb = ud;
+    strbuf_addf(sb, "%llu:%s:prev=%s@%llu ", (unsigned long long)ev->rv, ev->value,
+                ev->prev ? ev->prev : "-", (unsigned long long)ev->prev_rv);
+    return 0;
+}
+
+/* The state at an older revision: changed objects as they were, deleted ones back, created
+ * ones absent; bounded by the history on one side and the current revision on the other. */
+static void test_list_at_revision(void **state)
+{
+    struct fixture *f = *state;
+    struct strbuf sb = STRBUF_INIT;
+    uint64_t rv = 0;
+
+    put(f->s, "/k/a", "a1", 1);
+    put(f->s, "/k/b", "b1", 2);
+    put(f->s, "/k/c", "c1", 3);
+    assert_int_equal(store_update(f->s, "/k/b", "b2", 2, 0, &rv), 0); /* 4 */
+    assert_int_equal(store_delete(f->s, "/k/a", 0, NULL, &rv), 0);    /* 5 */
+    put(f->s, "/k/aa", "aa1", 6);
+    assert_int_equal(store_update(f->s, "/k/b", "b3", 2, 0, &rv), 0);   /* 7 */
+    assert_int_equal(store_update(f->s, "/k/aa", "aa2", 3, 0, &rv), 0); /* 8 */
+
+    assert_int_equal(store_list_at(f->s, "/k/", NULL, 3, 0, collect_value, &sb, &rv), 0);
+    assert_int_equal(rv, 3);
+    assert_string_equal(sb.buf, "/k/a@1=a1 /k/b@2=b1 /k/c@3=c1 ");
+    strbuf_reset(&sb);
+    assert_int_equal(store_list_at(f->s, "/k/", NULL, 6, 0, collect_value, &sb, &rv), 0);
+    assert_string_equal(sb.buf, "/k/aa@6=aa1 /k/b@4=b2 /k/c@3=c1 ");
+    strbuf_reset(&sb);
+    /* Paging within the snapshot: after a key, with a limit. */
+    assert_int_equal(store_list_at(f->s, "/k/", "/k/a", 3, 1, collect_value, &sb, &rv), 0);
+    assert_string_equal(sb.buf, "/k/b@2=b1 ");
+    strbuf_reset(&sb);
+    assert_int_equal(store_list_at(f->s, "/k/", NULL, 0, 0, collect_value, &sb, &rv), 0);
+    assert_int_equal(rv, 8);
+    assert_string_equal(sb.buf, "/k/aa@8=aa2 /k/b@7=b3 /k/c@3=c1 ");
+
+    /* The history holds the replaced values. */
+    strbuf_reset(&sb);
+    assert_int_equal(store_events(f->s, 3, collect_prev, &sb), 0);
+    assert_string_equal(sb.buf, "4:b2:prev=b1@2 5:a1:prev=-@1 6:aa1:prev=-@0 7:b3:prev=b2@4 "
+                                "8:aa2:prev=aa1@6 ");
+
+    assert_int_equal(store_list_at(f->s, "/k/", NULL, 9, 0, collect_value, &sb, &rv), -EOVERFLOW);
+    /* The fixture keeps 8 events: 9 more writes leave 9 as the oldest listable revision. */
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(store_update(f->s, "/k/c", "c2", 2, 0, &rv), 0);
+    assert_int_equal(store_list_at(f->s, "/k/", NULL, 8, 0, collect_value, &sb, &rv), -ERANGE);
+    strbuf_reset(&sb);
+    assert_int_equal(store_list_at(f->s, "/k/", NULL, 9, 0, collect_value, &sb, &rv), 0);
+    assert_string_equal(sb.buf, "/k/aa@8=aa2 /k/b@7=b3 /k/c@9=c2 ");
+    strbuf_release(&sb);
+}
+
+/* A list callback that writes (it would deadlock if callbacks ran locked). */
+struct writing_list {
+    struct store *s;
+    struct strbuf seen;
+    int n;
+};
+
+static int write_during_list(const struct store_item *it, void *ud)
+{
+    struct writing_list *w = ud;
+    uint64_t rv;
+
+    if (w->n++ == 10) {
+        CHECK(store_update(w->s, "/big/0290", "changed", 7, 0, &rv) == 0);
+        CHECK(store_create(w->s, "/big/0291x", "new", 3, &rv) == 0);
+        CHECK(store_delete(w->s, "/big/0295", 0, NULL, &rv) == 0);
+    }
+    if (it->key[5] == '0' && it->key[6] == '2' && it->key[7] == '9')
+        strbuf_addf(&w->seen, "%s=%s ", it->key + 5, it->value);
+    return 0;
+}
+
+static void test_list_is_a_snapshot_across_chunks(void **state)
+{
+    struct fixture *f = *state;
+    struct writing_list w = {.s = f->s, .seen = STRBUF_INIT};
+    uint64_t rv = 0;
+
+    /* More objects than one locked chunk holds, so the list reads several chunks. */
+    for (int i = 0; i < 300; i++) {
+        char key[32];
+        (void)snprintf(key, sizeof(key), "/big/%04d", i);
+        put(f->s, key, "v", (uint64_t)i + 1);
+    }
+    assert_int_equal(store_list(f->s, "/big/", NULL, 0, write_during_list, &w, &rv), 0);
+    assert_int_equal(rv, 300);
+    assert_int_equal(w.n, 300);
+    assert_string_equal(w.seen.buf, "0290=v 0291=v 0292=v 0293=v 0294=v 0295=v 0296=v 0297=v "
+                                    "0298=v 0299=v ");
+    assert_int_equal(store_revision(f->s), 303);
+    strbuf_release(&w.seen);
+}
+
+/* A replay callback that writes: the replay stops at the revision current when it started. */
+static int write_during_replay(const struct store_event *ev, void *ud)
+{
+    struct writing_list *w = ud;
+    uint64_t rv;
+
+    strbuf_addf(&w->seen, "%llu ", (unsigned long long)ev->rv);
+    if (w->n++ == 0)
+        CHECK(store_create(w->s, "/r/late", "x", 1, &rv) == 0);
+    return 0;
+}
+
+static void test_replay_ends_at_its_start(void **state)
+{
+    struct fixture *f = *state;
+    struct writing_list w = {.s = f->s, .seen = STRBUF_INIT};
+
+    put(f->s, "/r/a", "1", 1);
+    put(f->s, "/r/b", "1", 2);
+    put(f->s, "/r/c", "1", 3);
+    assert_int_equal(store_events(f->s, 1, write_during_replay, &w), 0);
+    assert_string_equal(w.seen.buf, "2 3 ");
+    assert_int_equal(store_revision(f->s), 4);
+    strbuf_release(&w.seen);
+}
+
+/* A store written by format 1 (no previous values in the history) opens with its objects and
+ * revision, and with the history dropped: replays from before answer -ERANGE. */
+static void test_upgrade_from_format_1(void **state)
+{
+    struct fixture *f = *state;
+    struct store_item it = {0};
+    struct strbuf sb = STRBUF_INIT;
+    char path[160];
+    sqlite3 *db = NULL;
+    struct store *s = NULL;
+    uint64_t rv;
+
+    (void)snprintf(path, sizeof(path), "%s/v1.db", f->dir);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+                     "CREATE TABLE objects(key TEXT PRIMARY KEY, rv INTEGER NOT NULL,"
+                     " value BLOB NOT NULL) WITHOUT ROWID;"
+                     "CREATE TABLE events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
+                     " key TEXT NOT NULL, value BLOB NOT NULL);"
+                     "INSERT INTO meta VALUES ('format', 1), ('revision', 7), ('oldest', 0);"
+                     "INSERT INTO objects VALUES ('/k/a', 7, 'a7');"
+                     "INSERT INTO events VALUES (7, 2, '/k/a', 'a7');",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    (void)sqlite3_close(db);
+    assert_int_equal(store_open(path, 8, &s), 0);
+    assert_int_equal(store_revision(s), 7);
+    assert_int_equal(store_oldest(s), 7);
+    assert_int_equal(store_get(s, "/k/a", &it), 0);
+    assert_string_equal(it.value, "a7");
+    store_item_release(&it);
+    assert_int_equal(store_events(s, 6, collect_prev, &sb), -ERANGE);
+    assert_int_equal(store_update(s, "/k/a", "a8", 2, 7, &rv), 0);
+    assert_int_equal(store_events(s, 7, collect_prev, &sb), 0);
+    assert_string_equal(sb.buf, "8:a8:prev=a7@7 ");
+    store_close(s);
+    /* Reopening an upgraded store changes nothing. */
+    assert_int_equal(store_open(path, 8, &s), 0);
+    assert_int_equal(store_oldest(s), 7);
+    store_close(s);
+    for (const char *const *x = (const char *const[]){"", "-wal", "-shm", NULL}; *x; x++) {
+        char p[176];
+        (void)snprintf(p, sizeof(p), "%s%s", path, *x);
+        (void)unlink(p);
+    }
+    strbuf_release(&sb);
+}
+
 static void test_reopen_keeps_revisions(void **state)
 {
     struct fixture *f = *state;
@@ -326,6 +513,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_and_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_at_revision, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_is_a_snapshot_across_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replay_ends_at_its_start, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_format_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_revisions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill9_keeps_acknowledged_writes, setup, teardown),
