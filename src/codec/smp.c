@@ -119,9 +119,10 @@ static bool is_key_scalar(const cJSON *v)
     return cJSON_IsString(v) || cJSON_IsNumber(v) || cJSON_IsBool(v);
 }
 
+/* Equality of two key scalars; false when either is absent or not a key scalar. */
 static bool scalar_equal(const cJSON *a, const cJSON *b)
 {
-    if ((a->type & 0xff) != (b->type & 0xff))
+    if (!a || !b || !is_key_scalar(a) || !is_key_scalar(b) || (a->type & 0xff) != (b->type & 0xff))
         return false;
     if (cJSON_IsString(a))
         return strcmp(a->valuestring, b->valuestring) == 0;
@@ -575,9 +576,9 @@ static int merge_object_list(struct smp_state *s, cJSON *arr, const cJSON *patch
 
     /* The order: $setElementOrder, else the patch list's (nothing to do after a replace). */
     if (order) {
-        r = check_order(s, patch, order, key);
+        r = rank_order(s, order, key, &rank);
         if (r == 0)
-            r = rank_order(s, order, key, &rank);
+            r = check_order(s, patch, order, key);
     } else if (!replace && patch) {
         r = vset_init(&rank, np) < 0 ? oom(s) : 0;
         i = 0;
@@ -638,9 +639,9 @@ static int merge_scalar_list(struct smp_state *s, cJSON *arr, const cJSON *patch
         CHECK(cJSON_AddItemToArray(arr, v));
     }
     if (order) {
-        r = check_order(s, patch, order, NULL);
+        r = rank_order(s, order, NULL, &rank);
         if (r == 0)
-            r = rank_order(s, order, NULL, &rank);
+            r = check_order(s, patch, order, NULL);
     } else {
         r = vset_init(&rank, np) < 0 ? oom(s) : 0;
         i = 0;
