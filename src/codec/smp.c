@@ -727,6 +727,17 @@ out:
 
 /* ---- objects ---- */
 
+/*
+ * Whether a "$" member name is meant as a directive: "$<word>/<field>", or a directive name
+ * missing its "/<field>". Other "$" names ("$ref", "$schema" in a CRD's openAPIV3Schema) are
+ * ordinary members, as upstream treats every name it does not recognise.
+ */
+static bool is_directive(const char *name)
+{
+    return strchr(name, '/') || !strcmp(name, "$setElementOrder") ||
+           !strcmp(name, "$deleteFromPrimitiveList");
+}
+
 /* $retainKeys: checks that it names every member the patch sets, then drops the others. */
 static int retain_keys(struct smp_state *s, cJSON *target, const cJSON *patch, const cJSON *retain)
 {
@@ -793,8 +804,10 @@ static int object_directives(struct smp_state *s, cJSON *target, const cJSON *pa
         else if (has_prefix(name, DIR_DELETE))
             list = name + strlen(DIR_DELETE);
         preview(pv, name);
-        if (!list)
+        if (!list && is_directive(name))
             return fail(s, -EINVAL, "unknown directive %s", pv);
+        if (!list)
+            continue; /* an ordinary member ("$ref" in a CRD schema) */
         if (!*list)
             return fail(s, -EINVAL, "directive %s names no field", pv);
         if (!cJSON_IsArray(p))
@@ -861,7 +874,8 @@ static int merge_object(struct smp_state *s, cJSON *target, const cJSON *patch, 
         goto out;
     }
     for (const cJSON *p = patch->child; p; p = p->next) {
-        if (p->string[0] == '$')
+        if (p->string[0] == '$' && (!strcmp(p->string, DIR_PATCH) ||
+                                    !strcmp(p->string, DIR_RETAIN) || is_directive(p->string)))
             continue;
         cur = codec__member_index_get(&ix, p->string);
         if (cJSON_IsNull(p)) {

@@ -30,10 +30,12 @@
  *    before the first patch element that followed them in the original (upstream
  *    mergeSortedSlice); new elements come where the order puts them.
  * Errors where upstream errors: "$patch": "merge" (the document calls merge a struct-tag
- * strategy only; patch.go rejects it in objects and lists), other "$patch" values, unknown
- * "$" members, a merge list mixing element types or holding lists, objects without the merge key,
- * a patch list whose elements are out of the "$setElementOrder" order, malformed directive
- * values.
+ * strategy only; patch.go rejects it in objects and lists), other "$patch" values, a merge list
+ * mixing element types or holding lists, objects without the merge key, a patch list whose
+ * elements are out of the "$setElementOrder" order, malformed directive values. Also an error
+ * here: unknown directives, i.e. "$" names with a "/" ("$setElementorder/x") and the two list
+ * directives without their "/<field>". Other "$" names are ordinary members, as upstream
+ * treats them: CRD schemas have "$ref" and "$schema" properties.
  * Deliberate differences, none of which kubectl or client-go produce:
  *  - a patch value for a member the original lacks is merged into nothing, so the directives
  *    inside it are applied and its nulls dropped (upstream copies it raw and the typed decoder

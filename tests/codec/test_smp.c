@@ -196,6 +196,9 @@ static const struct smp_case cases[] = {
      "{\"list\":[{\"name\":\"b\"},{\"name\":\"a\",\"sub\":[{\"k\":\"x\",\"v\":\"9\"}]}]}"},
     {"empty lists", "{\"list\":[],\"set\":[]}", "{\"list\":[],\"set\":[]}",
      "{\"list\":[],\"set\":[]}"},
+    {"other $ names are members", "{\"s\":{\"$ref\":\"#/a\",\"x\":1}}",
+     "{\"s\":{\"$ref\":\"#/b\",\"$schema\":{\"a\":1},\"x\":null}}",
+     "{\"s\":{\"$ref\":\"#/b\",\"$schema\":{\"a\":1}}}"},
     {"a non-object document is {}", "[1]", "{\"a\":1}", "{\"a\":1}"},
 };
 
@@ -233,7 +236,9 @@ static const struct smp_case errors[] = {
      "list: patch element 0 deletes without merge key \"name\""},
     {"original element without merge key", "{\"list\":[{\"v\":1}]}",
      "{\"list\":[{\"name\":\"a\"}]}", "list: element 0 of the object has no merge key \"name\""},
-    {"unknown directive", "{}", "{\"a\":{\"$foo\":1}}", "a: unknown directive \"$foo\""},
+    {"unknown directive", "{}", "{\"a\":{\"$foo/x\":1}}", "a: unknown directive \"$foo/x\""},
+    {"list directive without its field", "{}", "{\"$setElementOrder\":[]}",
+     "unknown directive \"$setElementOrder\""},
     {"directive without field", "{}", "{\"$setElementOrder/\":[]}",
      "directive \"$setElementOrder/\" names no field"},
     {"order not a list", "{}", "{\"$setElementOrder/list\":{}}",
