@@ -209,6 +209,10 @@ expect_rc 0 "apply a custom resource"
 k patch nodeslo n1 --type strategic -p '{"metadata":{"labels":{"a":"b"}}}'
 expect_rc 1 "strategic patch of a custom resource"
 expect_out 'strategic merge patch is not supported for custom resources' "strategic patch of a custom resource"
+# The CustomResourceDefinition object itself is built in: strategic merge patches apply.
+k patch crd nodeslos.slo.koordinator.sh --type strategic -p '{"metadata":{"labels":{"smp":"yes"}}}'
+expect_rc 0 "strategic patch of a CRD object"
+expect_get crd/nodeslos.slo.koordinator.sh '{.metadata.labels.smp}' "yes"
 # kubectl apply sends merge patches for custom resources.
 cat >"$TMP/slo.yaml" <<'EOF'
 apiVersion: slo.koordinator.sh/v1alpha1
