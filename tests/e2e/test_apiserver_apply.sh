@@ -209,10 +209,29 @@ expect_rc 0 "apply a custom resource"
 k patch nodeslo n1 --type strategic -p '{"metadata":{"labels":{"a":"b"}}}'
 expect_rc 1 "strategic patch of a custom resource"
 expect_out 'strategic merge patch is not supported for custom resources' "strategic patch of a custom resource"
-# The CustomResourceDefinition object itself is built in: strategic merge patches apply.
-k patch crd nodeslos.slo.koordinator.sh --type strategic -p '{"metadata":{"labels":{"smp":"yes"}}}'
+# The CustomResourceDefinition object itself is built in: strategic merge patches apply (a small
+# CRD: updating one recompiles its schema, slow for the big ones under sanitizers).
+cat >"$TMP/crd.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+EOF
+k apply -f "$TMP/crd.yaml"
+expect_rc 0 "apply a small CRD"
+k patch crd widgets.example.com --type strategic -p '{"metadata":{"labels":{"smp":"yes"}}}'
 expect_rc 0 "strategic patch of a CRD object"
-expect_get crd/nodeslos.slo.koordinator.sh '{.metadata.labels.smp}' "yes"
+expect_get crd/widgets.example.com '{.metadata.labels.smp}' "yes"
 # kubectl apply sends merge patches for custom resources.
 cat >"$TMP/slo.yaml" <<'EOF'
 apiVersion: slo.koordinator.sh/v1alpha1
