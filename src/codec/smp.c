@@ -146,15 +146,17 @@ static const cJSON *key_of(const cJSON *x, const char *key)
  */
 struct vset {
     struct codec_strmap strs, others;
-    char **owned;
+    char **owned; /* the keys */
+    size_t *pos;  /* the positions, pointed to by the maps' values */
     size_t n, cap;
 };
 
 static int vset_init(struct vset *v, size_t cap)
 {
     *v = (struct vset){.cap = cap};
-    v->owned = ccalloc(cap ? cap : 1, sizeof(*v->owned));
-    return v->owned ? 0 : -ENOMEM;
+    v->owned = ccalloc(cap ? cap : 1, sizeof(char *));
+    v->pos = ccalloc(cap ? cap : 1, sizeof(size_t));
+    return v->owned && v->pos ? 0 : -ENOMEM;
 }
 
 static void vset_release(struct vset *v)
@@ -164,6 +166,7 @@ static void vset_release(struct vset *v)
     for (size_t i = 0; i < v->n; i++)
         free(v->owned[i]);
     free(v->owned);
+    free(v->pos);
     *v = (struct vset){0};
 }
 
@@ -201,8 +204,10 @@ static int vset_add(struct vset *v, const cJSON *x, size_t pos)
     copy = cstrndup(k, strlen(k));
     if (!copy)
         return -ENOMEM;
-    v->owned[v->n++] = copy;
-    r = codec__strmap_add(m, copy, (void *)(uintptr_t)(pos + 1));
+    v->owned[v->n] = copy;
+    v->pos[v->n] = pos;
+    r = codec__strmap_add(m, copy, &v->pos[v->n]);
+    v->n++;
     return r < 0 ? r : 0;
 }
 
@@ -219,7 +224,7 @@ static size_t vset_find(const struct vset *v, const cJSON *x)
     /* vset_key() only picks one of v's maps; nothing is written to v. */
     k = vset_key((struct vset *)v, x, buf, &m);
     slot = codec__strmap_find(m, k);
-    return slot ? (size_t)(uintptr_t)*slot - 1 : NONE;
+    return slot ? *(const size_t *)*slot : NONE;
 }
 
 /* ---- building values ---- */
@@ -309,7 +314,7 @@ static int arrange(struct smp_state *s, cJSON *arr, struct elem *es, size_t n)
     size_t nr = 0, ns = 0, i = 0, j = 0, k;
 
     ranked = ccalloc(n ? n : 1, sizeof(*ranked));
-    out = ccalloc(n ? n : 1, sizeof(*out));
+    out = ccalloc(n ? n : 1, sizeof(cJSON *));
     if (!ranked || !out) {
         free(ranked);
         free(out);
@@ -485,7 +490,7 @@ static int merge_object_list(struct smp_state *s, cJSON *arr, const cJSON *patch
     int r;
 
     if (vset_init(&orig, n0) < 0 || vset_init(&del, np) < 0 || vset_init(&cur, n0 + np) < 0 ||
-        !(slots = ccalloc(n0 + np + 1, sizeof(*slots)))) {
+        !(slots = ccalloc(n0 + np + 1, sizeof(cJSON *)))) {
         r = oom(s);
         goto out;
     }
