@@ -7,7 +7,10 @@
  *  - merge_patch_apply() succeeds (the inputs are shallower than PATCH_MAX_DEPTH) and is
  *    idempotent, as RFC 7386 merge patches are;
  *  - merge_patch_create(a, b) applied to a gives b whenever b has no null object members
- *    (which a merge patch cannot express), for b the merge result and b the patch itself.
+ *    (which a merge patch cannot express), for b the merge result and b the patch itself;
+ *  - strategic_merge_patch_apply() (src/codec/smp.c, with a small strategy table covering
+ *    merge lists of objects and of scalars) returns 0 with an object, or -EINVAL/-E2BIG with a
+ *    message and the document pointer and tree exactly as they were.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +19,7 @@
 #include "base/base.h"
 #include "codec/codec.h"
 #include "codec/patch.h"
+#include "codec/smp.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -91,6 +95,42 @@ static void check_merge_patch(const cJSON *doc, const cJSON *patch)
     cJSON_Delete(m);
 }
 
+/* "a" and "b.c" merge objects by "k", "s" and "b.s" are sets; everything else is atomic. */
+static bool lookup(const char *path, const void *userdata, struct smp_list_meta *ret)
+{
+    (void)userdata;
+    if (!strcmp(path, "a") || !strcmp(path, "b.c") || !strcmp(path, "a.a")) {
+        *ret = (struct smp_list_meta){.merge = true, .merge_key = "k"};
+        return true;
+    }
+    if (!strcmp(path, "s") || !strcmp(path, "b.s") || !strcmp(path, "a.s")) {
+        *ret = (struct smp_list_meta){.merge = true, .merge_key = NULL};
+        return true;
+    }
+    return false;
+}
+
+static void check_smp(const cJSON *doc, const cJSON *patch)
+{
+    struct codec_error err = {0};
+    cJSON *d, *before;
+    int r;
+
+    d = cJSON_Duplicate(doc, true);
+    CHECK(d);
+    before = d;
+    r = strategic_merge_patch_apply(&d, patch, lookup, NULL, &err);
+    if (r < 0) {
+        CHECK(r == -EINVAL || r == -E2BIG);
+        CHECK(err.msg[0] != '\0');
+        CHECK(d == before);
+        CHECK(identical(d, doc));
+    } else {
+        CHECK(r == 0 && cJSON_IsObject(d));
+    }
+    cJSON_Delete(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *nul = memchr(data, '\0', size);
@@ -107,6 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto out;
     check_json_patch(doc, patch);
     check_merge_patch(doc, patch);
+    check_smp(doc, patch);
 out:
     cJSON_Delete(patch);
     cJSON_Delete(doc);

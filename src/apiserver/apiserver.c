@@ -16,6 +16,7 @@
 #include "api/api.h"
 #include "api/crd.h"
 #include "api/labels.h"
+#include "api/patchmeta.h"
 #include "api/rfc3339.h"
 #include "apiserver/admit.h"
 #include "apiserver/auth.h"
@@ -34,6 +35,7 @@
 #include "base/strbuf.h"
 #include "codec/codec.h"
 #include "codec/patch.h"
+#include "codec/smp.h"
 #include "http/server.h"
 
 #define CRD_PREFIX   "/apiextensions.k8s.io/customresourcedefinitions/"
@@ -1373,22 +1375,6 @@ static void do_update(struct call *c)
 
 #define MAX_PATCH_OPS 10000
 
-/* A strategic merge patch without lists or directives means what a merge patch means (maps
- * and scalars merge the same way); that is the subset served until strategic merge is. */
-static bool smp_is_plain(const cJSON *v)
-{
-    const cJSON *c;
-
-    if (cJSON_IsArray(v))
-        return false;
-    cJSON_ArrayForEach(c, v)
-    {
-        if ((c->string && c->string[0] == '$') || !smp_is_plain(c))
-            return false;
-    }
-    return true;
-}
-
 static bool patch_sets_rv(const cJSON *patch, bool json_patch)
 {
     const cJSON *op;
@@ -1413,6 +1399,7 @@ static void do_patch(struct call *c)
     size_t len;
     const char *body = http_request_body(c->req, &len);
     cJSON *patch = NULL, *obj = NULL;
+    const struct api_patch_meta *meta = NULL;
     uint64_t rv = 0;
     bool json_patch = ct && !strncmp(ct, "application/json-patch+json", 27);
     bool merge = ct && !strncmp(ct, "application/merge-patch+json", 28);
@@ -1434,15 +1421,14 @@ static void do_patch(struct call *c)
         reply_bad_request(c, msg.buf);
         goto out;
     }
-    if (smp && (!c->res->builtin || !smp_is_plain(patch))) {
-        reply_status(c, api_status_failure(
-                            415, "UnsupportedMediaType",
-                            c->res->builtin
-                                ? "strategic merge patches with lists or $ directives are not "
-                                  "supported yet; use application/merge-patch+json or "
-                                  "application/json-patch+json"
-                                : "strategic merge patch is not supported for custom resources",
-                            NULL));
+    /* Built-in kinds only, as kube-apiserver: custom resources have no patch metadata. */
+    if (smp &&
+        !(meta = c->res->crd_name ? NULL : api_patch_meta_find(c->res->group, c->res->kind))) {
+        reply_status(c, api_status_failure(415, "UnsupportedMediaType",
+                                           "strategic merge patch is not supported for custom "
+                                           "resources; use application/merge-patch+json or "
+                                           "application/json-patch+json",
+                                           NULL));
         goto out;
     }
     if (json_patch && !cJSON_IsArray(patch)) {
@@ -1456,10 +1442,19 @@ static void do_patch(struct call *c)
     }
     if (!(obj = read_current(c, &rv)))
         goto out;
-    r = json_patch ? json_patch_apply(&obj, patch, MAX_PATCH_OPS, &err)
-                   : merge_patch_apply(&obj, patch, &err);
+    if (json_patch)
+        r = json_patch_apply(&obj, patch, MAX_PATCH_OPS, &err);
+    else if (smp)
+        r = strategic_merge_patch_apply(&obj, patch, api_patch_meta_lookup, meta, &err);
+    else
+        r = merge_patch_apply(&obj, patch, &err);
     if (r == -ENOMEM || r == -E2BIG) {
         reply_status(c, api_status_from_errno(r, err.msg, NULL));
+        goto out;
+    }
+    /* A strategic merge patch that does not apply is malformed (smp.h). */
+    if (r < 0 && smp) {
+        reply_bad_request(c, err.msg);
         goto out;
     }
     if (r < 0) {

@@ -1,7 +1,7 @@
 /*
- * codec internals shared by json.c and yaml.c: error reporting, UTF-8 checks, number
- * formatting, and a flood-resistant key set for duplicate-key detection. No other directory
- * includes this header.
+ * codec internals shared by json.c, yaml.c and the patch files: error reporting, UTF-8 checks,
+ * number formatting, a flood-resistant key set for duplicate-key detection, and the tree helpers
+ * patch.c and smp.c both use. No other directory includes this header.
  */
 #ifndef KOORD_CODEC_INT_H
 #define KOORD_CODEC_INT_H
@@ -61,5 +61,39 @@ int codec__strmap_add(struct codec_strmap *m, const char *key, void *val);
 /* The value slot of key (to read or replace), or NULL when absent. */
 void **codec__strmap_find(const struct codec_strmap *m, const char *key);
 void codec__strmap_release(struct codec_strmap *m);
+
+/* ---- shared by the patch implementations (patch.c, smp.c) ---- */
+
+/* Adds the items of v to *nodes and returns the nesting depth reached when v sits level
+ * containers deep ("[]" at level 0 gives 1), or -E2BIG as soon as that passes PATCH_MAX_DEPTH,
+ * so the recursion is bounded even for a tree nobody measured. */
+int codec__measure(const cJSON *v, int level, size_t *nodes);
+
+/* Gives v the member name key (taking ownership of it; NULL for array elements and roots). */
+void codec__set_key(cJSON *v, char *key);
+
+/* Exchanges the values (not the member names) of two items. */
+void codec__swap_values(cJSON *a, cJSON *b);
+
+/*
+ * Member lookup by name, hashed for large objects so a patch with many members cannot make
+ * lookups quadratic. The index borrows the members' names: members removed while it is in use
+ * must stay allocated until codec__member_index_release().
+ */
+struct codec_member_index {
+    const cJSON *obj;
+    struct codec_strmap map;
+    bool hashed;
+};
+
+/* 0 or -ENOMEM (then release it all the same). */
+int codec__member_index_init(struct codec_member_index *ix, const cJSON *obj);
+/* The first member named key, or NULL. */
+cJSON *codec__member_index_get(const struct codec_member_index *ix, const char *key);
+/* Records that item (a member of ix->obj) was detached. */
+void codec__member_index_forget(struct codec_member_index *ix, const cJSON *item);
+/* Records that item was appended to ix->obj; 0 or -ENOMEM. */
+int codec__member_index_add(struct codec_member_index *ix, cJSON *item);
+void codec__member_index_release(struct codec_member_index *ix);
 
 #endif

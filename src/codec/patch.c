@@ -47,7 +47,7 @@ static size_t count_nodes(const cJSON *v)
  * containers deep, or -E2BIG as soon as that passes PATCH_MAX_DEPTH (so the recursion is bounded
  * even for a tree nobody measured).
  */
-static int measure(const cJSON *v, int level, size_t *nodes)
+int codec__measure(const cJSON *v, int level, size_t *nodes)
 {
     const cJSON *c;
     int d, r;
@@ -59,7 +59,7 @@ static int measure(const cJSON *v, int level, size_t *nodes)
         return -E2BIG;
     d = level + 1;
     for (c = v->child; c; c = c->next) {
-        r = measure(c, level + 1, nodes);
+        r = codec__measure(c, level + 1, nodes);
         if (r < 0)
             return r;
         if (r > d)
@@ -69,7 +69,7 @@ static int measure(const cJSON *v, int level, size_t *nodes)
 }
 
 /* Gives v the member name key (taking ownership of it; NULL for array elements and roots). */
-static void set_key(cJSON *v, char *key)
+void codec__set_key(cJSON *v, char *key)
 {
     if (v->string && !(v->type & cJSON_StringIsConst))
         free(v->string);
@@ -77,18 +77,7 @@ static void set_key(cJSON *v, char *key)
     v->type &= ~cJSON_StringIsConst;
 }
 
-/*
- * Member lookup by name, hashed for large objects so a patch with many members cannot make
- * lookups quadratic. The index borrows the members' names: members removed while it is in use
- * must stay allocated until member_index_release() (see merge_into()).
- */
-struct member_index {
-    const cJSON *obj;
-    struct codec_strmap map;
-    bool hashed;
-};
-
-static int member_index_init(struct member_index *ix, const cJSON *obj)
+int codec__member_index_init(struct codec_member_index *ix, const cJSON *obj)
 {
     const cJSON *c;
     size_t n = 0;
@@ -111,7 +100,7 @@ static int member_index_init(struct member_index *ix, const cJSON *obj)
     return 0;
 }
 
-static cJSON *member_index_get(const struct member_index *ix, const char *key)
+cJSON *codec__member_index_get(const struct codec_member_index *ix, const char *key)
 {
     void **slot;
 
@@ -122,7 +111,7 @@ static cJSON *member_index_get(const struct member_index *ix, const char *key)
 }
 
 /* Records that item (a member of ix->obj) was detached. */
-static void member_index_forget(struct member_index *ix, const cJSON *item)
+void codec__member_index_forget(struct codec_member_index *ix, const cJSON *item)
 {
     void **slot;
 
@@ -134,7 +123,7 @@ static void member_index_forget(struct member_index *ix, const cJSON *item)
 }
 
 /* Records that item was appended to ix->obj. */
-static int member_index_add(struct member_index *ix, cJSON *item)
+int codec__member_index_add(struct codec_member_index *ix, cJSON *item)
 {
     void **slot;
     int r;
@@ -150,7 +139,7 @@ static int member_index_add(struct member_index *ix, cJSON *item)
     return r < 0 ? r : 0;
 }
 
-static void member_index_release(struct member_index *ix)
+void codec__member_index_release(struct codec_member_index *ix)
 {
     codec__strmap_release(&ix->map);
 }
@@ -162,7 +151,7 @@ static void member_index_release(struct member_index *ix)
  */
 static int json_equal(const cJSON *a, const cJSON *b, int level)
 {
-    struct member_index ix;
+    struct codec_member_index ix;
     const cJSON *x, *y;
     size_t na = 0, nb = 0;
     int r = 1;
@@ -191,16 +180,16 @@ static int json_equal(const cJSON *a, const cJSON *b, int level)
         nb++;
     if (na != nb)
         return 0;
-    r = member_index_init(&ix, b);
+    r = codec__member_index_init(&ix, b);
     if (r < 0)
         goto out;
     r = 1;
     for (x = a->child; x && r == 1; x = x->next) {
-        y = member_index_get(&ix, x->string);
+        y = codec__member_index_get(&ix, x->string);
         r = y ? json_equal(x, y, level + 1) : 0;
     }
 out:
-    member_index_release(&ix);
+    codec__member_index_release(&ix);
     return r;
 }
 
@@ -465,7 +454,7 @@ static int check_growth(struct patch_state *s, const cJSON *v, int level, size_t
     size_t n = 0;
     int r;
 
-    r = measure(v, level, &n);
+    r = codec__measure(v, level, &n);
     if (r < 0)
         return op_error(s, -E2BIG, "result would nest deeper than %d", PATCH_MAX_DEPTH);
     if (s->nodes - old + n > s->max_nodes)
@@ -505,7 +494,7 @@ static int location_add(struct patch_state *s, const struct location *l, cJSON *
     char *key;
 
     if (!l->parent) {
-        set_key(v, NULL);
+        codec__set_key(v, NULL);
         cJSON_Delete(s->root);
         s->root = v;
         return 0;
@@ -516,7 +505,7 @@ static int location_add(struct patch_state *s, const struct location *l, cJSON *
             cJSON_Delete(v);
             return op_error(s, -ENOMEM, "out of memory");
         }
-        set_key(v, key);
+        codec__set_key(v, key);
         cur = object_member(l->parent, l->tok, l->len);
         if (cur)
             CHECK(cJSON_ReplaceItemViaPointer(l->parent, cur, v));
@@ -524,7 +513,7 @@ static int location_add(struct patch_state *s, const struct location *l, cJSON *
             CHECK(cJSON_AddItemToArray(l->parent, v));
         return 0;
     }
-    set_key(v, NULL);
+    codec__set_key(v, NULL);
     if (l->len == 1 && l->tok[0] == '-') {
         CHECK(cJSON_AddItemToArray(l->parent, v));
         return 0;
@@ -604,12 +593,12 @@ static int op_replace(struct patch_state *s, const char *ptr, const cJSON *value
     if (!v)
         return op_error(s, -ENOMEM, "out of memory");
     if (!l.parent) {
-        set_key(v, NULL);
+        codec__set_key(v, NULL);
         cJSON_Delete(s->root);
         s->root = v;
     } else {
         /* The replacement takes over the member name, so this cannot fail. */
-        set_key(v, cur->string);
+        codec__set_key(v, cur->string);
         v->type |= cur->type & cJSON_StringIsConst;
         cur->string = NULL;
         cur->type &= ~cJSON_StringIsConst;
@@ -830,7 +819,7 @@ int json_patch_apply(cJSON **doc, const cJSON *patch, size_t max_ops, struct cod
                          max_ops);
         return -E2BIG;
     }
-    if (measure(*doc, 0, &s.nodes) < 0 || s.nodes > s.max_nodes) {
+    if (codec__measure(*doc, 0, &s.nodes) < 0 || s.nodes > s.max_nodes) {
         codec__set_error(err, 0, 0, "the document exceeds %zu items or nests deeper than %d",
                          s.max_nodes, PATCH_MAX_DEPTH);
         return -E2BIG;
@@ -840,7 +829,7 @@ int json_patch_apply(cJSON **doc, const cJSON *patch, size_t max_ops, struct cod
         codec__set_error(err, 0, 0, "out of memory");
         return -ENOMEM;
     }
-    set_key(s.root, NULL);
+    codec__set_key(s.root, NULL);
     for (op = patch->child; op; op = op->next, s.index++) {
         r = apply_op(&s, op);
         if (r < 0)
@@ -858,7 +847,7 @@ out:
 /* ---- JSON Merge Patch ---- */
 
 /* Exchanges the values (not the member names) of two items. */
-static void swap_values(cJSON *a, cJSON *b)
+void codec__swap_values(cJSON *a, cJSON *b)
 {
     const int keep = cJSON_StringIsConst;
     cJSON tmp = *a;
@@ -879,7 +868,7 @@ static void swap_values(cJSON *a, cJSON *b)
  * works in place (target belongs to the caller's copy). */
 static int merge_into(cJSON *target, const cJSON *patch, int level, struct codec_error *err)
 {
-    struct member_index ix;
+    struct codec_member_index ix;
     cJSON *dead = NULL; /* detached members: ix borrows their names until the end */
     cJSON *cur, *v = NULL;
     const cJSON *p;
@@ -890,14 +879,14 @@ static int merge_into(cJSON *target, const cJSON *patch, int level, struct codec
         codec__set_error(err, 0, 0, "merge patch nests objects deeper than %d", PATCH_MAX_DEPTH);
         return -E2BIG;
     }
-    r = member_index_init(&ix, target);
+    r = codec__member_index_init(&ix, target);
     if (r < 0)
         goto oom;
     for (p = patch->child; p; p = p->next) {
-        cur = member_index_get(&ix, p->string);
+        cur = codec__member_index_get(&ix, p->string);
         if (cJSON_IsNull(p)) {
             if (cur) {
-                member_index_forget(&ix, cur);
+                codec__member_index_forget(&ix, cur);
                 cur = cJSON_DetachItemViaPointer(target, cur);
                 cur->next = dead;
                 dead = cur;
@@ -923,7 +912,7 @@ static int merge_into(cJSON *target, const cJSON *patch, int level, struct codec
                 goto oom;
         }
         if (cur) {
-            swap_values(cur, v);
+            codec__swap_values(cur, v);
             cJSON_Delete(v);
             v = NULL;
             continue;
@@ -931,11 +920,11 @@ static int merge_into(cJSON *target, const cJSON *patch, int level, struct codec
         key = cstrndup(p->string, strlen(p->string));
         if (!key)
             goto oom;
-        set_key(v, key);
+        codec__set_key(v, key);
         CHECK(cJSON_AddItemToArray(target, v));
         cur = v;
         v = NULL;
-        r = member_index_add(&ix, cur);
+        r = codec__member_index_add(&ix, cur);
         if (r < 0)
             goto oom;
     }
@@ -946,7 +935,7 @@ oom:
     r = -ENOMEM;
 out:
     cJSON_Delete(v);
-    member_index_release(&ix);
+    codec__member_index_release(&ix);
     cJSON_Delete(dead);
     return r;
 }
@@ -968,7 +957,7 @@ int merge_patch_apply(cJSON **doc, const cJSON *patch, struct codec_error *err)
         codec__set_error(err, 0, 0, "out of memory");
         return -ENOMEM;
     }
-    set_key(work, NULL); /* a copied member keeps its name */
+    codec__set_key(work, NULL); /* a copied member keeps its name */
     if (cJSON_IsObject(patch)) {
         r = merge_into(work, patch, 1, err);
         if (r < 0) {
@@ -993,14 +982,14 @@ static int add_member(cJSON *obj, const char *key, cJSON *v)
         cJSON_Delete(v);
         return -ENOMEM;
     }
-    set_key(v, k);
+    codec__set_key(v, k);
     CHECK(cJSON_AddItemToArray(obj, v));
     return 0;
 }
 
 static int diff(const cJSON *a, const cJSON *b, int level, cJSON **ret)
 {
-    struct member_index ia, ib;
+    struct codec_member_index ia, ib;
     cJSON *out, *sub = NULL;
     const cJSON *x, *y;
     int r;
@@ -1009,25 +998,25 @@ static int diff(const cJSON *a, const cJSON *b, int level, cJSON **ret)
         out = cJSON_Duplicate(b, true);
         if (!out)
             return -ENOMEM;
-        set_key(out, NULL);
+        codec__set_key(out, NULL);
         *ret = out;
         return 0;
     }
     if (level > PATCH_MAX_DEPTH)
         return -E2BIG;
     out = cJSON_CreateObject();
-    r = member_index_init(&ia, a);
+    r = codec__member_index_init(&ia, a);
     if (r == 0)
-        r = member_index_init(&ib, b);
+        r = codec__member_index_init(&ib, b);
     else
-        ib = (struct member_index){0};
+        ib = (struct codec_member_index){0};
     if (!out && r == 0)
         r = -ENOMEM;
     for (x = a->child; x && r == 0; x = x->next)
-        if (!member_index_get(&ib, x->string))
+        if (!codec__member_index_get(&ib, x->string))
             r = add_member(out, x->string, cJSON_CreateNull());
     for (y = b->child; y && r == 0; y = y->next) {
-        x = member_index_get(&ia, y->string);
+        x = codec__member_index_get(&ia, y->string);
         if (!x) {
             r = add_member(out, y->string, cJSON_Duplicate(y, true));
         } else if (cJSON_IsObject(x) && cJSON_IsObject(y)) {
@@ -1045,8 +1034,8 @@ static int diff(const cJSON *a, const cJSON *b, int level, cJSON **ret)
                 r = add_member(out, y->string, cJSON_Duplicate(y, true));
         }
     }
-    member_index_release(&ia);
-    member_index_release(&ib);
+    codec__member_index_release(&ia);
+    codec__member_index_release(&ib);
     if (r < 0) {
         cJSON_Delete(out);
         return r;
