@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "codec/patch.h"
 
 #define QTY_PATTERN                                                                                \
     "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+("   \
@@ -463,7 +464,7 @@ static void check_default(struct crd_check *c, const cJSON *s, const char *type,
     }
     if (!cJSON_IsArray(en))
         return;
-    cJSON_ArrayForEach(e, en) in_enum |= cJSON_Compare(e, d, true);
+    cJSON_ArrayForEach(e, en) in_enum |= json_value_equal(e, d);
     if (!in_enum)
         crd_error(c, "default", "%s", "must be one of the enum values");
 }

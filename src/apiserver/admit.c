@@ -12,6 +12,7 @@
 #include "apiserver/store.h"
 #include "base/base.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 
 #define SERVICE_PREFIX "/core/services/"
 #define SERVICE_NET    0x0a600000u /* 10.96.0.0/12 */
@@ -132,7 +133,7 @@ static bool same_data(const cJSON *a, const cJSON *b)
 {
     if (cJSON_GetArraySize(a) == 0 && cJSON_GetArraySize(b) == 0)
         return true;
-    return a && b && cJSON_Compare(a, b, true);
+    return a && b && json_value_equal(a, b);
 }
 
 static void check_immutable(const cJSON *old, const cJSON *obj, const char *const *fields,
@@ -272,7 +273,7 @@ static void carry_allocated(const cJSON *old_spec, cJSON *spec)
             continue;
         cJSON_ArrayForEach(op, get(old_spec, "ports"))
         {
-            if (cJSON_Compare(get(op, "port"), get(np, "port"), true) && get(op, "nodePort")) {
+            if (json_value_equal(get(op, "port"), get(np, "port")) && get(op, "nodePort")) {
                 put(np, "nodePort", cJSON_Duplicate(get(op, "nodePort"), true));
                 break;
             }
@@ -381,10 +382,10 @@ static int service_fill(struct store *store, const cJSON *old, cJSON *svc,
             const cJSON *was = NULL, *op;
             cJSON_ArrayForEach(op, get(old_spec, "ports"))
             {
-                if (cJSON_Compare(get(op, "port"), port, true))
+                if (json_value_equal(get(op, "port"), port))
                     was = get(op, "nodePort");
             }
-            if (was && cJSON_Compare(was, np, true))
+            if (was && json_value_equal(was, np))
                 continue; /* its own port from before */
             if (np->valueint < NODEPORT_MIN || np->valueint > NODEPORT_MAX)
                 field_error_add(errs, FIELD_INVALID, field, NULL,
@@ -431,10 +432,10 @@ static int priority_class_check(struct store *store, const cJSON *old, const cJS
 
     if (old) {
         const cJSON *op = get(old, "preemptionPolicy"), *np = get(pc, "preemptionPolicy");
-        if (!cJSON_Compare(get(old, "value"), value, true))
+        if (!json_value_equal(get(old, "value"), value))
             field_error_add(errs, FIELD_FORBIDDEN, "value", NULL,
                             "may not be changed in an update.");
-        if (np && !cJSON_Compare(op, np, true)) {
+        if (np && !json_value_equal(op, np)) {
             struct strbuf v = STRBUF_INIT;
             quoted(&v, cJSON_IsString(np) ? np->valuestring : "");
             field_error_add(errs, FIELD_INVALID, "preemptionPolicy", v.buf, "field is immutable");
@@ -576,7 +577,7 @@ static void pod_priority_update(const cJSON *old, cJSON *pod, struct field_error
         char field[64];
         if (!nv && ov) {
             put(spec, keys[i], cJSON_Duplicate(ov, true));
-        } else if (nv && !(ov && cJSON_Compare(ov, nv, true))) {
+        } else if (nv && !(ov && json_value_equal(ov, nv))) {
             (void)snprintf(field, sizeof(field), "spec.%s", keys[i]);
             field_error_add(errs, FIELD_FORBIDDEN, field, NULL, "may not be changed in an update");
         }

@@ -1284,7 +1284,7 @@ static void update_with(struct call *c, cJSON *obj)
         const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
         double g = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
         const cJSON *ns = cJSON_GetObjectItem(obj, "spec"), *os = cJSON_GetObjectItem(old, "spec");
-        if ((ns || os) && !cJSON_Compare(ns, os, true))
+        if ((ns || os) && !json_value_equal(ns, os))
             g += 1;
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
         CHECK(cJSON_AddNumberToObject(meta, "generation", g));

@@ -193,6 +193,14 @@ out:
     return r;
 }
 
+bool json_value_equal(const cJSON *a, const cJSON *b)
+{
+    if (!a || !b)
+        return a == b;
+    codec_init();
+    return json_equal(a, b, 0) == 1;
+}
+
 /* ---- JSON Patch ---- */
 
 enum patch_op { OP_ADD, OP_REMOVE, OP_REPLACE, OP_MOVE, OP_COPY, OP_TEST };

@@ -13,6 +13,7 @@
 #include "api/schema.h"
 #include "base/base.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 #include "slo/slo-int.h"
 #include "slo/slo.h"
 
@@ -440,10 +441,10 @@ static bool selector_equal(const struct label_selector *a, const struct label_se
 
 static bool keycfg_equal(const struct slo_keycfg *a, const struct slo_keycfg *b)
 {
-    if (!cJSON_Compare(a->cluster, b->cluster, true) || a->n != b->n)
+    if (!json_value_equal(a->cluster, b->cluster) || a->n != b->n)
         return false;
     for (size_t i = 0; i < a->n; i++)
-        if (!cJSON_Compare(a->nodes[i].strategy, b->nodes[i].strategy, true) ||
+        if (!json_value_equal(a->nodes[i].strategy, b->nodes[i].strategy) ||
             strcmp(a->nodes[i].name, b->nodes[i].name) != 0 ||
             !selector_equal(a->nodes[i].sel, b->nodes[i].sel))
             return false;

@@ -12,6 +12,7 @@
 #include "api/quantity.h"
 #include "base/base.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 #include "slo/slo-int.h"
 #include "slo/slo.h"
 
@@ -195,8 +196,8 @@ static double applicable_bandwidth(const cJSON *system, const cJSON *entry)
         return bandwidth_of(cluster);
     cJSON_ArrayForEach(n, nodes)
     {
-        if (cJSON_Compare(cJSON_GetObjectItemCaseSensitive(n, "nodeSelector"),
-                          cJSON_GetObjectItemCaseSensitive(entry, "nodeSelector"), true))
+        if (json_value_equal(cJSON_GetObjectItemCaseSensitive(n, "nodeSelector"),
+                             cJSON_GetObjectItemCaseSensitive(entry, "nodeSelector")))
             return bandwidth_of(n);
     }
     return 0;

@@ -820,6 +820,68 @@ static void test_merge_patch_create(void **state)
     }
 }
 
+/* json_value_equal: values as "test" compares them, in time linear in the input. */
+static void test_value_equal(void **state)
+{
+    static const char *const same[][2] = {
+        {"{\"a\":1,\"b\":[1,{\"c\":null}]}", "{\"b\":[1,{\"c\":null}],\"a\":1.0}"},
+        {"[]", "[]"},
+        {"\"x\"", "\"x\""},
+    };
+    static const char *const differ[][2] = {
+        {"{\"a\":1}", "{\"a\":1,\"b\":2}"},
+        {"{\"a\":1,\"b\":2}", "{\"a\":1}"},
+        {"[1,2]", "[2,1]"},
+        {"{\"a\":\"1\"}", "{\"a\":1}"},
+        {"true", "false"},
+        {"null", "{}"},
+    };
+    struct strbuf deep_a = STRBUF_INIT, deep_b = STRBUF_INIT;
+    cJSON *a, *b;
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(same); i++) {
+        a = cJSON_Parse(same[i][0]);
+        b = cJSON_Parse(same[i][1]);
+        assert_true(json_value_equal(a, b));
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(differ); i++) {
+        a = cJSON_Parse(differ[i][0]);
+        b = cJSON_Parse(differ[i][1]);
+        assert_false(json_value_equal(a, b));
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    assert_true(json_value_equal(NULL, NULL));
+    a = cJSON_CreateObject();
+    assert_false(json_value_equal(a, NULL));
+    cJSON_Delete(a);
+
+    /* 80 levels of {"k":0,"n":{...}}: cJSON_Compare visits each level twice per parent
+     * (2^80 steps); this must answer at once, equal, and after one member changes. */
+    for (int i = 0; i < 80; i++) {
+        strbuf_addstr(&deep_a, "{\"k\":0,\"n\":");
+        strbuf_addstr(&deep_b, "{\"n\":");
+    }
+    strbuf_addstr(&deep_a, "1");
+    strbuf_addstr(&deep_b, "1");
+    for (int i = 0; i < 80; i++) {
+        strbuf_addch(&deep_a, '}');
+        strbuf_addstr(&deep_b, ",\"k\":0}");
+    }
+    a = cJSON_Parse(deep_a.buf);
+    b = cJSON_Parse(deep_b.buf);
+    assert_true(json_value_equal(a, b));
+    cJSON_SetNumberValue(cJSON_GetObjectItem(b, "k"), 2);
+    assert_false(json_value_equal(a, b));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    strbuf_release(&deep_a);
+    strbuf_release(&deep_b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -837,6 +899,7 @@ int main(void)
         cmocka_unit_test(test_merge_oom),
         cmocka_unit_test(test_merge_unchanged_on_failure),
         cmocka_unit_test(test_merge_patch_create),
+        cmocka_unit_test(test_value_equal),
     };
 
     return cmocka_run_group_tests(tests, setup, NULL);
