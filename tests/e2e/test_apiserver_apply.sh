@@ -9,23 +9,6 @@
 cd "$KOORD_SOURCE_DIR"
 command -v kubectl >/dev/null || { echo "kubectl not installed; skipping"; exit 0; }
 
-data="$TMP/data"
-pid=
-start_server() {
-    rm -f "$TMP/ready"
-    "$KOORD" apiserver --data-dir "$data" --listen 127.0.0.1:0 --ready-file "$TMP/ready" \
-        --write-kubeconfig "$TMP/kubeconfig" >>"$TMP/server.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 1 200); do
-        [ -s "$TMP/ready" ] && return 0
-        kill -0 "$pid" 2>/dev/null || { cat "$TMP/server.log"; fail "server exited"; return 1; }
-        sleep 0.05
-    done
-    fail "server not ready after 10 s"
-}
-trap 'kill -9 $pid 2>/dev/null || true; rm -rf "$TMP"' EXIT
-export KUBECONFIG="$TMP/kubeconfig"
-k() { run kubectl --request-timeout=20s "$@"; }
 # get KIND/NAME JSONPATH WANT: the stored object's field, compared exactly.
 expect_get() {
     k get "$1" -o "jsonpath=$2"
@@ -33,7 +16,7 @@ expect_get() {
     [ "$(cat "$TMP/out")" = "$3" ] || fail "get $1 $2: '$(cat "$TMP/out")', want '$3'"
 }
 
-start_server
+start_apiserver "$TMP/data"
 
 # ---- Pod: apply, edit the manifest, apply again ----
 cat >"$TMP/pod.yaml" <<'EOF'
