@@ -1307,6 +1307,17 @@ static void update_with(struct call *c, cJSON *obj)
         reply_status(c, api_status_from_errno(r, NULL, NULL));
         goto out;
     }
+    if (is_pods(c->res) && !*c->ri.subresource) {
+        /* After defaulting, so that fields the client left to their defaults compare equal. */
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        pods_check_spec_update(old, obj, &errs);
+        if (field_errors_count(&errs)) {
+            reply_status(c, api_status_invalid(c->res->kind, "", c->ri.name, &errs));
+            field_errors_release(&errs);
+            goto out;
+        }
+        field_errors_release(&errs);
+    }
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;
     if (encode_for_store(obj, &bytes) < 0) {

@@ -6,6 +6,7 @@
 
 #include "api/quantity.h"
 #include "base/base.h"
+#include "codec/patch.h"
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
@@ -127,6 +128,78 @@ void pods_validate_update(const cJSON *old, const cJSON *new_pod, struct field_e
         field_error_add(errs, FIELD_FORBIDDEN, "spec", NULL,
                         "pod updates may not change spec.nodeName (bind the pod through "
                         "pods/binding)");
+}
+
+/* Replaces (or removes) key k of dst by src's. */
+static void take(cJSON *dst, const cJSON *src, const char *k)
+{
+    const cJSON *v = get(src, k);
+
+    cJSON_DeleteItemFromObjectCaseSensitive(dst, k);
+    if (v)
+        CHECK(cJSON_AddItemToObject(dst, k, cJSON_Duplicate(v, true)));
+}
+
+/* Whether every element of old is in new (tolerations may only be added). */
+static bool contains_all(const cJSON *new_list, const cJSON *old_list)
+{
+    const cJSON *o, *n;
+
+    cJSON_ArrayForEach(o, old_list)
+    {
+        bool found = false;
+        cJSON_ArrayForEach(n, new_list) found |= json_value_equal(o, n);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+void pods_check_spec_update(const cJSON *old, const cJSON *new_pod, struct field_errors *errs)
+{
+    const cJSON *os = get(old, "spec"), *ns = get(new_pod, "spec");
+    const cJSON *oa = get(os, "activeDeadlineSeconds"), *na = get(ns, "activeDeadlineSeconds");
+    const cJSON *ot = get(os, "terminationGracePeriodSeconds");
+    const cJSON *nt = get(ns, "terminationGracePeriodSeconds");
+    cJSON *m;
+
+    if (!cJSON_IsObject(os) || !cJSON_IsObject(ns))
+        return;
+    /* The new spec with every change an update may make undone: what is left must be old. */
+    m = cJSON_Duplicate(ns, true);
+    CHECK(m);
+    for (const char *const *l = (const char *const[]){"containers", "initContainers", NULL}; *l;
+         l++) {
+        cJSON *nc = cJSON_GetObjectItemCaseSensitive(m, *l);
+        const cJSON *oc = get(os, *l);
+        if (cJSON_GetArraySize(nc) != cJSON_GetArraySize(oc))
+            continue;
+        for (int i = 0; i < cJSON_GetArraySize(nc); i++)
+            if (cJSON_IsObject(cJSON_GetArrayItem(nc, i)))
+                take(cJSON_GetArrayItem(nc, i), cJSON_GetArrayItem(oc, i), "image");
+    }
+    if (cJSON_IsNumber(na) && (!oa || (cJSON_IsNumber(oa) && na->valuedouble <= oa->valuedouble)))
+        take(m, os, "activeDeadlineSeconds");
+    if (contains_all(get(ns, "tolerations"), get(os, "tolerations")))
+        take(m, os, "tolerations");
+    if (cJSON_IsNumber(ot) && ot->valuedouble < 0 && cJSON_IsNumber(nt) && nt->valuedouble == 1)
+        take(m, os, "terminationGracePeriodSeconds");
+    /* Checked by pods_validate_update(). */
+    take(m, os, "schedulingGates");
+    take(m, os, "nodeName");
+    /* KEP-3838: while a pod is gated, its scheduling directives may still change. */
+    if (cJSON_GetArraySize(get(os, "schedulingGates")) > 0) {
+        take(m, os, "nodeSelector");
+        take(m, os, "affinity");
+    }
+    if (!json_value_equal(m, os))
+        field_error_add(errs, FIELD_FORBIDDEN, "spec", NULL,
+                        "pod updates may not change fields other than `spec.containers[*].image`,"
+                        "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                        "`spec.tolerations` (only additions to existing tolerations),"
+                        "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+                        "previously negative)");
+    cJSON_Delete(m);
 }
 
 int pods_bind(cJSON *pod, const cJSON *binding, const char *now, struct strbuf *why)

@@ -22,6 +22,15 @@ const char *pods_qos_class(const cJSON *pod);
 void pods_validate_update(const cJSON *old, const cJSON *new_pod, struct field_errors *errs);
 
 /*
+ * Appends the error of an update that changes the pod spec beyond what ValidatePodUpdate
+ * allows: container and init container images, activeDeadlineSeconds (set or lowered),
+ * tolerations (additions), terminationGracePeriodSeconds (to 1 from a negative value), gates
+ * (removals), and nodeSelector and affinity while the pod is gated (KEP-3838; kube-apiserver
+ * allows only narrowing changes there, koord any). Both pods must be defaulted alike.
+ */
+void pods_check_spec_update(const cJSON *old, const cJSON *new_pod, struct field_errors *errs);
+
+/*
  * Binds pod to the node a Binding names (9.1), in place: spec.nodeName, the Binding's
  * annotations merged in, PodScheduled=True. -EINVAL with why for a malformed binding (wrong
  * target kind, no target name); -EBUSY with why when the pod cannot be bound (being deleted,

@@ -5,6 +5,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -102,6 +103,64 @@ static void test_update_rules(void **state)
     cJSON_Delete(bound);
 }
 
+/* Which spec changes an update may make (ValidatePodUpdate), judged on defaulted pods. */
+static void spec_change(const char *old_spec, const char *new_spec, bool allowed, int line)
+{
+    char a[1024], b[1024];
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    cJSON *o, *n;
+
+    (void)snprintf(a, sizeof(a), "{\"spec\":%s}", old_spec);
+    (void)snprintf(b, sizeof(b), "{\"spec\":%s}", new_spec);
+    o = J(a);
+    n = J(b);
+    pods_check_spec_update(o, n, &errs);
+    if ((field_errors_count(&errs) == 0) != allowed)
+        fail_msg("line %d: %s -> %s: %s", line, old_spec, new_spec,
+                 allowed ? "refused" : "allowed");
+    if (!allowed)
+        assert_string_equal(errs.v[0].field, "spec");
+    field_errors_release(&errs);
+    cJSON_Delete(o);
+    cJSON_Delete(n);
+}
+
+#define C(image, env) "{\"name\":\"c\",\"image\":\"" image "\",\"env\":[" env "]}"
+#define TOL(k)        "{\"key\":\"" k "\",\"operator\":\"Exists\"}"
+
+static void test_spec_update(void **state)
+{
+    (void)state;
+    /* Allowed: images, activeDeadlineSeconds set or lowered, tolerations added, a negative
+     * grace period set to 1, gates removed, scheduling directives while gated. */
+    spec_change("{\"containers\":[" C("a", "") "]}", "{\"containers\":[" C("b", "") "]}", true,
+                __LINE__);
+    spec_change("{\"containers\":[]}", "{\"containers\":[],\"activeDeadlineSeconds\":30}", true,
+                __LINE__);
+    spec_change("{\"activeDeadlineSeconds\":30}", "{\"activeDeadlineSeconds\":10}", true, __LINE__);
+    spec_change("{\"tolerations\":[" TOL("a") "]}", "{\"tolerations\":[" TOL("b") "," TOL("a") "]}",
+                true, __LINE__);
+    spec_change("{\"terminationGracePeriodSeconds\":-1}", "{\"terminationGracePeriodSeconds\":1}",
+                true, __LINE__);
+    spec_change("{\"schedulingGates\":[{\"name\":\"g\"}]}",
+                "{\"nodeSelector\":{\"zone\":\"a\"},\"schedulingGates\":[{\"name\":\"g\"}]}", true,
+                __LINE__);
+    spec_change("{\"schedulingGates\":[{\"name\":\"g\"}]}", "{}", true, __LINE__);
+    /* Refused: anything else. */
+    spec_change("{\"containers\":[" C("a", "{\"name\":\"A\",\"value\":\"1\"}") "]}",
+                "{\"containers\":[" C("a", "{\"name\":\"A\",\"value\":\"2\"}") "]}", false,
+                __LINE__);
+    spec_change("{\"activeDeadlineSeconds\":10}", "{\"activeDeadlineSeconds\":30}", false,
+                __LINE__);
+    spec_change("{\"activeDeadlineSeconds\":10}", "{}", false, __LINE__);
+    spec_change("{\"tolerations\":[" TOL("a") "]}", "{\"tolerations\":[" TOL("b") "]}", false,
+                __LINE__);
+    spec_change("{\"nodeSelector\":{\"zone\":\"a\"}}", "{\"nodeSelector\":{\"zone\":\"b\"}}", false,
+                __LINE__);
+    spec_change("{\"containers\":[" C("a", "") "]}",
+                "{\"containers\":[" C("a", "") "," C("b", "") "]}", false, __LINE__);
+}
+
 static void test_bind(void **state)
 {
     struct strbuf why = STRBUF_INIT;
@@ -140,9 +199,8 @@ static void test_bind(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_qos),
-        cmocka_unit_test(test_prepare_create),
-        cmocka_unit_test(test_update_rules),
+        cmocka_unit_test(test_qos),          cmocka_unit_test(test_prepare_create),
+        cmocka_unit_test(test_update_rules), cmocka_unit_test(test_spec_update),
         cmocka_unit_test(test_bind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Strategic merge patch in koord apiserver, driven by the real kubectl: a second `kubectl apply`
-# of a Pod (env value changed, a port removed, containers reordered, a container added), of a
-# ConfigMap and of a Node (labels dropped from the manifest disappear from the object);
-# `kubectl patch --type strategic` adding a toleration and deleting a container with
+# of a Pod (images changed, a toleration added, a label dropped; other spec changes refused as
+# kube-apiserver refuses them), of a Service (ports merged by port), of a ConfigMap and of a
+# Node (labels dropped from the manifest disappear from the object); `kubectl patch --type
+# strategic` adding a toleration, patching one container by name and deleting a port with
 # "$patch": "delete"; malformed strategic patches answered 400 and strategic patches of custom
 # resources 415, as kube-apiserver does.
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +20,8 @@ expect_get() {
 start_apiserver "$TMP/data"
 
 # ---- Pod: apply, edit the manifest, apply again ----
+# A pod's spec may only change in images, added tolerations and a few more fields (kube-apiserver's
+# ValidatePodUpdate): the second apply changes exactly those, and drops a label.
 cat >"$TMP/pod.yaml" <<'EOF'
 apiVersion: v1
 kind: Pod
@@ -49,56 +52,38 @@ expect_out "pod/web created" "first apply of the pod"
 k patch pod web --type strategic -p '{"metadata":{"finalizers":["example.com/keep"],"labels":{"other":"x"}}}'
 expect_rc 0 "strategic patch adding a finalizer"
 
-cat >"$TMP/pod.yaml" <<'EOF'
-apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-  namespace: default
-  labels: {app: web}
-spec:
-  containers:
-  - name: side
-    image: busybox:1.36
-    env:
-    - {name: X, value: "1"}
-    - {name: C, value: "3"}
-  - name: app
-    image: nginx:1.25
-    env:
-    - {name: A, value: "9"}
-    - {name: B, value: "2"}
-    ports:
-    - {containerPort: 80}
-  - name: third
-    image: busybox:1.36
-EOF
-k apply -f "$TMP/pod.yaml"
+sed -e 's/nginx:1.25/nginx:1.26/' -e 's/busybox:1.36/busybox:1.37/' -e 's/, tier: front//' \
+    "$TMP/pod.yaml" >"$TMP/pod2.yaml"
+printf '  tolerations:\n  - {key: dedicated, operator: Exists, effect: NoSchedule}\n' >>"$TMP/pod2.yaml"
+k apply -f "$TMP/pod2.yaml"
 expect_rc 0 "second apply of the pod"
 expect_out "pod/web configured" "second apply of the pod"
-expect_get pod/web '{.spec.containers[*].name}' "side app third"
+expect_get pod/web '{.spec.containers[*].image}' "nginx:1.26 busybox:1.37"
 expect_get pod/web '{.spec.containers[?(@.name=="app")].env[*].name}' "A B"
-expect_get pod/web '{.spec.containers[?(@.name=="app")].env[?(@.name=="A")].value}' "9"
-expect_get pod/web '{.spec.containers[?(@.name=="app")].ports[*].containerPort}' "80"
-expect_get pod/web '{.spec.containers[?(@.name=="side")].env[*].name}' "X C"
+expect_get pod/web '{.spec.containers[?(@.name=="app")].ports[*].containerPort}' "80 8080"
+expect_get pod/web '{.spec.tolerations[*].key}' "dedicated"
 expect_get pod/web '{.metadata.labels}' '{"app":"web","other":"x"}'
 expect_get pod/web '{.metadata.finalizers}' '["example.com/keep"]'
 # Applying the same manifest again changes nothing.
-k apply -f "$TMP/pod.yaml"
+k apply -f "$TMP/pod2.yaml"
 expect_rc 0 "third apply of the pod"
 expect_out "pod/web unchanged" "third apply of the pod"
+# Changing anything else of the spec is refused, as kube-apiserver refuses it.
+sed 's/value: "1"}/value: "9"}/' "$TMP/pod2.yaml" >"$TMP/pod3.yaml"
+k apply -f "$TMP/pod3.yaml"
+expect_rc 1 "apply changing an env value"
+expect_out "spec: Forbidden: pod updates may not change fields other than" "apply changing an env value"
 
 # ---- kubectl patch --type strategic ----
-# tolerations are atomic: the patch's list replaces the (defaulted or absent) one.
-k patch pod web --type strategic -p '{"spec":{"tolerations":[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"}]}}'
+# tolerations are atomic: the patch's list replaces the stored one (adding to it is allowed).
+k patch pod web --type strategic -p '{"spec":{"tolerations":[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"},{"key":"gpu","operator":"Exists"}]}}'
 expect_rc 0 "strategic patch adding a toleration"
-expect_get pod/web '{.spec.tolerations[*].key}' "dedicated"
-# A merge list keeps the elements the patch does not name; $patch: delete removes one.
-k patch pod web --type strategic -p '{"spec":{"containers":[{"name":"third","$patch":"delete"},{"name":"app","image":"nginx:1.26"}]}}'
-expect_rc 0 "strategic patch deleting a container"
-expect_get pod/web '{.spec.containers[*].name}' "side app"
-expect_get pod/web '{.spec.containers[?(@.name=="app")].image}' "nginx:1.26"
-expect_get pod/web '{.spec.containers[?(@.name=="app")].env[?(@.name=="A")].value}' "9"
+expect_get pod/web '{.spec.tolerations[*].key}' "dedicated gpu"
+# containers merge by name: the patch names one; the other, and the env lists, stay.
+k patch pod web --type strategic -p '{"spec":{"containers":[{"name":"app","image":"nginx:1.27"}]}}'
+expect_rc 0 "strategic patch of one container"
+expect_get pod/web '{.spec.containers[*].image}' "nginx:1.27 busybox:1.37"
+expect_get pod/web '{.spec.containers[?(@.name=="app")].env[?(@.name=="A")].value}' "1"
 # $deleteFromPrimitiveList drops the finalizer.
 k patch pod web --type strategic -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["example.com/keep"]}}'
 expect_rc 0 "strategic patch removing the finalizer"
@@ -110,7 +95,38 @@ expect_out 'spec.containers: patch element 0 has no merge key' "strategic patch 
 k patch pod web --type strategic -p '{"spec":{"$patch":"merge"}}'
 expect_rc 1 "strategic patch with \$patch: merge"
 expect_out 'unknown patch type' "strategic patch with \$patch: merge"
-expect_get pod/web '{.spec.containers[*].name}' "side app"
+expect_get pod/web '{.spec.containers[*].name}' "app side"
+
+# ---- Service: ports merge by port across applies; $patch: delete removes one ----
+cat >"$TMP/svc.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: 8080}
+  - {name: metrics, port: 9090}
+EOF
+k apply -f "$TMP/svc.yaml"
+expect_rc 0 "first apply of the service"
+cat >"$TMP/svc.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: 8081}
+  - {name: grpc, port: 9000}
+EOF
+k apply -f "$TMP/svc.yaml"
+expect_rc 0 "second apply of the service"
+expect_get service/web '{.spec.ports[*].name}' "http grpc"
+expect_get service/web '{.spec.ports[?(@.name=="http")].targetPort}' "8081"
+k patch service web --type strategic -p '{"spec":{"ports":[{"port":9000,"$patch":"delete"}]}}'
+expect_rc 0 "strategic patch deleting a port"
+expect_get service/web '{.spec.ports[*].port}' "80"
 
 # ---- ConfigMap: keys and labels removed from the manifest go ----
 cat >"$TMP/cm.yaml" <<'EOF'

@@ -135,19 +135,25 @@ printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"gated-web-0"},"t
 k create --raw /api/v1/namespaces/default/pods/gated-web-0/binding -f "$TMP/binding.json"
 expect_rc 1 "binding a gated pod"
 expect_out "has non-empty .spec.schedulingGates" "binding a gated pod"
-# Remove the gates one by one with replace (PUT), as a controller would.
-k get pod gated-web-0 -o jsonpath='{.metadata.resourceVersion}'
-rv=$(cat "$TMP/out")
-printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gated-web-0","namespace":"default","resourceVersion":"%s","labels":{"app":"web"}},"spec":{"schedulingGates":[{"name":"koordinator.sh/reservation"}],"containers":[{"name":"web","image":"nginx:1.25"}]}}' "$rv" >"$TMP/one-gate.json"
-k replace -f "$TMP/one-gate.json"
+# Remove the gates one by one: with kubectl edit (a strategic merge patch deleting one gate by
+# name), then with replace (PUT of the whole object, as a controller would).
+printf '#!/bin/sh\nsed -i "/- name: example.com\\/quota/d" "$1"\n' >"$TMP/ungate"
+chmod +x "$TMP/ungate"
+KUBE_EDITOR="$TMP/ungate" k edit pod gated-web-0
 expect_rc 0 "removing one gate"
 k get pod gated-web-0 -o jsonpath='{.spec.schedulingGates[*].name}'
 expect_out "koordinator.sh/reservation" "one gate left"
-k get pod gated-web-0 -o jsonpath='{.metadata.resourceVersion}'
-rv=$(cat "$TMP/out")
-printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"gated-web-0","namespace":"default","resourceVersion":"%s","labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx:1.25"}]}}' "$rv" >"$TMP/no-gates.json"
-k replace -f "$TMP/no-gates.json"
+[ "$(cat "$TMP/out")" = "koordinator.sh/reservation" ] || fail "gates left: $(cat "$TMP/out")"
+k get pod gated-web-0 -o yaml
+sed '/schedulingGates:/,+1d' "$TMP/out" >"$TMP/no-gates.yaml"
+k replace -f "$TMP/no-gates.yaml"
 expect_rc 0 "removing the last gate"
+# Other spec changes are refused, as kube-apiserver refuses them (only images, tolerations
+# added, activeDeadlineSeconds...).
+sed 's/cpu: 500m/cpu: 600m/' "$TMP/no-gates.yaml" | grep -v resourceVersion >"$TMP/resized.yaml"
+k replace -f "$TMP/resized.yaml"
+expect_rc 1 "changing a container's resources"
+expect_out "spec: Forbidden: pod updates may not change fields other than" "changing a container's resources"
 k create --raw /api/v1/namespaces/default/pods/gated-web-0/binding -f "$TMP/binding.json"
 expect_rc 0 "binding after the gates are gone"
 k get pod gated-web-0 -o jsonpath='{.spec.nodeName}'
