@@ -27,6 +27,8 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
+#include "apiserver/store_cache.h"
+#include "apiserver/store_sqlite.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
@@ -36,7 +38,7 @@
 struct env {
     char dir[64];
     char db[128];
-    struct store *store;
+    struct store *backend, *store; /* SQLite, and the watch cache over it */
     struct apiserver *api;
     struct http_server *http;
     char base[64];
@@ -51,7 +53,8 @@ static struct env *env_new(size_t history)
     (void)snprintf(e->dir, sizeof(e->dir), "/tmp/koord-lw-XXXXXX");
     CHECK(mkdtemp(e->dir));
     (void)snprintf(e->db, sizeof(e->db), "%s/db", e->dir);
-    CHECK(store_open(e->db, history, &e->store) == 0);
+    CHECK(store_sqlite_open(e->db, history, &e->backend) == 0);
+    CHECK(store_cache_new(e->backend, &e->store) == 0);
     CHECK(apiserver_new(e->store, &e->api) == 0);
     apiserver_set_bookmark_interval(e->api, 30);
     CHECK(http_server_start(&o, apiserver_handle, e->api, &e->http) == 0);
@@ -80,6 +83,7 @@ static int teardown(void **state)
     http_server_stop(e->http);
     apiserver_free(e->api);
     store_close(e->store);
+    store_close(e->backend);
     for (const char *const *s = (const char *const[]){"", "-wal", "-shm", NULL}; *s; s++) {
         (void)snprintf(p, sizeof(p), "%s%s", e->db, *s);
         (void)unlink(p);

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "apiserver/store.h"
+#include "apiserver/store_sqlite.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 
@@ -39,7 +40,7 @@ static int setup(void **state)
     if (!mkdtemp(f->dir))
         return -1;
     (void)snprintf(f->path, sizeof(f->path), "%s/store.db", f->dir);
-    if (store_open(f->path, 8, &f->s) < 0)
+    if (store_sqlite_open(f->path, 8, &f->s) < 0)
         return -1;
     *state = f;
     return 0;
@@ -387,7 +388,7 @@ static void test_upgrade_from_format_1(void **state)
                      NULL, NULL, NULL),
         SQLITE_OK);
     (void)sqlite3_close(db);
-    assert_int_equal(store_open(path, 8, &s), 0);
+    assert_int_equal(store_sqlite_open(path, 8, &s), 0);
     assert_int_equal(store_revision(s), 7);
     assert_int_equal(store_oldest(s), 7);
     assert_int_equal(store_get(s, "/k/a", &it), 0);
@@ -399,7 +400,7 @@ static void test_upgrade_from_format_1(void **state)
     assert_string_equal(sb.buf, "8:a8:prev=a7@7 ");
     store_close(s);
     /* Reopening an upgraded store changes nothing. */
-    assert_int_equal(store_open(path, 8, &s), 0);
+    assert_int_equal(store_sqlite_open(path, 8, &s), 0);
     assert_int_equal(store_oldest(s), 7);
     store_close(s);
     for (const char *const *x = (const char *const[]){"", "-wal", "-shm", NULL}; *x; x++) {
@@ -420,7 +421,7 @@ static void test_reopen_keeps_revisions(void **state)
     put(f->s, "/k/b", "2", 2);
     store_close(f->s);
     f->s = NULL;
-    assert_int_equal(store_open(f->path, 8, &f->s), 0);
+    assert_int_equal(store_sqlite_open(f->path, 8, &f->s), 0);
     assert_int_equal(store_revision(f->s), 2);
     assert_int_equal(store_get(f->s, "/k/b", &it), 0);
     assert_string_equal(it.value, "2");
@@ -442,10 +443,10 @@ static void test_not_a_store(void **state)
     assert_non_null(fp);
     (void)fputs("this is not an SQLite database, just text of enough length to fail", fp);
     (void)fclose(fp);
-    assert_true(store_open(path, 0, &s) < 0);
+    assert_true(store_sqlite_open(path, 0, &s) < 0);
     assert_null(s);
     (void)unlink(path);
-    assert_true(store_open("/nonexistent-dir/x.db", 0, &s) < 0);
+    assert_true(store_sqlite_open("/nonexistent-dir/x.db", 0, &s) < 0);
 }
 
 /*
@@ -470,7 +471,7 @@ static void test_kill9_keeps_acknowledged_writes(void **state)
     if (pid == 0) {
         struct store *s;
         (void)close(fds[0]);
-        if (store_open(f->path, 0, &s) < 0)
+        if (store_sqlite_open(f->path, 0, &s) < 0)
             _exit(2);
         for (long i = 0;; i++) {
             char key[32];
@@ -492,7 +493,7 @@ static void test_kill9_keeps_acknowledged_writes(void **state)
     (void)waitpid(pid, NULL, 0);
     assert_true(acked >= 200);
 
-    assert_int_equal(store_open(f->path, 8, &f->s), 0);
+    assert_int_equal(store_sqlite_open(f->path, 8, &f->s), 0);
     for (long i = 0; i < acked; i++) {
         struct store_item it = {0};
         char key[32];
