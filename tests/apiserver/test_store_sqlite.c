@@ -7,6 +7,7 @@
  * those writes nor any later one; a format-1 store is upgraded in place; and every write
  * acknowledged before a kill -9 is there afterwards.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -507,6 +508,180 @@ static void test_kill9_keeps_acknowledged_writes(void **state)
     assert_int_equal(got, (size_t)acked);
 }
 
+/*
+ * Group commit: writers racing on their own keys and on one shared counter (read, then a
+ * conditional update, retried on -ESTALE) all get distinct, consecutive revisions, the observer
+ * hears every write once in revision order, and no increment of the counter is lost.
+ */
+#define GC_THREADS 6
+#define GC_WRITES  60
+
+struct gc_run {
+    struct store *s;
+    pthread_mutex_t mu;
+    uint64_t last_seen, observed;
+    bool in_order;
+};
+
+static int gc_observe(const struct store_event *ev, void *ud)
+{
+    struct gc_run *run = ud;
+
+    /* Runs under the store's lock; the mutex only keeps the test's counters tidy. */
+    CHECK(pthread_mutex_lock(&run->mu) == 0);
+    if (ev->rv != run->last_seen + 1)
+        run->in_order = false;
+    run->last_seen = ev->rv;
+    run->observed++;
+    CHECK(pthread_mutex_unlock(&run->mu) == 0);
+    return 0;
+}
+
+struct gc_worker {
+    struct gc_run *run;
+    int id;
+    int increments;
+};
+
+static void *gc_write(void *ud)
+{
+    struct gc_worker *w = ud;
+    char key[32], val[32];
+    uint64_t rv;
+
+    (void)snprintf(key, sizeof(key), "/gc/own/%d", w->id);
+    CHECK(store_create(w->run->s, key, "0", 1, &rv) == 0);
+    for (int i = 0; i < GC_WRITES; i++) {
+        struct store_item it = {0};
+        int n, r;
+
+        (void)snprintf(val, sizeof(val), "%d", i + 1);
+        CHECK(store_update(w->run->s, key, val, strlen(val), rv, &rv) == 0);
+        do {
+            CHECK(store_get(w->run->s, "/gc/counter", &it) == 0);
+            n = (int)strtol(it.value, NULL, 10);
+            (void)snprintf(val, sizeof(val), "%d", n + 1);
+            r = store_update(w->run->s, "/gc/counter", val, strlen(val), it.rv, NULL);
+            store_item_release(&it);
+            CHECK(r == 0 || r == -ESTALE);
+        } while (r == -ESTALE);
+        w->increments++;
+    }
+    return NULL;
+}
+
+static void test_group_commit_concurrent_writers(void **state)
+{
+    struct fixture *f = *state;
+    struct gc_run run = {.s = f->s, .in_order = true};
+    struct gc_worker w[GC_THREADS];
+    pthread_t th[GC_THREADS];
+    struct store_item it = {0};
+    int total = 0;
+
+    CHECK(pthread_mutex_init(&run.mu, NULL) == 0);
+    put(f->s, "/gc/counter", "0", 1);
+    run.last_seen = 1;
+    store_set_observer(f->s, gc_observe, &run);
+    for (int i = 0; i < GC_THREADS; i++) {
+        w[i] = (struct gc_worker){&run, i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, gc_write, &w[i]), 0);
+    }
+    for (int i = 0; i < GC_THREADS; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        total += w[i].increments;
+    }
+    store_set_observer(f->s, NULL, NULL);
+    assert_int_equal(total, GC_THREADS * GC_WRITES);
+    assert_int_equal(store_get(f->s, "/gc/counter", &it), 0);
+    assert_int_equal(strtol(it.value, NULL, 10), total);
+    store_item_release(&it);
+    /* One create per thread, one update of its own key and one of the counter per write. */
+    assert_int_equal(run.observed, GC_THREADS * (1 + 2 * GC_WRITES));
+    assert_true(run.in_order);
+    assert_int_equal(store_revision(f->s), 1 + run.observed);
+    (void)pthread_mutex_destroy(&run.mu);
+}
+
+/* Several writers in the child, so writes are acknowledged in shared commits: none of those
+ * acknowledged before kill -9 may be missing afterwards. */
+struct burst {
+    struct store *s;
+    int fd;
+    int id;
+};
+
+static void *burst_write(void *ud)
+{
+    struct burst *b = ud;
+    char tag = (char)('a' + b->id);
+
+    for (long i = 0;; i++) {
+        char key[32];
+        uint64_t rv;
+        (void)snprintf(key, sizeof(key), "/burst/%d/%08ld", b->id, i);
+        if (store_create(b->s, key, "{\"v\":1}", 7, &rv) < 0)
+            _exit(3);
+        if (write(b->fd, &tag, 1) != 1)
+            _exit(4);
+    }
+    return NULL;
+}
+
+static void test_kill9_keeps_acknowledged_group_commits(void **state)
+{
+    struct fixture *f = *state;
+    long acked[4] = {0}, sum = 0;
+    int fds[2];
+    pid_t pid;
+    char buf[64];
+    ssize_t n;
+
+    store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct burst b[4];
+        pthread_t th;
+        struct store *s;
+        (void)close(fds[0]);
+        if (store_sqlite_open(f->path, 0, &s) < 0)
+            _exit(2);
+        for (int i = 0; i < 4; i++) {
+            b[i] = (struct burst){s, fds[1], i};
+            if (pthread_create(&th, NULL, burst_write, &b[i]) != 0)
+                _exit(5);
+        }
+        for (;;)
+            (void)pause();
+    }
+    (void)close(fds[1]);
+    while (sum < 400 && (n = read(fds[0], buf, sizeof(buf))) > 0)
+        for (ssize_t i = 0; i < n; i++, sum++)
+            acked[buf[i] - 'a']++;
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            acked[buf[i] - 'a']++;
+    (void)close(fds[0]);
+    (void)waitpid(pid, NULL, 0);
+    assert_true(sum >= 400);
+
+    assert_int_equal(store_sqlite_open(f->path, 8, &f->s), 0);
+    for (int t = 0; t < 4; t++) {
+        for (long i = 0; i < acked[t]; i++) {
+            struct store_item it = {0};
+            char key[32];
+            (void)snprintf(key, sizeof(key), "/burst/%d/%08ld", t, i);
+            if (store_get(f->s, key, &it) != 0)
+                fail_msg("acknowledged write %d/%ld of %ld lost after kill -9", t, i, acked[t]);
+            store_item_release(&it);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +693,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_is_a_snapshot_across_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_replay_ends_at_its_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_format_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_commit_concurrent_writers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill9_keeps_acknowledged_group_commits, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_revisions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill9_keeps_acknowledged_writes, setup, teardown),
