@@ -630,7 +630,7 @@ static int list_item(const struct store_item *it, void *ud)
     if (l->raw) {
         cJSON_Delete(o); /* only checked: the stream decodes it again */
         if ((l->count & (l->count - 1)) == 0)
-            l->objs = xrealloc(l->objs, (l->count ? l->count * 2 : 1) * sizeof(*l->objs));
+            l->objs = xrealloc(l->objs, (l->count ? l->count * 2 : 1) * sizeof(struct store_obj *));
         l->objs[l->count] = store_obj_ref(it->obj);
     } else {
         CHECK(cJSON_AddItemToArray(l->items, o));
@@ -1900,8 +1900,7 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
     bool now, before;
     cJSON *o;
 
-    if (!ws->table && !ws->labels && !ws->nfields &&
-        encode_event(type, rv, obj, &ws->pending)) {
+    if (!ws->table && !ws->labels && !ws->nfields && encode_event(type, rv, obj, &ws->pending)) {
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
         ws->last_emit_ms = monotonic_ms();
         return;
@@ -1964,32 +1963,40 @@ static void emit_bookmark(struct watch_stream *ws, uint64_t rv, bool initial_end
     emit(ws, "BOOKMARK", bm);
 }
 
+/* Moves encoded bytes from pending into buf (at most max); returns how many. */
+static size_t take_pending(struct watch_stream *ws, char *buf, size_t max)
+{
+    size_t k = ws->pending.len - ws->off;
+
+    if (k > max)
+        k = max;
+    memcpy(buf, ws->pending.buf + ws->off, k);
+    ws->off += k;
+    if (ws->off == ws->pending.len) {
+        strbuf_reset(&ws->pending);
+        ws->off = 0;
+    }
+    return k;
+}
+
 /*
  * Fills buf with as much as is ready: everything queued for this watcher is encoded at once, so
- * a burst goes out as one chunk (one TLS record, one send) rather than one per event.
+ * a burst goes out as one chunk (one TLS record, one send) rather than one per event. Shared
+ * wire bytes go straight into buf while they fit and nothing is pending before them.
  */
 static long watch_read(void *ud, char *buf, size_t max)
 {
     struct watch_stream *ws = ud;
+    bool plain = !ws->table && !ws->labels && !ws->nfields;
 
     for (;;) {
         struct watch_event *evs[WATCH_BATCH];
         int wait_ms = WATCH_TICK_MS;
-        size_t n = 0;
+        size_t n = 0, got = 0;
         int r;
 
-        if (ws->off < ws->pending.len) {
-            size_t k = ws->pending.len - ws->off;
-            if (k > max)
-                k = max;
-            memcpy(buf, ws->pending.buf + ws->off, k);
-            ws->off += k;
-            if (ws->off == ws->pending.len) {
-                strbuf_reset(&ws->pending);
-                ws->off = 0;
-            }
-            return (long)k;
-        }
+        if (ws->off < ws->pending.len)
+            return (long)take_pending(ws, buf, max);
         if (ws->done || time(NULL) >= ws->deadline)
             return 0;
         if (ws->bookmark_ms) {
@@ -2004,10 +2011,18 @@ static long watch_read(void *ud, char *buf, size_t max)
             if (due < wait_ms)
                 wait_ms = (int)due;
         }
-        r = watcher_next(ws->w, wait_ms, evs, WATCH_BATCH, &n);
-        for (size_t i = 0; i < n; i++) {
-            if (evs[i]->rv > ws->skip_upto)
-                emit_event(ws, evs[i]);
+        r = watcher_next(ws->w, wait_ms, evs, WATCH_BATCH, &got);
+        for (size_t i = 0; i < got; i++) {
+            const struct watch_event *ev = evs[i];
+            if (ev->rv <= ws->skip_upto) {
+                /* sent already, with the initial state or the replay */
+            } else if (plain && ev->wire && !ws->pending.len && n + ev->wire_len <= max) {
+                memcpy(buf + n, ev->wire, ev->wire_len);
+                n += ev->wire_len;
+                ws->last_emit_ms = monotonic_ms();
+            } else {
+                emit_event(ws, ev);
+            }
             watch_event_unref(evs[i]);
         }
         if (r == -EOVERFLOW) {
@@ -2018,6 +2033,11 @@ static long watch_read(void *ud, char *buf, size_t max)
             ws->done = true;
         } else if (r < 0) {
             ws->done = true; /* the server is stopping */
+        }
+        if (n) {
+            if (ws->off < ws->pending.len)
+                n += take_pending(ws, buf + n, max - n);
+            return (long)n;
         }
     }
 }

@@ -46,9 +46,9 @@ static void insert_at(struct store_cache *c, size_t i, struct store_obj *o)
 {
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 256;
-        c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
+        c->v = xrealloc(c->v, c->cap * sizeof(struct store_obj *));
     }
-    memmove(c->v + i + 1, c->v + i, (c->n - i) * sizeof(*c->v));
+    memmove(c->v + i + 1, c->v + i, (c->n - i) * sizeof(struct store_obj *));
     c->v[i] = o;
     c->n++;
 }
@@ -79,7 +79,7 @@ static int cache_observe(const struct store_event *ev, void *userdata)
         if (o) {
             c->v[i] = o;
         } else {
-            memmove(c->v + i, c->v + i + 1, (c->n - i - 1) * sizeof(*c->v));
+            memmove(c->v + i, c->v + i + 1, (c->n - i - 1) * sizeof(struct store_obj *));
             c->n--;
         }
     } else if (o) {
@@ -208,7 +208,7 @@ static int cache_list_at(struct store *base, const char *prefix, const char *aft
     for (; i < c->n && (!limit || n < limit) && !strncmp(c->v[i]->key, prefix, plen); i++) {
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
-            snap = xrealloc(snap, cap * sizeof(*snap));
+            snap = xrealloc(snap, cap * sizeof(struct store_obj *));
         }
         snap[n++] = store_obj_ref(c->v[i]);
     }

@@ -538,8 +538,8 @@ static void chunk_release(struct chunk *c)
 }
 
 /* Under the lock: up to want rows after cursor at revision rev. */
-static int read_chunk(struct store_sqlite *s, const char *prefix, const char *upper, const char *cursor,
-                      uint64_t rev, size_t want, struct chunk *c)
+static int read_chunk(struct store_sqlite *s, const char *prefix, const char *upper,
+                      const char *cursor, uint64_t rev, size_t want, struct chunk *c)
 {
     bool at = rev != s->rev;
     sqlite3_stmt *st = stmt(s, at ? ST_LIST_AT : ST_LIST);
@@ -653,8 +653,8 @@ static int read_events(struct store_sqlite *s, uint64_t since, uint64_t until,
                                (size_t)sqlite3_column_bytes(st, 3));
         if (has_prev) {
             const void *p = sqlite3_column_blob(st, 5);
-            e->prev_obj = store_obj_new(k, e->prev_rv, p ? p : "",
-                                        (size_t)sqlite3_column_bytes(st, 5));
+            e->prev_obj =
+                store_obj_new(k, e->prev_rv, p ? p : "", (size_t)sqlite3_column_bytes(st, 5));
         }
         if (!e->obj || (has_prev && !e->prev_obj)) {
             r = -ENOMEM;

@@ -103,7 +103,7 @@ static void push(struct watcher *w, struct watch_event *ev)
 {
     if (w->n == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 16;
-        struct watch_event **ring = xcalloc(cap, sizeof(*ring));
+        struct watch_event **ring = xcalloc(cap, sizeof(struct watch_event *));
         for (size_t i = 0; i < w->n; i++)
             ring[i] = w->ring[(w->head + i) % w->cap];
         free(w->ring);
@@ -127,8 +127,8 @@ static struct watch_event *event_new(const struct watch_hub *h, const struct sto
         e->prev = store_obj_ref(ev->prev_obj);
     } else {
         /* Sizes were bounded when the write was accepted; the write is committed. */
-        e->obj = store_obj_new(ev->key, ev->type == STORE_DELETED ? ev->prev_rv : ev->rv,
-                               ev->value, ev->len);
+        e->obj = store_obj_new(ev->key, ev->type == STORE_DELETED ? ev->prev_rv : ev->rv, ev->value,
+                               ev->len);
         CHECK(e->obj);
         if (ev->prev) {
             e->prev = store_obj_new(ev->key, ev->prev_rv, ev->prev, ev->prev_len);

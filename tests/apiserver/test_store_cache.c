@@ -81,8 +81,8 @@ static void c_set_observer(struct store *s, store_event_fn fn, void *userdata)
     store_set_observer(as_counting(s)->real, fn, userdata);
 }
 
-static const struct store_ops counting_ops = {c_close,   c_revision, c_oldest, c_get,
-                                              c_write,   c_list_at,  c_events, c_set_observer};
+static const struct store_ops counting_ops = {c_close, c_revision, c_oldest, c_get,
+                                              c_write, c_list_at,  c_events, c_set_observer};
 
 struct fixture {
     char dir[64];
@@ -137,8 +137,7 @@ static int teardown(void **state)
 
 static int collect(const struct store_item *it, void *ud)
 {
-    strbuf_addf(ud, "%s=%.*s@%llu ", it->key, (int)it->len, it->value,
-                (unsigned long long)it->rv);
+    strbuf_addf(ud, "%s=%.*s@%llu ", it->key, (int)it->len, it->value, (unsigned long long)it->rv);
     return 0;
 }
 
@@ -163,10 +162,10 @@ static void test_reads_stay_in_memory(void **state)
     assert_int_equal(store_get(f->cache, "/core/pods/ns1/zz", &it), -ENOENT);
     assert_int_equal(store_get(f->cache, "bad key", &it), -EINVAL);
 
-    put(f->cache, "/core/pods/ns10/x", "x1");  /* 3 */
-    put(f->cache, "/core/podsx/ns1/a", "p1");  /* 4 */
-    put(f->cache, "/core/nodes//n1", "n1");    /* 5 */
-    put(f->db, "/core/pods/ns1/c", "c1");      /* 6: straight to the backend */
+    put(f->cache, "/core/pods/ns10/x", "x1"); /* 3 */
+    put(f->cache, "/core/podsx/ns1/a", "p1"); /* 4 */
+    put(f->cache, "/core/nodes//n1", "n1");   /* 5 */
+    put(f->db, "/core/pods/ns1/c", "c1");     /* 6: straight to the backend */
     assert_int_equal(store_list(f->cache, "/core/pods/", NULL, 0, collect, &sb, &rv), 0);
     assert_string_equal(sb.buf, "/core/pods/ns1/a=a1@2 /core/pods/ns1/c=c1@6 "
                                 "/core/pods/ns10/x=x1@3 /core/pods/ns2/b=b1@1 ");
@@ -279,11 +278,10 @@ static int observe(const struct store_event *ev, void *ud)
     CHECK(ev->obj);
     if (!strcmp(ev->key, "/core/pods/ns3/c"))
         s->c_obj = ev->obj;
-    strbuf_addf(&s->log, "%llu:%s:%s:%s@%llu", (unsigned long long)ev->rv, names[ev->type],
-                ev->key, ev->obj->value, (unsigned long long)ev->obj->rv);
+    strbuf_addf(&s->log, "%llu:%s:%s:%s@%llu", (unsigned long long)ev->rv, names[ev->type], ev->key,
+                ev->obj->value, (unsigned long long)ev->obj->rv);
     if (ev->prev_obj)
-        strbuf_addf(&s->log, "<%s@%llu", ev->prev_obj->value,
-                    (unsigned long long)ev->prev_obj->rv);
+        strbuf_addf(&s->log, "<%s@%llu", ev->prev_obj->value, (unsigned long long)ev->prev_obj->rv);
     strbuf_addch(&s->log, ' ');
     return 0;
 }
