@@ -11,6 +11,8 @@
 
 #include "apiserver/pki.h"
 #include "apiserver/store.h"
+#include "apiserver/store_cache.h"
+#include "apiserver/store_sqlite.h"
 #include "apiserver/tokens.h"
 #include "base/base.h"
 #include "base/log.h"
@@ -86,7 +88,7 @@ int cmd_apiserver(int argc, char **argv)
                *kubeconfig = NULL, *token_file = NULL;
     struct strbuf path = STRBUF_INIT, addr = STRBUF_INIT, host = STRBUF_INIT;
     struct apiserver_pki pki = {0};
-    struct store *store = NULL;
+    struct store *db = NULL, *store = NULL; /* the SQLite backend, the cache over it */
     struct apiserver *api = NULL;
     struct api_tokens *tokens = NULL;
     struct http_server *http = NULL;
@@ -158,8 +160,12 @@ int cmd_apiserver(int argc, char **argv)
     }
     strbuf_reset(&path);
     strbuf_addf(&path, "%s/koord.db", data_dir);
-    if ((r = store_open(path.buf, 0, &store)) < 0) {
+    if ((r = store_sqlite_open(path.buf, 0, &db)) < 0) {
         log_error("apiserver", "cannot open store \"%s\": %s", path.buf, err_str(r));
+        goto out;
+    }
+    if ((r = store_cache_new(db, &store)) < 0) {
+        log_error("apiserver", "cannot load store \"%s\": %s", path.buf, err_str(r));
         goto out;
     }
     if ((r = apiserver_new(store, &api)) < 0) {
@@ -202,6 +208,7 @@ out:
     apiserver_free(api);
     api_tokens_free(tokens);
     store_close(store);
+    store_close(db);
     apiserver_pki_release(&pki);
     strbuf_release(&path);
     strbuf_release(&addr);

@@ -157,26 +157,38 @@ static cJSON *decode_stored(const char *value, size_t len, uint64_t rv)
     return o;
 }
 
+/* ,"resourceVersion":"N" (without the comma when first), without printf. */
+static void add_rv_member(struct strbuf *out, bool comma, uint64_t rv)
+{
+    char digits[24];
+    size_t n = sizeof(digits);
+
+    do {
+        digits[--n] = (char)('0' + rv % 10);
+        rv /= 10;
+    } while (rv);
+    if (comma)
+        strbuf_addch(out, ',');
+    strbuf_add(out, "\"resourceVersion\":\"", 19);
+    strbuf_add(out, digits + n, sizeof(digits) - n);
+    strbuf_addch(out, '"');
+}
+
 /*
  * The bytes decode_stored() + json_print() would give, without the parse and the print:
  * stored objects are our own compact JSON without a resourceVersion (encode_for_store()), so
- * it goes in as the last member of metadata. false (out untouched) when the bytes lack
- * apiVersion, kind or metadata, so the caller takes the slow path. This is what keeps a list
- * of 10000 objects, and a watch event sent to 100 watchers, cheap (bench/apiserver).
+ * it goes in as the last member of metadata, at the point store_obj_new() found once. false
+ * (out untouched) when the bytes lack apiVersion, kind or metadata, so the caller takes the slow
+ * path. This is what keeps a list of 10000 objects, and a watch event sent to 100 watchers,
+ * cheap (bench/apiserver).
  */
-static bool splice_stored(const char *value, size_t len, uint64_t rv, struct strbuf *out)
+static bool splice_stored(const struct store_obj *o, uint64_t rv, struct strbuf *out)
 {
-    size_t s, e;
-
-    if (json_member_span(value, len, "apiVersion", &s, &e) < 0 ||
-        json_member_span(value, len, "kind", &s, &e) < 0 ||
-        json_member_span(value, len, "metadata", &s, &e) < 0 || value[s] != '{' ||
-        value[e - 1] != '}')
+    if (!o->splice_at)
         return false;
-    strbuf_add(out, value, e - 1);
-    strbuf_addf(out, "%s\"resourceVersion\":\"%llu\"", e - s > 2 ? "," : "",
-                (unsigned long long)rv);
-    strbuf_add(out, value + e - 1, len - (e - 1));
+    strbuf_add(out, o->value, o->splice_at);
+    add_rv_member(out, o->splice_comma, rv);
+    strbuf_add(out, o->value + o->splice_at, o->len - o->splice_at);
     return true;
 }
 
@@ -392,6 +404,12 @@ static void do_get(struct call *c)
         reply_status(c, api_status_from_errno(r, NULL, &c->target));
         return;
     }
+    if (!wants_table(c) && splice_stored(it.obj, it.rv, &c->resp->body)) {
+        c->resp->status = 200;
+        c->resp->content_type = "application/json";
+        store_item_release(&it);
+        return;
+    }
     o = decode_stored(it.value, it.len, it.rv);
     store_item_release(&it);
     if (!o) {
@@ -583,7 +601,8 @@ struct list_ctx {
     struct label_selector *labels;
     struct field_req *fields;
     size_t nfields;
-    cJSON *items;
+    cJSON *items;            /* decoded items (selectors, Table) */
+    struct store_obj **objs; /* raw: the store's shared objects, streamed as they are */
     size_t count, limit;
     char *last_key;
     bool more;
@@ -591,35 +610,33 @@ struct list_ctx {
     int err;
 };
 
-/* The item as a raw JSON node when the bytes allow (see splice_stored()), else NULL. */
-static cJSON *raw_stored(const struct store_item *it)
-{
-    struct strbuf sb = STRBUF_INIT;
-    cJSON *o = NULL;
-
-    if (splice_stored(it->value, it->len, it->rv, &sb))
-        CHECK((o = cJSON_CreateRaw(sb.buf)));
-    strbuf_release(&sb);
-    return o;
-}
-
 static int list_item(const struct store_item *it, void *ud)
 {
     struct list_ctx *l = ud;
-    cJSON *o = l->raw ? raw_stored(it) : NULL;
+    cJSON *o = NULL;
 
-    if (!o)
+    if (!l->raw || !it->obj->splice_at) {
         o = decode_stored(it->value, it->len, it->rv);
-    if (!o)
-        return 0; /* a corrupt row is skipped, not fatal to the list */
-    if (!cJSON_IsRaw(o) && !selected(o, l->labels, l->fields, l->nfields))
-        goto skip;
+        if (!o)
+            return 0; /* a corrupt row is skipped, not fatal to the list */
+        if (!l->raw && !selected(o, l->labels, l->fields, l->nfields)) {
+            cJSON_Delete(o);
+            return 0;
+        }
+    }
     if (l->limit && l->count == l->limit) {
         l->more = true;
         cJSON_Delete(o);
         return 1;
     }
-    CHECK(cJSON_AddItemToArray(l->items, o));
+    if (l->raw) {
+        cJSON_Delete(o); /* only checked: the stream decodes it again */
+        if ((l->count & (l->count - 1)) == 0)
+            l->objs = xrealloc(l->objs, (l->count ? l->count * 2 : 1) * sizeof(struct store_obj *));
+        l->objs[l->count] = store_obj_ref(it->obj);
+    } else {
+        CHECK(cJSON_AddItemToArray(l->items, o));
+    }
     l->count++;
     free(l->last_key);
     l->last_key = xstrdup(it->key);
@@ -628,9 +645,110 @@ static int list_item(const struct store_item *it, void *ud)
         return 1;
     }
     return 0;
-skip:
-    cJSON_Delete(o);
-    return 0;
+}
+
+/*
+ * A list body streamed as it is encoded: the envelope, then each object spliced straight from
+ * the store's shared bytes, a buffer at a time. Nothing of the size of the list is ever built,
+ * and the first bytes leave before the last object is encoded.
+ */
+struct list_stream {
+    struct strbuf pending; /* encoded, not yet handed out */
+    size_t off;
+    struct store_obj **objs; /* each released once encoded */
+    size_t n, next;
+    bool closed;
+    char *kind, *api_version; /* for objects that must be decoded */
+};
+
+static void list_stream_free(void *ud)
+{
+    struct list_stream *ls = ud;
+
+    for (size_t i = ls->next; i < ls->n; i++)
+        store_obj_unref(ls->objs[i]);
+    free(ls->objs);
+    strbuf_release(&ls->pending);
+    free(ls->kind);
+    free(ls->api_version);
+    free(ls);
+}
+
+/* Appends one item: spliced, or decoded and printed when its bytes do not allow splicing. */
+static void list_stream_item(struct list_stream *ls, const struct store_obj *o)
+{
+    cJSON *d;
+
+    if (splice_stored(o, o->rv, &ls->pending))
+        return;
+    d = decode_stored(o->value, o->len, o->rv);
+    if (!d) {
+        strbuf_addstr(&ls->pending, "{}"); /* checked when listed: cannot happen */
+        return;
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(d, "kind"))
+        CHECK(cJSON_AddStringToObject(d, "kind", ls->kind));
+    if (!cJSON_GetObjectItemCaseSensitive(d, "apiVersion"))
+        CHECK(cJSON_AddStringToObject(d, "apiVersion", ls->api_version));
+    CHECK(json_print(d, &ls->pending) == 0);
+    cJSON_Delete(d);
+}
+
+static long list_stream_read(void *ud, char *buf, size_t max)
+{
+    struct list_stream *ls = ud;
+    size_t n = 0;
+
+    while (n < max) {
+        if (ls->off < ls->pending.len) {
+            size_t k = ls->pending.len - ls->off;
+            if (k > max - n)
+                k = max - n;
+            memcpy(buf + n, ls->pending.buf + ls->off, k);
+            ls->off += k;
+            n += k;
+            continue;
+        }
+        strbuf_reset(&ls->pending);
+        ls->off = 0;
+        if (ls->next < ls->n) {
+            if (ls->next)
+                strbuf_addch(&ls->pending, ',');
+            list_stream_item(ls, ls->objs[ls->next]);
+            ls->objs[ls->next] = store_obj_unref(ls->objs[ls->next]);
+            ls->next++;
+        } else if (!ls->closed) {
+            strbuf_addstr(&ls->pending, "]}");
+            ls->closed = true;
+        } else {
+            break;
+        }
+    }
+    return (long)n;
+}
+
+/* Hands the list to a stream: list (owned, with an empty "items" last) gives the envelope. */
+static void reply_list_stream(struct call *c, struct list_ctx *l, cJSON *list, const char *av)
+{
+    struct list_stream *ls = xcalloc(1, sizeof(*ls));
+
+    strbuf_init(&ls->pending);
+    CHECK(json_print(list, &ls->pending) == 0);
+    cJSON_Delete(list);
+    /* The envelope ends with "items":[]} : keep it open for the items. */
+    CHECK(ls->pending.len >= 2 && !strcmp(ls->pending.buf + ls->pending.len - 2, "]}"));
+    strbuf_setlen(&ls->pending, ls->pending.len - 2);
+    ls->objs = l->objs;
+    ls->n = l->count;
+    l->objs = NULL;
+    l->count = 0;
+    ls->kind = xstrdup(c->res->kind);
+    ls->api_version = xstrdup(av);
+    c->resp->status = 200;
+    c->resp->content_type = "application/json";
+    c->resp->stream = list_stream_read;
+    c->resp->stream_userdata = ls;
+    c->resp->stream_free = list_stream_free;
 }
 
 /* ---- list: resourceVersion and paging (reference 3.2, 5) ---- */
@@ -873,13 +991,15 @@ static void do_list(struct call *c)
         CHECK(cJSON_AddStringToObject(meta, "continue", tok.buf));
     }
     CHECK(cJSON_AddItemToObject(list, "items", l.items));
+    if (l.raw) {
+        reply_list_stream(c, &l, list, av.buf);
+        goto out;
+    }
     /* Items carry kind and apiVersion, as dynamic clients expect them. */
     {
         cJSON *item;
         cJSON_ArrayForEach(item, l.items)
         {
-            if (cJSON_IsRaw(item))
-                continue; /* has both: splice_stored() checked */
             if (!cJSON_GetObjectItemCaseSensitive(item, "kind"))
                 CHECK(cJSON_AddStringToObject(item, "kind", c->res->kind));
             if (!cJSON_GetObjectItemCaseSensitive(item, "apiVersion"))
@@ -901,6 +1021,9 @@ out:
     label_selector_free(l.labels);
     field_reqs_free(l.fields, l.nfields);
     free(l.last_key);
+    for (size_t i = 0; i < (l.raw ? l.count : 0); i++)
+        store_obj_unref(l.objs[i]);
+    free(l.objs);
     free(after);
     strbuf_release(&prefix);
     strbuf_release(&err);
@@ -1677,6 +1800,7 @@ out:
 #define MAX_WATCH_SECONDS   ((int64_t)6 * 3600)
 #define MAX_WATCH_PENDING   (16u << 20) /* encoded initial events one watch may hold */
 #define DEFAULT_BOOKMARK_MS 60000       /* kube-apiserver's cacher: about once a minute */
+#define WATCH_BATCH         64          /* queued events one read takes at once */
 
 struct watch_stream {
     struct watcher *w;
@@ -1752,36 +1876,47 @@ static const char *event_type(enum store_event_type t)
 }
 
 /*
+ * The shared wire form of an event (watch_encode_fn): what emit_change() writes for a watch
+ * without selectors or Table output, made once per write for every such watcher.
+ */
+static bool encode_event(enum store_event_type type, uint64_t rv, const struct store_obj *obj,
+                         struct strbuf *out)
+{
+    if (!obj->splice_at)
+        return false;
+    strbuf_addstr(out, type == STORE_ADDED      ? "{\"type\":\"ADDED\",\"object\":"
+                       : type == STORE_MODIFIED ? "{\"type\":\"MODIFIED\",\"object\":"
+                                                : "{\"type\":\"DELETED\",\"object\":");
+    CHECK(splice_stored(obj, rv, out));
+    strbuf_add(out, "}\n", 2);
+    return true;
+}
+
+/*
  * Emits one write as this watch sees it. With selectors a modification is judged on both
  * states, as kube-apiserver's watch cache does (storage/cacher/cache_watcher.go convertToWatch
  * Event): matching before and after is MODIFIED, only after is ADDED, only before is DELETED
  * carrying the new state (so the client drops the object), neither is nothing. prev is the
- * replaced value (NULL when unknown: then the new state alone decides, as a MODIFIED).
+ * replaced state (NULL when unknown: then the new state alone decides, as a MODIFIED).
  */
-static void emit_change(struct watch_stream *ws, enum store_event_type type, const char *value,
-                        size_t len, const char *prev, size_t prev_len, uint64_t rv)
+static void emit_change(struct watch_stream *ws, enum store_event_type type,
+                        const struct store_obj *obj, const struct store_obj *prev, uint64_t rv)
 {
-    size_t mark = ws->pending.len;
     const char *t = event_type(type);
     bool now, before;
     cJSON *o;
 
-    if (!ws->table && !ws->labels && !ws->nfields) {
+    if (!ws->table && !ws->labels && !ws->nfields && encode_event(type, rv, obj, &ws->pending)) {
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
-        strbuf_addf(&ws->pending, "{\"type\":\"%s\",\"object\":", t);
-        if (splice_stored(value, len, rv, &ws->pending)) {
-            strbuf_addstr(&ws->pending, "}\n");
-            ws->last_emit_ms = monotonic_ms();
-            return;
-        }
-        strbuf_setlen(&ws->pending, mark);
+        ws->last_emit_ms = monotonic_ms();
+        return;
     }
-    o = decode_stored(value, len, rv);
+    o = decode_stored(obj->value, obj->len, rv);
     if (!o)
         return;
     now = selected(o, ws->labels, ws->fields, ws->nfields);
     if (type == STORE_MODIFIED && (ws->labels || ws->nfields) && prev) {
-        cJSON *p = decode_stored(prev, prev_len, rv);
+        cJSON *p = decode_stored(prev->value, prev->len, rv);
         before = p && selected(p, ws->labels, ws->fields, ws->nfields);
         cJSON_Delete(p);
         if (now && !before) {
@@ -1800,6 +1935,17 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type, con
     if (!cJSON_GetObjectItemCaseSensitive(o, "apiVersion"))
         CHECK(cJSON_AddStringToObject(o, "apiVersion", ws->api_version));
     emit(ws, t, o);
+}
+
+/* One event from the hub: its shared wire bytes when this watch can use them. */
+static void emit_event(struct watch_stream *ws, const struct watch_event *ev)
+{
+    if (ev->wire && !ws->table && !ws->labels && !ws->nfields) {
+        strbuf_add(&ws->pending, ev->wire, ev->wire_len);
+        ws->last_emit_ms = monotonic_ms();
+        return;
+    }
+    emit_change(ws, ev->type, ev->obj, ev->prev, ev->rv);
 }
 
 /* A BOOKMARK: an object of the watched kind with only metadata.resourceVersion (and, ending
@@ -1823,27 +1969,40 @@ static void emit_bookmark(struct watch_stream *ws, uint64_t rv, bool initial_end
     emit(ws, "BOOKMARK", bm);
 }
 
+/* Moves encoded bytes from pending into buf (at most max); returns how many. */
+static size_t take_pending(struct watch_stream *ws, char *buf, size_t max)
+{
+    size_t k = ws->pending.len - ws->off;
+
+    if (k > max)
+        k = max;
+    memcpy(buf, ws->pending.buf + ws->off, k);
+    ws->off += k;
+    if (ws->off == ws->pending.len) {
+        strbuf_reset(&ws->pending);
+        ws->off = 0;
+    }
+    return k;
+}
+
+/*
+ * Fills buf with as much as is ready: everything queued for this watcher is encoded at once, so
+ * a burst goes out as one chunk (one TLS record, one send) rather than one per event. Shared
+ * wire bytes go straight into buf while they fit and nothing is pending before them.
+ */
 static long watch_read(void *ud, char *buf, size_t max)
 {
     struct watch_stream *ws = ud;
+    bool plain = !ws->table && !ws->labels && !ws->nfields;
 
     for (;;) {
-        struct watch_item *it = NULL;
+        struct watch_event *evs[WATCH_BATCH];
         int wait_ms = WATCH_TICK_MS;
+        size_t n = 0, got = 0;
         int r;
 
-        if (ws->off < ws->pending.len) {
-            size_t n = ws->pending.len - ws->off;
-            if (n > max)
-                n = max;
-            memcpy(buf, ws->pending.buf + ws->off, n);
-            ws->off += n;
-            if (ws->off == ws->pending.len) {
-                strbuf_reset(&ws->pending);
-                ws->off = 0;
-            }
-            return (long)n;
-        }
+        if (ws->off < ws->pending.len)
+            return (long)take_pending(ws, buf, max);
         if (ws->done || time(NULL) >= ws->deadline)
             return 0;
         if (ws->bookmark_ms) {
@@ -1858,12 +2017,21 @@ static long watch_read(void *ud, char *buf, size_t max)
             if (due < wait_ms)
                 wait_ms = (int)due;
         }
-        r = watcher_next(ws->w, wait_ms, &it);
-        if (r == 1) {
-            if (it->rv > ws->skip_upto)
-                emit_change(ws, it->type, it->value, it->len, it->prev, it->prev_len, it->rv);
-            watch_item_free(it);
-        } else if (r == -EOVERFLOW) {
+        r = watcher_next(ws->w, wait_ms, evs, WATCH_BATCH, &got);
+        for (size_t i = 0; i < got; i++) {
+            const struct watch_event *ev = evs[i];
+            if (ev->rv <= ws->skip_upto) {
+                /* sent already, with the initial state or the replay */
+            } else if (plain && ev->wire && !ws->pending.len && n + ev->wire_len <= max) {
+                memcpy(buf + n, ev->wire, ev->wire_len);
+                n += ev->wire_len;
+                ws->last_emit_ms = monotonic_ms();
+            } else {
+                emit_event(ws, ev);
+            }
+            watch_event_unref(evs[i]);
+        }
+        if (r == -EOVERFLOW) {
             /* Too slow: tell the client to relist, as a 410 would. */
             emit(ws, "ERROR",
                  api_status_failure(410, "Expired",
@@ -1871,6 +2039,11 @@ static long watch_read(void *ud, char *buf, size_t max)
             ws->done = true;
         } else if (r < 0) {
             ws->done = true; /* the server is stopping */
+        }
+        if (n) {
+            if (ws->off < ws->pending.len)
+                n += take_pending(ws, buf + n, max - n);
+            return (long)n;
         }
     }
 }
@@ -1888,7 +2061,7 @@ static int replay_event(const struct store_event *ev, void *ud)
 
     rp->last = ev->rv;
     if (!strncmp(ev->key, rp->prefix, rp->prefix_len))
-        emit_change(rp->ws, ev->type, ev->value, ev->len, ev->prev, ev->prev_len, ev->rv);
+        emit_change(rp->ws, ev->type, ev->obj, ev->prev_obj, ev->rv);
     if (rp->ws->pending.len > MAX_WATCH_PENDING) {
         rp->ws->too_big = true;
         return 1;
@@ -1900,7 +2073,7 @@ static int initial_item(const struct store_item *it, void *ud)
 {
     struct watch_stream *ws = ud;
 
-    emit_change(ws, STORE_ADDED, it->value, it->len, NULL, 0, it->rv);
+    emit_change(ws, STORE_ADDED, it->obj, NULL, it->rv);
     if (ws->pending.len > MAX_WATCH_PENDING) {
         ws->too_big = true;
         return 1;
@@ -1972,7 +2145,7 @@ static void do_watch(struct call *c)
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
     /* Register first, then read: writes in between are queued and skipped by revision. */
-    ws->w = watcher_new(c->srv->hub, prefix.buf, 0, ws->labels || ws->nfields ? WATCHER_PREV : 0);
+    ws->w = watcher_new(c->srv->hub, prefix.buf, 0);
     if (initial_events || !rvs || !*rvs || rv == 0) {
         r = store_list(c->srv->store, prefix.buf, NULL, 0, initial_item, ws, &list_rv);
         ws->skip_upto = list_rv;
@@ -2358,7 +2531,7 @@ static void record(struct call *c, double start)
     if (!c->res)
         return; /* unserved paths are not counted: clients could mint label values */
     api_metrics_request(c->srv->metrics, &c->ri, resp->status, now_seconds() - start);
-    if (resp->stream) {
+    if (resp->stream && !strcmp(c->ri.verb, "watch")) {
         struct counted_stream *cs = xcalloc(1, sizeof(*cs));
         *cs = (struct counted_stream){resp->stream, resp->stream_free, resp->stream_userdata,
                                       c->srv->metrics};
@@ -2504,7 +2677,7 @@ int apiserver_new(struct store *store, struct apiserver **ret)
     CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->metrics = api_metrics_new();
     s->reg = api_registry_new();
-    s->hub = watch_hub_new();
+    s->hub = watch_hub_new(encode_event);
     store_set_observer(store, watch_hub_observe, s->hub);
     for (size_t i = 0; i < ARRAY_SIZE(initial_namespaces) && r == 0; i++)
         r = ensure_namespace(store, initial_namespaces[i]);

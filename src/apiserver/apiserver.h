@@ -18,8 +18,9 @@ struct store;
 
 struct apiserver;
 
-/* A server over an open store (borrowed; must outlive the server). CRDs already in the store
- * are served at once. 0, -ENOMEM, -EIO. */
+/* A server over an open store (borrowed; must outlive the server): `koord apiserver` passes the
+ * watch cache over the SQLite backend (store_cache.h), so gets and lists are served from memory.
+ * CRDs already in the store are served at once. 0, -ENOMEM, -EIO. */
 int apiserver_new(struct store *store, struct apiserver **ret);
 /*
  * Requires a verified client certificate (the identity kubectl's kubeconfig carries) on every

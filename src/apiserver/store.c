@@ -1,270 +1,86 @@
 /*
- * The SQLite object store (see store.h). Three tables: objects (key -> revision, bytes), events
- * (the write history, pruned to the configured size) and meta (the current revision and the
- * oldest revision a watch may start after). Every write is one IMMEDIATE transaction that bumps
- * the revision, changes the object and appends the event, so a crash leaves either all of it or
- * none.
- *
- * An event keeps the value it replaced (prev) and that value's revision, so the state at an
- * older revision R is: each current row no event after R touched, plus, for each key an event
- * after R touched, the state before the first such event (nothing when that event created the
- * key). ST_LIST_AT says exactly that in SQL, helped by the (key, rv) index on events.
+ * The storage interface (see store.h): dispatch to the backend, and the shared object type.
+ * The splice point is found once, when an object's bytes enter memory, so serving the object to
+ * a list or to every watcher is a copy around it rather than a parse and a print.
  */
 #include "apiserver/store.h"
 
-#include <pthread.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
+#include "codec/codec.h"
 
-#define DEFAULT_HISTORY 10000
-#define STORE_FORMAT    2
-#define CHUNK_ROWS      256        /* rows one locked read copies out */
-#define CHUNK_BYTES     (4u << 20) /* ... or fewer once they hold this many bytes */
-
-enum stmt_id {
-    ST_GET,
-    ST_INSERT,
-    ST_UPDATE,
-    ST_DELETE,
-    ST_EVENT,
-    ST_META_SET,
-    ST_PRUNE,
-    ST_LIST,
-    ST_LIST_AT,
-    ST_EVENTS,
-    ST_BEGIN,
-    ST_COMMIT,
-    ST_ROLLBACK,
-    ST_COUNT
-};
-
-static const char *const stmt_sql[ST_COUNT] = {
-    [ST_GET] = "SELECT rv, value FROM objects WHERE key = ?1",
-    [ST_INSERT] = "INSERT INTO objects(key, rv, value) VALUES (?1, ?2, ?3)",
-    [ST_UPDATE] = "UPDATE objects SET rv = ?2, value = ?3 WHERE key = ?1",
-    [ST_DELETE] = "DELETE FROM objects WHERE key = ?1",
-    [ST_EVENT] = ("INSERT INTO events(rv, type, key, value, prev_rv, prev) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
-    [ST_META_SET] = "INSERT OR REPLACE INTO meta(k, v) VALUES (?1, ?2)",
-    [ST_PRUNE] = "DELETE FROM events WHERE rv <= ?1",
-    [ST_LIST] = ("SELECT key, rv, value FROM objects WHERE key > ?3 AND key >= ?1 AND key < ?2 "
-                 "ORDER BY key LIMIT ?4"),
-    /* ?1..?3 as ST_LIST, ?4 the revision, ?5 the limit. */
-    [ST_LIST_AT] = ("SELECT key, rv, value FROM objects o WHERE key > ?3 AND key >= ?1 AND "
-                    "key < ?2 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.key = o.key AND "
-                    "e.rv > ?4) "
-                    "UNION ALL "
-                    "SELECT key, prev_rv, CASE type WHEN 3 THEN value ELSE prev END FROM events e "
-                    "WHERE rv > ?4 AND type != 1 AND key > ?3 AND key >= ?1 AND key < ?2 AND "
-                    "NOT EXISTS (SELECT 1 FROM events f WHERE f.key = e.key AND f.rv > ?4 AND "
-                    "f.rv < e.rv) "
-                    "ORDER BY 1 LIMIT ?5"),
-    [ST_EVENTS] = ("SELECT rv, type, key, value, prev_rv, prev FROM events WHERE rv > ?1 AND "
-                   "rv <= ?2 ORDER BY rv LIMIT ?3"),
-    [ST_BEGIN] = "BEGIN IMMEDIATE",
-    [ST_COMMIT] = "COMMIT",
-    [ST_ROLLBACK] = "ROLLBACK",
-};
-
-static const char schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS objects(key TEXT PRIMARY KEY, rv INTEGER NOT NULL,"
-    " value BLOB NOT NULL) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS events(rv INTEGER PRIMARY KEY, type INTEGER NOT NULL,"
-    " key TEXT NOT NULL, value BLOB NOT NULL, prev_rv INTEGER NOT NULL DEFAULT 0, prev BLOB);"
-    "INSERT OR IGNORE INTO meta(k, v) VALUES ('format', 2), ('revision', 0), ('oldest', 0);";
-
-/* Format 1 kept no previous values: its history cannot rebuild snapshots, so it is dropped
- * (watches from before the upgrade get 410 and relist, as after any compaction). */
-static const char upgrade_v1_sql[] =
-    "BEGIN IMMEDIATE;"
-    "ALTER TABLE events ADD COLUMN prev_rv INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE events ADD COLUMN prev BLOB;"
-    "DELETE FROM events;"
-    "UPDATE meta SET v = (SELECT v FROM meta WHERE k = 'revision') WHERE k = 'oldest';"
-    "UPDATE meta SET v = 2 WHERE k = 'format';"
-    "COMMIT;";
-
-struct store {
-    sqlite3 *db;
-    sqlite3_stmt *st[ST_COUNT];
-    pthread_mutex_t lock;
-    uint64_t rev;
-    uint64_t oldest;
-    size_t history;
-    store_event_fn observer;
-    void *observer_data;
-};
-
-/* SQLite result codes to errno: only what a caller can act on is distinguished. */
-static int sql_err(int rc)
+/* Where the resourceVersion member goes in our own compact encoding (encode_for_store() in
+ * apiserver.c): inside metadata, last. 0 when any of the members it needs is missing. */
+static size_t splice_point(const char *value, size_t len, bool *ret_comma)
 {
-    switch (rc & 0xff) {
-    case SQLITE_NOMEM:
-        return -ENOMEM;
-    case SQLITE_CONSTRAINT:
-        return -EEXIST;
-    case SQLITE_FULL:
-        return -ENOSPC;
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        return -EBUSY;
-    default:
-        return -EIO;
-    }
+    size_t s, e;
+
+    if (json_member_span(value, len, "apiVersion", &s, &e) < 0 ||
+        json_member_span(value, len, "kind", &s, &e) < 0 ||
+        json_member_span(value, len, "metadata", &s, &e) < 0 || value[s] != '{' ||
+        value[e - 1] != '}')
+        return 0;
+    *ret_comma = e - s > 2;
+    return e - 1;
 }
 
-static sqlite3_stmt *stmt(struct store *s, enum stmt_id id)
+struct store_obj *store_obj_new(const char *key, uint64_t rv, const char *value, size_t len)
 {
-    sqlite3_stmt *st = s->st[id];
-    (void)sqlite3_reset(st);
-    (void)sqlite3_clear_bindings(st);
-    return st;
+    size_t klen = strlen(key);
+    struct store_obj *o;
+    char *p;
+
+    if (len > STORE_MAX_VALUE || klen > STORE_MAX_KEY)
+        return NULL;
+    o = cmalloc(sizeof(*o) + klen + 1 + len + 1);
+    if (!o)
+        return NULL;
+    p = (char *)(o + 1);
+    memcpy(p, key, klen + 1);
+    o->key = p;
+    p += klen + 1;
+    if (len)
+        memcpy(p, value, len);
+    p[len] = '\0';
+    o->value = p;
+    o->len = len;
+    o->rv = rv;
+    o->splice_comma = false;
+    o->splice_at = splice_point(p, len, &o->splice_comma);
+    atomic_init(&o->refs, 1);
+    return o;
 }
 
-static int step_done(sqlite3_stmt *st)
+struct store_obj *store_obj_ref(struct store_obj *o)
 {
-    int rc = sqlite3_step(st);
-    return rc == SQLITE_DONE ? 0 : sql_err(rc);
+    if (o)
+        atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
+    return o;
 }
 
-static int meta_get(sqlite3 *db, const char *k, uint64_t *ret)
+struct store_obj *store_obj_unref(struct store_obj *o)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT v FROM meta WHERE k = ?1", -1, &st, NULL);
-
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_text(st, 1, k, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        sqlite3_int64 v = sqlite3_column_int64(st, 0);
-        rc = v < 0 ? SQLITE_CORRUPT : SQLITE_OK;
-        *ret = (uint64_t)v;
-    } else if (rc == SQLITE_DONE) {
-        rc = SQLITE_CORRUPT;
-    }
-    (void)sqlite3_finalize(st);
-    return rc == SQLITE_OK ? 0 : sql_err(rc);
+    if (o && atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
+        free(o);
+    return NULL;
 }
 
-int store_open(const char *path, size_t history, struct store **ret)
+void store_item_set(struct store_item *ret, struct store_obj *o)
 {
-    struct store *s = xcalloc(1, sizeof(*s));
-    uint64_t format = 0;
-    int rc, r = -EIO;
-
-    s->history = history ? history : DEFAULT_HISTORY;
-    rc = sqlite3_open_v2(path, &s->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK)
-        goto err;
-    (void)sqlite3_busy_timeout(s->db, 5000);
-    rc = sqlite3_exec(s->db,
-                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-                      "PRAGMA foreign_keys=OFF;",
-                      NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        r = sql_err(rc);
-        goto err;
-    }
-    if ((r = meta_get(s->db, "format", &format)) < 0)
-        goto err;
-    if (format == 1) {
-        rc = sqlite3_exec(s->db, upgrade_v1_sql, NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-            (void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            r = sql_err(rc);
-            goto err;
-        }
-        format = STORE_FORMAT;
-    }
-    rc = sqlite3_exec(s->db, "CREATE INDEX IF NOT EXISTS events_key ON events(key, rv);", NULL,
-                      NULL, NULL);
-    if (rc != SQLITE_OK) {
-        r = sql_err(rc);
-        goto err;
-    }
-    if (format != STORE_FORMAT || (r = meta_get(s->db, "revision", &s->rev)) < 0 ||
-        (r = meta_get(s->db, "oldest", &s->oldest)) < 0) {
-        r = r < 0 ? r : -EIO;
-        goto err;
-    }
-    for (int i = 0; i < ST_COUNT; i++) {
-        rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
-        if (rc != SQLITE_OK) {
-            r = sql_err(rc);
-            goto err;
-        }
-    }
-    CHECK(pthread_mutex_init(&s->lock, NULL) == 0);
-    *ret = s;
-    return 0;
-err:
-    for (int i = 0; i < ST_COUNT; i++)
-        (void)sqlite3_finalize(s->st[i]);
-    (void)sqlite3_close(s->db);
-    free(s);
-    return r;
-}
-
-void store_close(struct store *s)
-{
-    if (!s)
-        return;
-    for (int i = 0; i < ST_COUNT; i++)
-        (void)sqlite3_finalize(s->st[i]);
-    (void)sqlite3_close(s->db);
-    (void)pthread_mutex_destroy(&s->lock);
-    free(s);
-}
-
-uint64_t store_revision(struct store *s)
-{
-    uint64_t r;
-
-    CHECK(pthread_mutex_lock(&s->lock) == 0);
-    r = s->rev;
-    CHECK(pthread_mutex_unlock(&s->lock) == 0);
-    return r;
-}
-
-uint64_t store_oldest(struct store *s)
-{
-    uint64_t r;
-
-    CHECK(pthread_mutex_lock(&s->lock) == 0);
-    r = s->oldest;
-    CHECK(pthread_mutex_unlock(&s->lock) == 0);
-    return r;
-}
-
-void store_set_observer(struct store *s, store_event_fn fn, void *userdata)
-{
-    CHECK(pthread_mutex_lock(&s->lock) == 0);
-    s->observer = fn;
-    s->observer_data = userdata;
-    CHECK(pthread_mutex_unlock(&s->lock) == 0);
+    *ret = (struct store_item){o->key, o->rv, o->value, o->len, store_obj_ref(o)};
 }
 
 void store_item_release(struct store_item *it)
 {
     if (!it)
         return;
-    free(it->key);
-    free(it->value);
-    it->key = it->value = NULL;
-    it->len = 0;
-    it->rv = 0;
+    store_obj_unref(it->obj);
+    *it = (struct store_item){0};
 }
 
-/* Keys are printable ASCII without NUL, which keeps the prefix range scan in list exact. */
-static int check_key(const char *key)
+int store_check_key(const char *key)
 {
     size_t n = 0;
 
@@ -276,290 +92,63 @@ static int check_key(const char *key)
     return 0;
 }
 
-static int fill_item(sqlite3_stmt *st, int col_key, int col_rv, int col_val, const char *key,
-                     struct store_item *ret)
+void store_close(struct store *s)
 {
-    const void *v = sqlite3_column_blob(st, col_val);
-    size_t len = (size_t)sqlite3_column_bytes(st, col_val);
-    const char *k = col_key >= 0 ? (const char *)sqlite3_column_text(st, col_key) : key;
+    if (s)
+        s->ops->close(s);
+}
 
-    ret->value = cmalloc(len + 1);
-    ret->key = k ? cstrndup(k, strlen(k)) : NULL;
-    if (!ret->value || !ret->key) {
-        store_item_release(ret);
-        return -ENOMEM;
-    }
-    if (len)
-        memcpy(ret->value, v, len);
-    ret->value[len] = '\0';
-    ret->len = len;
-    ret->rv = (uint64_t)sqlite3_column_int64(st, col_rv);
-    return 0;
+uint64_t store_revision(struct store *s)
+{
+    return s->ops->revision(s);
+}
+
+uint64_t store_oldest(struct store *s)
+{
+    return s->ops->oldest(s);
 }
 
 int store_get(struct store *s, const char *key, struct store_item *ret)
 {
-    sqlite3_stmt *st;
-    int rc, r;
-
-    if ((r = check_key(key)) < 0)
-        return r;
-    CHECK(pthread_mutex_lock(&s->lock) == 0);
-    st = stmt(s, ST_GET);
-    (void)sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        r = fill_item(st, -1, 0, 1, key, ret);
-    else
-        r = rc == SQLITE_DONE ? -ENOENT : sql_err(rc);
-    (void)sqlite3_reset(st);
-    CHECK(pthread_mutex_unlock(&s->lock) == 0);
-    return r;
+    int r = store_check_key(key);
+    return r < 0 ? r : s->ops->get(s, key, ret);
 }
 
-/* Within the write transaction: records the event and the new revision, prunes history. prev
- * (MODIFIED only) and prev_rv describe the value the write replaced or removed. */
-static int record(struct store *s, uint64_t rev, enum store_event_type type, const char *key,
-                  const void *value, size_t len, const void *prev, size_t prev_len,
-                  uint64_t prev_rv)
-{
-    sqlite3_stmt *st = stmt(s, ST_EVENT);
-    int r;
-
-    (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)rev);
-    (void)sqlite3_bind_int(st, 2, (int)type);
-    (void)sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-    (void)sqlite3_bind_blob(st, 4, value ? value : "", (int)len, SQLITE_STATIC);
-    (void)sqlite3_bind_int64(st, 5, (sqlite3_int64)prev_rv);
-    if (prev)
-        (void)sqlite3_bind_blob(st, 6, prev_len ? prev : "", (int)prev_len, SQLITE_STATIC);
-    if ((r = step_done(st)) < 0)
-        return r;
-    st = stmt(s, ST_META_SET);
-    (void)sqlite3_bind_text(st, 1, "revision", -1, SQLITE_STATIC);
-    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
-    if ((r = step_done(st)) < 0)
-        return r;
-    if (rev - s->oldest > s->history) {
-        uint64_t oldest = rev - s->history;
-        st = stmt(s, ST_PRUNE);
-        (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)oldest);
-        if ((r = step_done(st)) < 0)
-            return r;
-        st = stmt(s, ST_META_SET);
-        (void)sqlite3_bind_text(st, 1, "oldest", -1, SQLITE_STATIC);
-        (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)oldest);
-        if ((r = step_done(st)) < 0)
-            return r;
-    }
-    return 0;
-}
-
-enum write_op { OP_CREATE, OP_UPDATE, OP_DELETE };
-
-/* One write transaction: check the current object, change it, record the event, commit. The
- * in-memory revision moves only once the commit succeeded. */
-static int write_op(struct store *s, enum write_op op, const char *key, const char *value,
+static int write_op(struct store *s, enum store_write_op op, const char *key, const char *value,
                     size_t len, uint64_t expect_rv, struct store_item *ret_old, uint64_t *ret_rv)
 {
-    struct store_item old = {0};
-    sqlite3_stmt *st;
-    uint64_t rev;
-    int rc, r;
-    bool exists;
+    int r = store_check_key(key);
 
-    if ((r = check_key(key)) < 0)
+    if (r < 0)
         return r;
     if (len > STORE_MAX_VALUE)
         return -E2BIG;
-    CHECK(pthread_mutex_lock(&s->lock) == 0);
-    if ((r = step_done(stmt(s, ST_BEGIN))) < 0)
-        goto unlock;
-    st = stmt(s, ST_GET);
-    (void)sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    exists = rc == SQLITE_ROW;
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        r = sql_err(rc);
-        goto rollback;
-    }
-    /* The replaced value goes into the history (snapshots, selector transitions). */
-    if (exists && (r = fill_item(st, -1, 0, 1, key, &old)) < 0)
-        goto rollback;
-    (void)sqlite3_reset(st);
-    if (op == OP_CREATE && exists) {
-        r = -EEXIST;
-        goto rollback;
-    }
-    if (op != OP_CREATE && !exists) {
-        r = -ENOENT;
-        goto rollback;
-    }
-    if (op != OP_CREATE && expect_rv && expect_rv != old.rv) {
-        r = -ESTALE;
-        goto rollback;
-    }
-    rev = s->rev + 1;
-    st = stmt(s, op == OP_CREATE ? ST_INSERT : op == OP_UPDATE ? ST_UPDATE : ST_DELETE);
-    (void)sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    if (op != OP_DELETE) {
-        (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
-        (void)sqlite3_bind_blob(st, 3, len ? value : "", (int)len, SQLITE_STATIC);
-    }
-    if ((r = step_done(st)) < 0)
-        goto rollback;
-    if (op == OP_DELETE)
-        r = record(s, rev, STORE_DELETED, key, old.value, old.len, NULL, 0, old.rv);
-    else if (op == OP_UPDATE)
-        r = record(s, rev, STORE_MODIFIED, key, value, len, old.value, old.len, old.rv);
-    else
-        r = record(s, rev, STORE_ADDED, key, value, len, NULL, 0, 0);
-    if (r < 0)
-        goto rollback;
-    if ((r = step_done(stmt(s, ST_COMMIT))) < 0)
-        goto rollback;
-    s->rev = rev;
-    if (rev - s->oldest > s->history)
-        s->oldest = rev - s->history;
-    if (s->observer) {
-        struct store_event ev = {
-            .type = op == OP_CREATE   ? STORE_ADDED
-                    : op == OP_UPDATE ? STORE_MODIFIED
-                                      : STORE_DELETED,
-            .rv = rev,
-            .key = key,
-            .value = op == OP_DELETE ? (old.value ? old.value : "") : (value ? value : ""),
-            .len = op == OP_DELETE ? old.len : len,
-            .prev = op == OP_UPDATE ? old.value : NULL,
-            .prev_len = op == OP_UPDATE ? old.len : 0,
-            .prev_rv = old.rv,
-        };
-        (void)s->observer(&ev, s->observer_data);
-    }
-    if (ret_rv)
-        *ret_rv = rev;
-    if (ret_old) {
-        *ret_old = old;
-        old = (struct store_item){0};
-    }
-    goto unlock;
-rollback:
-    (void)step_done(stmt(s, ST_ROLLBACK));
-unlock:
-    CHECK(pthread_mutex_unlock(&s->lock) == 0);
-    store_item_release(&old);
-    return r;
+    return s->ops->write(s, op, key, value, len, expect_rv, ret_old, ret_rv);
 }
 
 int store_create(struct store *s, const char *key, const char *value, size_t len, uint64_t *ret_rv)
 {
-    return write_op(s, OP_CREATE, key, value, len, 0, NULL, ret_rv);
+    return write_op(s, STORE_OP_CREATE, key, value, len, 0, NULL, ret_rv);
 }
 
 int store_update(struct store *s, const char *key, const char *value, size_t len,
                  uint64_t expect_rv, uint64_t *ret_rv)
 {
-    return write_op(s, OP_UPDATE, key, value, len, expect_rv, NULL, ret_rv);
+    return write_op(s, STORE_OP_UPDATE, key, value, len, expect_rv, NULL, ret_rv);
 }
 
 int store_delete(struct store *s, const char *key, uint64_t expect_rv, struct store_item *ret_old,
                  uint64_t *ret_rv)
 {
-    return write_op(s, OP_DELETE, key, NULL, 0, expect_rv, ret_old, ret_rv);
-}
-
-/* Rows copied out of one locked read, handed to callbacks after unlocking. */
-struct chunk {
-    struct store_item items[CHUNK_ROWS];
-    size_t n;
-    bool exhausted; /* the query had no more rows */
-};
-
-static void chunk_release(struct chunk *c)
-{
-    for (size_t i = 0; i < c->n; i++)
-        store_item_release(&c->items[i]);
-    c->n = 0;
-}
-
-/* Under the lock: up to want rows after cursor at revision rev. */
-static int read_chunk(struct store *s, const char *prefix, const char *upper, const char *cursor,
-                      uint64_t rev, size_t want, struct chunk *c)
-{
-    bool at = rev != s->rev;
-    sqlite3_stmt *st = stmt(s, at ? ST_LIST_AT : ST_LIST);
-    size_t bytes = 0;
-    int rc = SQLITE_ROW, r = 0;
-
-    (void)sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
-    (void)sqlite3_bind_text(st, 2, upper, -1, SQLITE_STATIC);
-    (void)sqlite3_bind_text(st, 3, cursor, -1, SQLITE_STATIC);
-    if (at)
-        (void)sqlite3_bind_int64(st, 4, (sqlite3_int64)rev);
-    (void)sqlite3_bind_int64(st, at ? 5 : 4, (sqlite3_int64)want);
-    while (c->n < want && bytes < CHUNK_BYTES && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((r = fill_item(st, 0, 1, 2, NULL, &c->items[c->n])) < 0)
-            break;
-        bytes += c->items[c->n++].len;
-    }
-    if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        r = sql_err(rc);
-    c->exhausted = rc == SQLITE_DONE;
-    (void)sqlite3_reset(st);
-    return r;
+    return write_op(s, STORE_OP_DELETE, key, NULL, 0, expect_rv, ret_old, ret_rv);
 }
 
 int store_list_at(struct store *s, const char *prefix, const char *after, uint64_t at, size_t limit,
                   store_item_fn fn, void *userdata, uint64_t *ret_rv)
 {
-    size_t plen = prefix ? strlen(prefix) : 0, done = 0;
-    struct chunk *c = NULL;
-    char *upper, *cursor;
-    uint64_t rev = at;
-    bool first = true;
-    int r = 0;
-
-    if (!prefix || !plen || check_key(prefix) < 0 || (after && check_key(after) < 0))
+    if (!prefix || store_check_key(prefix) < 0 || (after && store_check_key(after) < 0))
         return -EINVAL;
-    /* Keys are printable ASCII, so prefix with its last byte incremented bounds the range. */
-    upper = xstrdup(prefix);
-    upper[plen - 1]++;
-    cursor = xstrdup(after ? after : "");
-    c = xcalloc(1, sizeof(*c));
-    for (;;) {
-        size_t want = CHUNK_ROWS;
-
-        if (limit && limit - done < want)
-            want = limit - done;
-        CHECK(pthread_mutex_lock(&s->lock) == 0);
-        if (first) {
-            rev = rev ? rev : s->rev;
-            if (ret_rv)
-                *ret_rv = rev;
-            first = false;
-        }
-        if (rev > s->rev)
-            r = -EOVERFLOW;
-        else if (rev < s->oldest)
-            r = -ERANGE;
-        else
-            r = read_chunk(s, prefix, upper, cursor, rev, want, c);
-        CHECK(pthread_mutex_unlock(&s->lock) == 0);
-        for (size_t i = 0; i < c->n && r == 0; i++)
-            r = fn(&c->items[i], userdata);
-        if (r == 0 && c->n) {
-            free(cursor);
-            cursor = xstrdup(c->items[c->n - 1].key);
-        }
-        done += c->n;
-        chunk_release(c);
-        if (r != 0 || c->exhausted || (limit && done >= limit))
-            break;
-    }
-    free(c);
-    free(cursor);
-    free(upper);
-    return r < 0 ? r : 0;
+    return s->ops->list_at(s, prefix, after, at, limit, fn, userdata, ret_rv);
 }
 
 int store_list(struct store *s, const char *prefix, const char *after, size_t limit,
@@ -568,103 +157,12 @@ int store_list(struct store *s, const char *prefix, const char *after, size_t li
     return store_list_at(s, prefix, after, 0, limit, fn, userdata, ret_rv);
 }
 
-/* One event copied out of the history. */
-struct event_copy {
-    struct store_event ev;
-    char *key, *value, *prev;
-};
-
-static void event_copy_release(struct event_copy *e)
-{
-    free(e->key);
-    free(e->value);
-    free(e->prev);
-    *e = (struct event_copy){0};
-}
-
-static char *copy_blob(sqlite3_stmt *st, int col, size_t *ret_len)
-{
-    const void *v = sqlite3_column_blob(st, col);
-    size_t len = (size_t)sqlite3_column_bytes(st, col);
-    char *p = cmalloc(len + 1);
-
-    if (!p)
-        return NULL;
-    if (len)
-        memcpy(p, v, len);
-    p[len] = '\0';
-    *ret_len = len;
-    return p;
-}
-
-/* Under the lock: up to CHUNK_ROWS events in (since, until]. */
-static int read_events(struct store *s, uint64_t since, uint64_t until, struct event_copy *v,
-                       size_t *ret_n)
-{
-    sqlite3_stmt *st = stmt(s, ST_EVENTS);
-    size_t n = 0, bytes = 0;
-    int rc = SQLITE_DONE, r = 0;
-
-    (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)since);
-    (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)until);
-    (void)sqlite3_bind_int64(st, 3, CHUNK_ROWS);
-    while (n < CHUNK_ROWS && bytes < CHUNK_BYTES && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct event_copy *e = &v[n];
-        const char *k = (const char *)sqlite3_column_text(st, 2);
-
-        e->ev.rv = (uint64_t)sqlite3_column_int64(st, 0);
-        e->ev.type = (enum store_event_type)sqlite3_column_int(st, 1);
-        e->ev.prev_rv = (uint64_t)sqlite3_column_int64(st, 4);
-        e->key = k ? cstrndup(k, strlen(k)) : NULL;
-        e->value = copy_blob(st, 3, &e->ev.len);
-        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
-            e->prev = copy_blob(st, 5, &e->ev.prev_len);
-        n++;
-        if (!e->key || !e->value || (sqlite3_column_type(st, 5) != SQLITE_NULL && !e->prev)) {
-            r = -ENOMEM;
-            break;
-        }
-        e->ev.key = e->key;
-        e->ev.value = e->value;
-        e->ev.prev = e->prev;
-        bytes += e->ev.len + e->ev.prev_len;
-    }
-    if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        r = sql_err(rc);
-    (void)sqlite3_reset(st);
-    *ret_n = n;
-    return r;
-}
-
 int store_events(struct store *s, uint64_t since, store_event_fn fn, void *userdata)
 {
-    struct event_copy *v = xcalloc(CHUNK_ROWS, sizeof(*v));
-    uint64_t until = 0;
-    bool first = true;
-    int r = 0;
+    return s->ops->events(s, since, fn, userdata);
+}
 
-    for (;;) {
-        size_t n = 0;
-
-        CHECK(pthread_mutex_lock(&s->lock) == 0);
-        if (first) {
-            until = s->rev;
-            first = false;
-        }
-        if (since < s->oldest)
-            r = -ERANGE;
-        else if (since < until)
-            r = read_events(s, since, until, v, &n);
-        CHECK(pthread_mutex_unlock(&s->lock) == 0);
-        for (size_t i = 0; i < n && r == 0; i++) {
-            since = v[i].ev.rv;
-            r = fn(&v[i].ev, userdata);
-        }
-        for (size_t i = 0; i < n; i++)
-            event_copy_release(&v[i]);
-        if (r != 0 || n == 0 || since >= until)
-            break;
-    }
-    free(v);
-    return r < 0 ? r : 0;
+void store_set_observer(struct store *s, store_event_fn fn, void *userdata)
+{
+    s->ops->set_observer(s, fn, userdata);
 }

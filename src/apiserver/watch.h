@@ -1,12 +1,17 @@
 /*
  * Watch fan-out: the store's observer hands every committed write to the hub, which queues it
- * for each registered watcher whose key prefix matches. Queues are bounded: a watcher that
- * falls too far behind is cut off (its stream ends and the client relists), so a slow client
- * never holds up writers (issue "koord apiserver", reference kubernetes-api.md 4).
+ * for each registered watcher whose key prefix matches. A write becomes one shared, refcounted
+ * event (holding the store's shared objects, and the event's wire bytes already encoded for
+ * watchers that need no per-watcher work), so fan-out to N watchers is N pointer pushes under
+ * the hub lock, not N copies. Queues are bounded: a watcher that falls too far behind is cut off
+ * (its stream ends and the client relists), so a slow client never holds up writers (issue
+ * "koord apiserver", reference kubernetes-api.md 4).
  */
 #ifndef KOORD_APISERVER_WATCH_H
 #define KOORD_APISERVER_WATCH_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,7 +20,17 @@
 struct watch_hub;
 struct watcher;
 
-struct watch_hub *watch_hub_new(void);
+/*
+ * Encodes the wire form of an event for watchers without selectors or Table output: the whole
+ * line including its newline, appended to out; false when the object's bytes do not allow it
+ * (the watcher then encodes the event itself). Called once per write, under the store's lock.
+ */
+struct strbuf;
+typedef bool (*watch_encode_fn)(enum store_event_type type, uint64_t rv,
+                                const struct store_obj *obj, struct strbuf *out);
+
+/* encode may be NULL (no shared wire bytes). */
+struct watch_hub *watch_hub_new(watch_encode_fn encode);
 
 /* Ends every watcher: their waits return -ESHUTDOWN, and so do those of watchers registered
  * afterwards. The hub stays valid until watch_hub_free(). */
@@ -24,38 +39,34 @@ void watch_hub_close(struct watch_hub *hub);
 /* Frees the hub; watchers still registered free it when the last of them goes. NULL is fine. */
 void watch_hub_free(struct watch_hub *hub);
 
-/* The store observer: pass the hub as userdata to store_set_observer(). */
+/* The store observer: pass the hub as userdata to store_set_observer(). Events without shared
+ * objects (ev->obj NULL) get them made here, once per write. */
 int watch_hub_observe(const struct store_event *ev, void *userdata);
 
-enum watcher_flags {
-    /* Also queue the value a modification replaced (watch_item.prev): a watch with a selector
-     * needs it to tell an object that stopped matching from one that never matched. */
-    WATCHER_PREV = 1 << 0,
-};
-
-/* Registers a watcher for keys starting with prefix; max_bytes bounds its queue (0 = 16 MiB);
- * flags from enum watcher_flags. */
-struct watcher *watcher_new(struct watch_hub *hub, const char *prefix, size_t max_bytes,
-                            unsigned flags);
-
-/* One queued write, owned by the caller: free with watch_item_free(). */
-struct watch_item {
+/* One write as watchers receive it: shared and immutable; release with watch_event_unref(). */
+struct watch_event {
     enum store_event_type type;
     uint64_t rv;
-    char *key;
-    char *value;
-    size_t len;
-    char *prev; /* with WATCHER_PREV, for STORE_MODIFIED: the replaced value; else NULL */
-    size_t prev_len;
+    struct store_obj *obj;  /* the new state, or for STORE_DELETED the last one */
+    struct store_obj *prev; /* STORE_MODIFIED: the state it replaced; else NULL */
+    const char *wire;       /* the encoded line (see watch_encode_fn), or NULL */
+    size_t wire_len;
+    atomic_uint refs; /* private */
 };
 
-void watch_item_free(struct watch_item *it);
+struct watch_event *watch_event_unref(struct watch_event *ev);
+
+/* Registers a watcher for keys starting with prefix; max_bytes bounds the bytes of the objects
+ * its queue holds (0 = 16 MiB). */
+struct watcher *watcher_new(struct watch_hub *hub, const char *prefix, size_t max_bytes);
 
 /*
- * Waits up to timeout_ms for the next write. 1 with *ret filled, 0 on timeout, -EOVERFLOW when
- * the watcher fell behind and was cut off, -ESHUTDOWN when the hub closed.
+ * Waits up to timeout_ms for writes, then hands out every queued one, up to max, oldest first:
+ * the caller owns a reference to each of v[0 .. *ret_n - 1]. 1 with *ret_n >= 1, 0 on timeout,
+ * -EOVERFLOW when the watcher fell behind and was cut off, -ESHUTDOWN when the hub closed.
  */
-int watcher_next(struct watcher *w, int timeout_ms, struct watch_item **ret);
+int watcher_next(struct watcher *w, int timeout_ms, struct watch_event **v, size_t max,
+                 size_t *ret_n);
 
 /*
  * The revision this watcher is complete up to: every write with a revision at or below it that

@@ -23,6 +23,8 @@
 #include "api/crd.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
+#include "apiserver/store_cache.h"
+#include "apiserver/store_sqlite.h"
 #include "apiserver/tokens.h"
 #include "base/base.h"
 #include "base/strbuf.h"
@@ -33,7 +35,7 @@
 struct env {
     char dir[64];
     char db[128];
-    struct store *store;
+    struct store *backend, *store; /* SQLite, and the watch cache over it */
     struct apiserver *api;
     struct http_server *http;
     char base[64];
@@ -43,7 +45,8 @@ static void env_start(struct env *e)
 {
     struct http_server_opts o = {.host = "127.0.0.1"};
 
-    assert_int_equal(store_open(e->db, 64, &e->store), 0);
+    assert_int_equal(store_sqlite_open(e->db, 64, &e->backend), 0);
+    assert_int_equal(store_cache_new(e->backend, &e->store), 0);
     assert_int_equal(apiserver_new(e->store, &e->api), 0);
     assert_int_equal(http_server_start(&o, apiserver_handle, e->api, &e->http), 0);
     (void)snprintf(e->base, sizeof(e->base), "http://127.0.0.1:%u", http_server_port(e->http));
@@ -55,6 +58,8 @@ static void env_stop(struct env *e)
     http_server_stop(e->http);
     apiserver_free(e->api);
     store_close(e->store);
+    store_close(e->backend);
+    e->backend = NULL;
     e->http = NULL;
     e->api = NULL;
     e->store = NULL;

@@ -27,6 +27,8 @@
 
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
+#include "apiserver/store_cache.h"
+#include "apiserver/store_sqlite.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
@@ -36,7 +38,7 @@
 struct env {
     char dir[64];
     char db[128];
-    struct store *store;
+    struct store *backend, *store; /* SQLite, and the watch cache over it */
     struct apiserver *api;
     struct http_server *http;
     char base[64];
@@ -51,7 +53,8 @@ static struct env *env_new(size_t history)
     (void)snprintf(e->dir, sizeof(e->dir), "/tmp/koord-lw-XXXXXX");
     CHECK(mkdtemp(e->dir));
     (void)snprintf(e->db, sizeof(e->db), "%s/db", e->dir);
-    CHECK(store_open(e->db, history, &e->store) == 0);
+    CHECK(store_sqlite_open(e->db, history, &e->backend) == 0);
+    CHECK(store_cache_new(e->backend, &e->store) == 0);
     CHECK(apiserver_new(e->store, &e->api) == 0);
     apiserver_set_bookmark_interval(e->api, 30);
     CHECK(http_server_start(&o, apiserver_handle, e->api, &e->http) == 0);
@@ -80,6 +83,7 @@ static int teardown(void **state)
     http_server_stop(e->http);
     apiserver_free(e->api);
     store_close(e->store);
+    store_close(e->backend);
     for (const char *const *s = (const char *const[]){"", "-wal", "-shm", NULL}; *s; s++) {
         (void)snprintf(p, sizeof(p), "%s%s", e->db, *s);
         (void)unlink(p);
@@ -210,7 +214,8 @@ struct stream {
     struct strbuf buf;
     size_t parsed;
     bool stopped;
-    struct strbuf sum; /* "TYPE name[ app=label];" per event, bookmarks left out */
+    struct strbuf sum;   /* "TYPE name[ app=label];" per event, bookmarks left out */
+    struct strbuf lines; /* the raw event lines, bookmarks left out */
     int bookmarks;
     void *ud;
 };
@@ -240,6 +245,9 @@ static size_t on_stream(char *p, size_t size, size_t n, void *ud)
             cJSON_ParseWithLength(s->buf.buf + s->parsed, (size_t)(nl - s->buf.buf) - s->parsed);
         bool go_on;
         CHECK(ev);
+        if (strcmp(str(ev, "type"), "BOOKMARK"))
+            strbuf_add(&s->lines, s->buf.buf + s->parsed,
+                       (size_t)(nl - s->buf.buf) + 1 - s->parsed);
         s->parsed = (size_t)(nl - s->buf.buf) + 1;
         summarize(s, ev);
         go_on = s->on_event(s, ev);
@@ -285,6 +293,7 @@ static void stream_release(struct stream *s)
 {
     strbuf_release(&s->buf);
     strbuf_release(&s->sum);
+    strbuf_release(&s->lines);
 }
 
 /* ---- selector transitions ---- */
@@ -356,6 +365,107 @@ static void test_selector_transitions(void **state)
     assert_string_equal(s.sum.buf, want_transitions);
 
     stream_release(&s);
+}
+
+/* ---- shared event bytes ---- */
+
+/* Writes for the shared-bytes test, all labelled app=...; "end" ends the watch. One object is
+ * stored without apiVersion and kind, so it cannot be spliced and takes the decoding path. */
+static void *mixed_writes(void *ud)
+{
+    static const char raw[] = "{\"metadata\":{\"name\":\"raw\",\"namespace\":\"default\","
+                              "\"labels\":{\"app\":\"z\"}},\"data\":{\"v\":\"}{\\\"\"}}";
+    struct env *e = ud;
+    uint64_t rv;
+
+    (void)put_cm(e, "a", "\"app\":\"x\"", "1", true);
+    (void)put_cm(e, "a", "\"app\":\"y\"", "2", false);
+    CHECK(store_create(e->store, "/core/configmaps/default/raw", raw, sizeof(raw) - 1, &rv) == 0);
+    (void)del_cm(e, "a");
+    (void)put_cm(e, "end", "\"app\":\"x\"", "0", true);
+    return NULL;
+}
+
+static bool until_end_mixed(struct stream *s, const cJSON *ev)
+{
+    struct live *l = s->ud;
+
+    if (l && !l->started && !strcmp(str(ev, "type"), "BOOKMARK")) {
+        CHECK(pthread_create(&l->writer, NULL, mixed_writes, s->e) == 0);
+        l->started = true;
+    }
+    return !(str(ev, "object.metadata.name") && !strcmp(str(ev, "object.metadata.name"), "end"));
+}
+
+static long get_raw(struct env *e, const char *path, struct strbuf *out)
+{
+    CURL *h = curl_easy_init();
+    struct strbuf url = STRBUF_INIT;
+    long code = 0;
+
+    strbuf_addf(&url, "%s%s", e->base, path);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
+    return code;
+}
+
+/*
+ * A live watch without selectors gets each write as the hub's shared, pre-encoded line (or, for
+ * an object that cannot be spliced, encoded for it); a watch with a selector that matches
+ * everything decodes and re-encodes every event itself. Both must send the same bytes, and so
+ * must the streamed list and the decoded one.
+ */
+static void test_shared_event_bytes(void **state)
+{
+    struct env *e = *state;
+    struct stream live = {.e = e,
+                          .on_event = until_end_mixed,
+                          .buf = STRBUF_INIT,
+                          .sum = STRBUF_INIT,
+                          .lines = STRBUF_INIT};
+    struct stream sel = {.e = e,
+                         .on_event = until_end,
+                         .buf = STRBUF_INIT,
+                         .sum = STRBUF_INIT,
+                         .lines = STRBUF_INIT};
+    struct strbuf fast = STRBUF_INIT, slow = STRBUF_INIT;
+    struct live l = {0};
+    uint64_t start = store_revision(e->store);
+    char path[256];
+
+    (void)snprintf(path, sizeof(path),
+                   "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%llu"
+                   "&allowWatchBookmarks=true",
+                   (unsigned long long)start);
+    live.ud = &l;
+    assert_int_equal(watch(&live, path, NULL), 200);
+    assert_true(l.started);
+    assert_int_equal(pthread_join(l.writer, NULL), 0);
+    assert_string_equal(live.sum.buf, "ADDED a app=x;MODIFIED a app=y;ADDED raw app=z;"
+                                      "DELETED a app=y;ADDED end app=x;");
+    (void)snprintf(path, sizeof(path),
+                   "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%llu"
+                   "&labelSelector=app",
+                   (unsigned long long)start);
+    assert_int_equal(watch(&sel, path, NULL), 200);
+    assert_string_equal(live.lines.buf, sel.lines.buf);
+    assert_non_null(strstr(live.lines.buf, "\"name\":\"raw\""));
+
+    assert_int_equal(get_raw(e, "/api/v1/namespaces/default/configmaps", &fast), 200);
+    assert_int_equal(get_raw(e, "/api/v1/namespaces/default/configmaps?labelSelector=app", &slow),
+                     200);
+    assert_string_equal(fast.buf, slow.buf);
+    assert_non_null(strstr(fast.buf, "\"name\":\"raw\""));
+    stream_release(&live);
+    stream_release(&sel);
+    strbuf_release(&fast);
+    strbuf_release(&slow);
 }
 
 /* ---- bookmarks ---- */
@@ -729,6 +839,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_selector_transitions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_event_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bookmarks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages_are_one_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_resource_version, setup, teardown),

@@ -1,8 +1,9 @@
 /*
  * Tests for apiserver/watch: the hub queues each observed write for the watchers whose prefix
- * matches, in order; the replaced value travels only to watchers that asked for it
- * (WATCHER_PREV) and counts against their queue bound; watcher_progress() says how far a
- * watcher is complete, also across writes to keys it does not watch (what bookmarks carry).
+ * matches, in order, as one shared event (the same object for every watcher, with the replaced
+ * state and the wire bytes made once); a read hands out everything queued at once; queues are
+ * bounded; watcher_progress() says how far a watcher is complete, also across writes to keys it
+ * does not watch (what bookmarks carry).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include "apiserver/store.h"
 #include "apiserver/watch.h"
 #include "base/base.h"
+#include "base/strbuf.h"
 
 static void observe(struct watch_hub *h, enum store_event_type type, uint64_t rv, const char *key,
                     const char *value, const char *prev)
@@ -32,34 +34,86 @@ static void observe(struct watch_hub *h, enum store_event_type type, uint64_t rv
     assert_int_equal(watch_hub_observe(&ev, h), 0);
 }
 
-static void test_prev_only_when_asked(void **state)
+static int encodes;
+
+static bool encode(enum store_event_type type, uint64_t rv, const struct store_obj *obj,
+                   struct strbuf *out)
 {
-    struct watch_hub *h = watch_hub_new();
-    struct watcher *plain = watcher_new(h, "/core/pods/", 0, 0);
-    struct watcher *sel = watcher_new(h, "/core/pods/", 0, WATCHER_PREV);
-    struct watch_item *it = NULL;
+    encodes++;
+    strbuf_addf(out, "%d %llu %s\n", (int)type, (unsigned long long)rv, obj->value);
+    return true;
+}
+
+static void test_one_shared_event(void **state)
+{
+    struct watch_hub *h = watch_hub_new(encode);
+    struct watcher *a = watcher_new(h, "/core/pods/", 0);
+    struct watcher *b = watcher_new(h, "/core/pods/", 0);
+    struct watch_event *ea = NULL, *eb = NULL;
+    size_t n = 0;
 
     (void)state;
+    encodes = 0;
     observe(h, STORE_MODIFIED, 5, "/core/pods/ns/a", "new", "old");
-    assert_int_equal(watcher_next(plain, 0, &it), 1);
-    assert_string_equal(it->value, "new");
-    assert_null(it->prev);
-    watch_item_free(it);
-    assert_int_equal(watcher_next(sel, 0, &it), 1);
-    assert_string_equal(it->value, "new");
-    assert_string_equal(it->prev, "old");
-    assert_int_equal(it->prev_len, 3);
-    watch_item_free(it);
-    watcher_free(plain);
-    watcher_free(sel);
+    assert_int_equal(encodes, 1);
+    assert_int_equal(watcher_next(a, 0, &ea, 1, &n), 1);
+    assert_int_equal(n, 1);
+    assert_int_equal(watcher_next(b, 0, &eb, 1, &n), 1);
+    assert_ptr_equal(ea, eb);
+    assert_string_equal(ea->obj->value, "new");
+    assert_string_equal(ea->prev->value, "old");
+    assert_int_equal(ea->prev->rv, 4);
+    assert_int_equal(ea->wire_len, strlen("2 5 new\n"));
+    assert_memory_equal(ea->wire, "2 5 new\n", ea->wire_len);
+    watch_event_unref(ea);
+    watch_event_unref(eb);
+    /* Deleted: the object is the last state, at its own revision. */
+    observe(h, STORE_DELETED, 6, "/core/pods/ns/a", "new", NULL);
+    assert_int_equal(watcher_next(a, 0, &ea, 1, &n), 1);
+    assert_int_equal(ea->obj->rv, 0);
+    assert_null(ea->prev);
+    watch_event_unref(ea);
+    watcher_free(a);
+    watcher_free(b);
+    watch_hub_free(h);
+}
+
+static void test_next_takes_everything_queued(void **state)
+{
+    struct watch_hub *h = watch_hub_new(NULL);
+    struct watcher *w = watcher_new(h, "/k/", 0);
+    struct watch_event *v[8];
+    size_t n = 0;
+
+    (void)state;
+    for (uint64_t rv = 1; rv <= 40; rv++)
+        observe(h, STORE_ADDED, rv, "/k/a", "x", NULL);
+    assert_int_equal(watcher_next(w, 0, v, 8, &n), 1);
+    assert_int_equal(n, 8);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(v[i]->rv, i + 1);
+        assert_null(v[i]->wire);
+        watch_event_unref(v[i]);
+    }
+    for (uint64_t want = 9; want <= 40;) {
+        assert_int_equal(watcher_next(w, 0, v, 8, &n), 1);
+        for (size_t i = 0; i < n; i++, want++) {
+            assert_int_equal(v[i]->rv, want);
+            watch_event_unref(v[i]);
+        }
+    }
+    assert_int_equal(watcher_next(w, 0, v, 8, &n), 0);
+    assert_int_equal(n, 0);
+    watcher_free(w);
     watch_hub_free(h);
 }
 
 static void test_progress(void **state)
 {
-    struct watch_hub *h = watch_hub_new();
-    struct watcher *w = watcher_new(h, "/core/pods/", 0, 0);
-    struct watch_item *it = NULL;
+    struct watch_hub *h = watch_hub_new(NULL);
+    struct watcher *w = watcher_new(h, "/core/pods/", 0);
+    struct watch_event *ev = NULL;
+    size_t n = 0;
 
     (void)state;
     assert_int_equal(watcher_progress(w), 0);
@@ -70,38 +124,44 @@ static void test_progress(void **state)
     observe(h, STORE_ADDED, 5, "/core/configmaps/ns/y", "{}", NULL);
     /* A queued write holds it just below that write until it is handed out. */
     assert_int_equal(watcher_progress(w), 3);
-    assert_int_equal(watcher_next(w, 0, &it), 1);
-    assert_int_equal(it->rv, 4);
-    watch_item_free(it);
+    assert_int_equal(watcher_next(w, 0, &ev, 1, &n), 1);
+    assert_int_equal(ev->rv, 4);
+    watch_event_unref(ev);
     assert_int_equal(watcher_progress(w), 5);
-    assert_int_equal(watcher_next(w, 0, &it), 0); /* nothing queued: a timeout */
+    assert_int_equal(watcher_next(w, 0, &ev, 1, &n), 0); /* nothing queued: a timeout */
     watcher_free(w);
     watch_hub_free(h);
 }
 
-static void test_prev_counts_against_the_bound(void **state)
+static void test_bound_cuts_off(void **state)
 {
-    struct watch_hub *h = watch_hub_new();
-    struct watcher *plain = watcher_new(h, "/k/", 10, 0);
-    struct watcher *sel = watcher_new(h, "/k/", 10, WATCHER_PREV);
-    struct watch_item *it = NULL;
+    struct watch_hub *h = watch_hub_new(NULL);
+    struct watcher *small = watcher_new(h, "/k/", 10);
+    struct watcher *big = watcher_new(h, "/k/", 100);
+    struct watch_event *v[4];
+    size_t n = 0;
 
     (void)state;
+    observe(h, STORE_ADDED, 1, "/k/a", "123456", NULL);
     observe(h, STORE_MODIFIED, 2, "/k/a", "123456", "123456");
-    assert_int_equal(watcher_next(plain, 0, &it), 1); /* 6 bytes fit in 10 */
-    watch_item_free(it);
-    assert_int_equal(watcher_next(sel, 0, &it), -EOVERFLOW); /* 12 do not */
-    watcher_free(plain);
-    watcher_free(sel);
+    assert_int_equal(watcher_next(small, 0, v, 4, &n), -EOVERFLOW); /* 12 bytes in 10 */
+    assert_int_equal(n, 0);
+    assert_int_equal(watcher_next(big, 0, v, 4, &n), 1);
+    assert_int_equal(n, 2);
+    watch_event_unref(v[0]);
+    watch_event_unref(v[1]);
+    watcher_free(small);
+    watcher_free(big);
     watch_hub_free(h);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prev_only_when_asked),
+        cmocka_unit_test(test_one_shared_event),
+        cmocka_unit_test(test_next_takes_everything_queued),
         cmocka_unit_test(test_progress),
-        cmocka_unit_test(test_prev_counts_against_the_bound),
+        cmocka_unit_test(test_bound_cuts_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
