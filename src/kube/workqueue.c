@@ -309,6 +309,13 @@ void kube_workqueue_shutdown(struct kube_workqueue *q)
         free_due(&q->due);
         (void)pthread_cond_broadcast(&q->ready);
     }
+    (void)pthread_mutex_unlock(&q->lock);
+}
+
+void kube_workqueue_shutdown_drain(struct kube_workqueue *q)
+{
+    kube_workqueue_shutdown(q);
+    (void)pthread_mutex_lock(&q->lock);
     while (q->head < q->n || q->processing.n > 0)
         (void)pthread_cond_wait(&q->drained, &q->lock);
     (void)pthread_mutex_unlock(&q->lock);

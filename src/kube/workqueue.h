@@ -17,6 +17,8 @@
  *         free(key);
  *     }
  *
+ * and, to stop, kube_workqueue_shutdown_drain(q) and join the workers.
+ *
  * Thread safety: every call may run on any thread.
  */
 #ifndef KOORD_KUBE_WORKQUEUE_H
@@ -67,11 +69,15 @@ void kube_workqueue_done(struct kube_workqueue *q, const char *key);
 /* Keys waiting (not processing, not delayed). */
 size_t kube_workqueue_len(struct kube_workqueue *q);
 
-/*
- * Stops accepting keys and wakes every waiter; waits until the queued keys were handed out and
- * every processing key is done (client-go ShutDownWithDrain), so it must not be called from a
- * worker that holds a key. Idempotent.
- */
+/* Stops accepting keys and wakes every waiter; get() still hands out what is queued. Does not
+ * wait. Idempotent. */
 void kube_workqueue_shutdown(struct kube_workqueue *q);
+
+/*
+ * Shutdown, then waits until the queued keys were handed out and every processing key is done
+ * (client-go ShutDownWithDrain). Workers must still be running, and it must not be called from
+ * a worker that holds a key.
+ */
+void kube_workqueue_shutdown_drain(struct kube_workqueue *q);
 
 #endif
