@@ -69,9 +69,9 @@ struct http_client_req {
 };
 
 struct http_client_resp {
-    long status;          /* HTTP status code */
-    long retry_after_s;   /* Retry-After in seconds, 0 when absent */
-    struct strbuf body;   /* the body, unless streamed */
+    long status;            /* HTTP status code */
+    long retry_after_s;     /* Retry-After in seconds, 0 when absent */
+    struct strbuf body;     /* the body, unless streamed */
     char content_type[128]; /* "" when absent */
 };
 

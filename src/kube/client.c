@@ -28,8 +28,7 @@ const struct kube_resource kube_res_pods = {"", "v1", "pods", "Pod", true};
 const struct kube_resource kube_res_nodes = {"", "v1", "nodes", "Node", false};
 const struct kube_resource kube_res_configmaps = {"", "v1", "configmaps", "ConfigMap", true};
 const struct kube_resource kube_res_events = {"", "v1", "events", "Event", true};
-const struct kube_resource kube_res_leases = {"coordination.k8s.io", "v1", "leases", "Lease",
-                                              true};
+const struct kube_resource kube_res_leases = {"coordination.k8s.io", "v1", "leases", "Lease", true};
 const struct kube_resource kube_res_nodeslos = {"slo.koordinator.sh", "v1alpha1", "nodeslos",
                                                 "NodeSLO", false};
 const struct kube_resource kube_res_nodemetrics = {"metrics.koordinator.sh", "v1alpha1",
@@ -284,8 +283,7 @@ int kube_status_decode(int http_code, const char *body, size_t len, struct kube_
             copy_str(ret->reason, sizeof(ret->reason), v->valuestring, strlen(v->valuestring));
         v = cJSON_GetObjectItemCaseSensitive(st, "message");
         if (cJSON_IsString(v))
-            copy_str(ret->message, sizeof(ret->message), v->valuestring,
-                     strlen(v->valuestring));
+            copy_str(ret->message, sizeof(ret->message), v->valuestring, strlen(v->valuestring));
         v = cJSON_GetObjectItemCaseSensitive(details, "retryAfterSeconds");
         if (cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 86400)
             ret->retry_after_s = (long)v->valuedouble;
@@ -298,9 +296,8 @@ int kube_status_decode(int http_code, const char *body, size_t len, struct kube_
 
 bool kube_status_is_expired(int r, const struct kube_status *st)
 {
-    return r == -ERANGE ||
-           (st && (st->code == 410 || !strcmp(st->reason, "Expired") ||
-                   !strcmp(st->reason, "Gone")));
+    return r == -ERANGE || (st && (st->code == 410 || !strcmp(st->reason, "Expired") ||
+                                   !strcmp(st->reason, "Gone")));
 }
 
 static void transport_status(int r, struct kube_status *st, const char *method, const char *url)
@@ -440,8 +437,8 @@ void kube__add_query(struct strbuf *sb, const char *key, const char *value)
     add_query(sb, key, value);
 }
 
-int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns,
-             const char *name, cJSON **ret, struct kube_status *st)
+int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+             cJSON **ret, struct kube_status *st)
 {
     struct strbuf p = STRBUF_INIT;
     int rc;
@@ -501,8 +498,8 @@ int kube_create(struct kube_client *c, const struct kube_resource *r, const char
 
 static const char *name_of(const cJSON *obj)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "name");
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -591,8 +588,7 @@ static int typed(const cJSON *obj, struct kube_resource *res, const char **ns,
     return 0;
 }
 
-int kube_create_object(struct kube_client *c, const cJSON *obj, cJSON **ret,
-                       struct kube_status *st)
+int kube_create_object(struct kube_client *c, const cJSON *obj, cJSON **ret, struct kube_status *st)
 {
     struct kube_resource res;
     const char *ns;
@@ -601,8 +597,7 @@ int kube_create_object(struct kube_client *c, const cJSON *obj, cJSON **ret,
     return r < 0 ? r : kube_create(c, &res, ns, obj, ret, st);
 }
 
-int kube_update_object(struct kube_client *c, const cJSON *obj, cJSON **ret,
-                       struct kube_status *st)
+int kube_update_object(struct kube_client *c, const cJSON *obj, cJSON **ret, struct kube_status *st)
 {
     struct kube_resource res;
     const char *ns;

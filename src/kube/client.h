@@ -55,9 +55,9 @@ void kube_resource_of_kind(const struct api_kind *k, struct kube_resource *ret);
 
 /* The decoded error of a failed call. */
 struct kube_status {
-    int code;         /* HTTP status; 0 for a transport failure */
-    char reason[64];  /* Status.reason ("NotFound", "Conflict", ...) or "" */
-    char message[512]; /* Status.message, or the transport error */
+    int code;           /* HTTP status; 0 for a transport failure */
+    char reason[64];    /* Status.reason ("NotFound", "Conflict", ...) or "" */
+    char message[512];  /* Status.message, or the transport error */
     long retry_after_s; /* Retry-After / details.retryAfterSeconds, 0 when absent */
 };
 
@@ -106,8 +106,8 @@ struct kube_list_opts {
  * The untyped calls. ns is ignored for cluster-scoped resources; *ret (may be NULL) receives
  * the response object on success (cJSON_Delete() it). st may be NULL.
  */
-int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns,
-             const char *name, cJSON **ret, struct kube_status *st);
+int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
+             cJSON **ret, struct kube_status *st);
 /* One page (or all, without a limit): the List object. */
 int kube_list(struct kube_client *c, const struct kube_resource *r, const char *ns,
               const struct kube_list_opts *o, cJSON **ret, struct kube_status *st);

@@ -16,12 +16,12 @@
 #include "base/strbuf.h"
 #include "codec/codec.h"
 
-#define MAX_KUBECONFIG    ((size_t)16 << 20)
-#define MAX_KUBECONFIGS   16
-#define MAX_SMALL_FILE    ((size_t)1 << 20)
-#define DEFAULT_QPS       1000.0
-#define DEFAULT_BURST     2000
-#define DEFAULT_TIMEOUT   30000L
+#define MAX_KUBECONFIG  ((size_t)16 << 20)
+#define MAX_KUBECONFIGS 16
+#define MAX_SMALL_FILE  ((size_t)1 << 20)
+#define DEFAULT_QPS     1000.0
+#define DEFAULT_BURST   2000
+#define DEFAULT_TIMEOUT 30000L
 
 struct kube_config *kube_config_new(const char *server)
 {
@@ -206,8 +206,8 @@ static char *resolve_path(const struct kc_file *f, const char *p)
  * when neither is set.
  */
 static int file_or_data(struct kube_config *cfg, const struct kc_file *f, const cJSON *entry,
-                        const char *field, const char *tmpname, const char *where,
-                        char **ret_path, struct strbuf *err)
+                        const char *field, const char *tmpname, const char *where, char **ret_path,
+                        struct strbuf *err)
 {
     struct strbuf key = STRBUF_INIT, raw = STRBUF_INIT;
     const char *data, *path;
@@ -225,8 +225,8 @@ static int file_or_data(struct kube_config *cfg, const struct kc_file *f, const 
         }
         r = write_private(cfg, tmpname, raw.buf, raw.len, ret_path);
         if (r < 0)
-            strbuf_addf(err, "kubeconfig \"%s\": %s: %s: cannot write a private copy: %s",
-                        f->name, where, key.buf, err_str(r));
+            strbuf_addf(err, "kubeconfig \"%s\": %s: %s: cannot write a private copy: %s", f->name,
+                        where, key.buf, err_str(r));
     } else if (path) {
         char *full = resolve_path(f, path);
 
@@ -398,8 +398,7 @@ static int resolve(struct kc_file *files, size_t n, const char *context, struct 
     }
     cluster = str_of(ctx, "cluster");
     if (!cluster) {
-        strbuf_addf(err, "kubeconfig \"%s\": context \"%s\": cluster: required", f->name,
-                    context);
+        strbuf_addf(err, "kubeconfig \"%s\": context \"%s\": cluster: required", f->name, context);
         return -EINVAL;
     }
     cfg = kube_config_new("http://unset");
@@ -598,10 +597,8 @@ int kube_config_load(const struct kube_config_sources *src, struct kube_config *
         paths[n++] = xstrdup(src->kubeconfig);
     } else if (src->kubeconfig_env && *src->kubeconfig_env) {
         n = split_paths(src->kubeconfig_env, paths, MAX_KUBECONFIGS);
-    } else if (src->service_host && *src->service_host && src->service_port &&
-               *src->service_port) {
-        return kube_config_in_cluster(src->service_host, src->service_port, src->sa_dir, ret,
-                                      err);
+    } else if (src->service_host && *src->service_host && src->service_port && *src->service_port) {
+        return kube_config_in_cluster(src->service_host, src->service_port, src->sa_dir, ret, err);
     } else if (src->home && *src->home) {
         strbuf_addf(&home, "%s/.kube/config", src->home);
         if (access(home.buf, F_OK) == 0)

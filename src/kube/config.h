@@ -22,10 +22,10 @@ struct strbuf;
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 struct kube_config {
-    char *server;     /* "https://host:port[/prefix]", no trailing slash */
-    char *namespace;  /* the context's namespace, or the pod's in-cluster; "default" if unset */
-    char *ca_file;    /* PEM bundle to verify the server; NULL = the system store */
-    char *cert_file;  /* client certificate and key (PEM); both or neither */
+    char *server;    /* "https://host:port[/prefix]", no trailing slash */
+    char *namespace; /* the context's namespace, or the pod's in-cluster; "default" if unset */
+    char *ca_file;   /* PEM bundle to verify the server; NULL = the system store */
+    char *cert_file; /* client certificate and key (PEM); both or neither */
     char *key_file;
     char *token;      /* bearer token, or NULL */
     char *token_file; /* re-read every minute when set (projected tokens rotate) */

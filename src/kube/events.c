@@ -104,7 +104,8 @@ static cJSON *build_event(struct kube_recorder *rec, const cJSON *obj, const cha
     now_time(ts, &now);
     /* client-go names events "<object>.<unix nanos in hex>" (tools/record/event.go). */
     (void)snprintf(name, sizeof(name), "%.253s.%llx", str_at(obj, "metadata", "name"),
-                   (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
+                   (unsigned long long)now.tv_sec * 1000000000ULL +
+                       (unsigned long long)now.tv_nsec);
     CHECK(cJSON_AddStringToObject(ev, "apiVersion", "v1"));
     CHECK(cJSON_AddStringToObject(ev, "kind", "Event"));
     CHECK(meta = cJSON_AddObjectToObject(ev, "metadata"));
@@ -190,9 +191,10 @@ int kube_recorder_event(struct kube_recorder *rec, const cJSON *obj, const char 
     va_end(ap);
     if (msg.len > MAX_MESSAGE)
         strbuf_setlen(&msg, MAX_MESSAGE);
-    strbuf_addf(&key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", str_at(obj, "apiVersion", NULL),
-                str_at(obj, "kind", NULL), ons, str_at(obj, "metadata", "name"),
-                str_at(obj, "metadata", "uid"), type, reason, msg.buf);
+    strbuf_addf(&key, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s",
+                str_at(obj, "apiVersion", NULL), str_at(obj, "kind", NULL), ons,
+                str_at(obj, "metadata", "name"), str_at(obj, "metadata", "uid"), type, reason,
+                msg.buf);
 
     (void)pthread_mutex_lock(&rec->lock);
     e = kube__map_get(&rec->cache, key.buf);
@@ -218,7 +220,7 @@ int kube_recorder_event(struct kube_recorder *rec, const cJSON *obj, const char 
     free(e->name);
     e->ns = xstrdup(ns);
     e->name = xstrdup(*str_at(got, "metadata", "name") ? str_at(got, "metadata", "name")
-                                                      : str_at(ev, "metadata", "name"));
+                                                       : str_at(ev, "metadata", "name"));
     e->count = 1;
     e->last = kube__now();
 out:

@@ -72,8 +72,8 @@ struct kube_informer {
 
 static const char *meta_str(const cJSON *obj, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), key);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), key);
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
@@ -243,8 +243,7 @@ static struct kube_object *cache_del(struct kube_informer *inf, const char *key)
 static void set_rv(struct kube_informer *inf, const char *rv)
 {
     if (rv && *rv)
-        (void)snprintf(inf->stats.resource_version, sizeof(inf->stats.resource_version), "%s",
-                       rv);
+        (void)snprintf(inf->stats.resource_version, sizeof(inf->stats.resource_version), "%s", rv);
 }
 
 /* ---- handlers ---- */

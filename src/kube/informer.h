@@ -27,8 +27,8 @@ struct kube_resource;
 /* An immutable cached object. */
 struct kube_object;
 
-const cJSON *kube_object_json(const struct kube_object *o); /* never modify */
-const char *kube_object_key(const struct kube_object *o);   /* "ns/name" or "name" */
+const cJSON *kube_object_json(const struct kube_object *o);     /* never modify */
+const char *kube_object_key(const struct kube_object *o);       /* "ns/name" or "name" */
 const char *kube_object_namespace(const struct kube_object *o); /* "" when cluster-scoped */
 const char *kube_object_name(const struct kube_object *o);
 const char *kube_object_resource_version(const struct kube_object *o);
@@ -99,10 +99,10 @@ size_t kube_informer_list_by_node(struct kube_informer *inf, const char *node,
 
 /* Counters, for tests and metrics. */
 struct kube_informer_stats {
-    unsigned long lists;    /* successful (re)lists */
-    unsigned long watches;  /* watch requests started */
-    unsigned long expired;  /* 410s seen */
-    unsigned long failures; /* failed lists and watches (backoffs) */
+    unsigned long lists;       /* successful (re)lists */
+    unsigned long watches;     /* watch requests started */
+    unsigned long expired;     /* 410s seen */
+    unsigned long failures;    /* failed lists and watches (backoffs) */
     char resource_version[32]; /* the last one seen (list, event or bookmark) */
 };
 void kube_informer_stats(struct kube_informer *inf, struct kube_informer_stats *ret);

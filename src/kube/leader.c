@@ -33,8 +33,8 @@ struct kube_leader {
     bool leading;
 
     /* elector thread only */
-    cJSON *lease;     /* the Lease as last read or written by us */
-    cJSON *observed;  /* the spec last observed */
+    cJSON *lease;       /* the Lease as last read or written by us */
+    cJSON *observed;    /* the spec last observed */
     double observed_at; /* monotonic seconds when it last changed */
 };
 
@@ -171,7 +171,8 @@ static cJSON *renewed(struct kube_leader *le, const cJSON *base, const char *now
     set_item(spec, "renewTime", cJSON_CreateString(now));
     if (!mine || !cJSON_GetObjectItemCaseSensitive(spec, "acquireTime")) {
         set_item(spec, "acquireTime", cJSON_CreateString(now));
-        set_item(spec, "leaseTransitions", cJSON_CreateNumber(mine ? transitions : transitions + 1));
+        set_item(spec, "leaseTransitions",
+                 cJSON_CreateNumber(mine ? transitions : transitions + 1));
     }
     return l;
 }
@@ -325,8 +326,8 @@ int kube_leader_new(struct kube_client *c, const struct kube_leader_opts *opts,
     long renew = opts->renew_deadline_ms > 0 ? opts->renew_deadline_ms : 10000;
     long retry = opts->retry_ms > 0 ? opts->retry_ms : 2000;
 
-    if (!opts->namespace || !*opts->namespace || !opts->name || !*opts->name ||
-        lease <= renew || (double)renew <= JITTER * (double)retry)
+    if (!opts->namespace || !*opts->namespace || !opts->name || !*opts->name || lease <= renew ||
+        (double)renew <= JITTER * (double)retry)
         return -EINVAL;
     le = xcalloc(1, sizeof(*le));
     le->client = c;

@@ -23,11 +23,11 @@ struct kube_client;
 struct kube_leader_opts {
     const char *namespace; /* of the Lease */
     const char *name;
-    const char *identity;    /* unique per candidate; NULL = "<hostname>_<random hex>" */
-    long lease_ms;           /* 0 = 15000; written as whole seconds (at least 1) */
-    long renew_deadline_ms;  /* 0 = 10000 */
-    long retry_ms;           /* 0 = 2000 */
-    bool keep_on_stop;       /* do not release on kube_leader_stop() */
+    const char *identity;   /* unique per candidate; NULL = "<hostname>_<random hex>" */
+    long lease_ms;          /* 0 = 15000; written as whole seconds (at least 1) */
+    long renew_deadline_ms; /* 0 = 10000 */
+    long retry_ms;          /* 0 = 2000 */
+    bool keep_on_stop;      /* do not release on kube_leader_stop() */
     void (*on_started_leading)(void *userdata);
     void (*on_stopped_leading)(void *userdata);
     void (*on_new_leader)(void *userdata, const char *identity); /* observed holder changed */

@@ -96,7 +96,7 @@ static inline void kt_rm(const char *dir, const char *name)
 static inline void kt_server_free(struct kt_server *s)
 {
     char pki[96];
-    static const char *const pki_files[] = {"ca.crt",    "ca.key",    "apiserver.crt",
+    static const char *const pki_files[] = {"ca.crt",        "ca.key",    "apiserver.crt",
                                             "apiserver.key", "admin.crt", "admin.key"};
 
     if (!s)

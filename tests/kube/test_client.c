@@ -7,8 +7,8 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -61,8 +61,7 @@ static void test_status_decode(void **state)
                     "\"status\":\"Failure\",\"message\":\"m%zu\",\"reason\":\"%s\","
                     "\"details\":{\"retryAfterSeconds\":3},\"code\":%d}",
                     i, table[i].reason, table[i].code);
-        assert_int_equal(kube_status_decode(table[i].code, body.buf, body.len, &st),
-                         table[i].want);
+        assert_int_equal(kube_status_decode(table[i].code, body.buf, body.len, &st), table[i].want);
         assert_int_equal(st.code, table[i].code);
         assert_string_equal(st.reason, table[i].reason);
         assert_int_equal(st.retry_after_s, 3);
@@ -169,8 +168,8 @@ static void test_crud(void **state)
 
     /* The three patch types. */
     patch = J("{\"data\":{\"m\":\"merge\"}}");
-    assert_int_equal(kube_patch(e->c, &kube_res_configmaps, "default", "a", NULL,
-                                KUBE_PATCH_MERGE, patch, &got, &st),
+    assert_int_equal(kube_patch(e->c, &kube_res_configmaps, "default", "a", NULL, KUBE_PATCH_MERGE,
+                                patch, &got, &st),
                      0);
     assert_string_equal(str(got, "data", "m"), "merge");
     cJSON_Delete(got);
@@ -186,12 +185,11 @@ static void test_crud(void **state)
     assert_int_equal(kube_patch(e->c, &kube_res_configmaps, "default", "a", NULL,
                                 KUBE_PATCH_STRATEGIC, patch, &got, &st),
                      0);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(got,
-                                                                                      "metadata"),
-                                                                 "labels"),
-                                            "k")
-                            ->valuestring,
-                        "smp");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(got, "metadata"), "labels"),
+                            "k")
+            ->valuestring,
+        "smp");
     cJSON_Delete(got);
     cJSON_Delete(patch);
     patch = J("[{\"op\":\"test\",\"path\":\"/data/v\",\"value\":\"no\"}]");
@@ -225,8 +223,7 @@ static void test_list_pages_and_selectors(void **state)
             cJSON_AddItemToObject(cJSON_GetObjectItem(cm, "metadata"), "labels",
                                   J("{\"odd\":\"yes\"}"));
         assert_int_equal(kube_create(e->c, &kube_res_configmaps, NULL, cm, NULL, &st), -ENOENT);
-        assert_int_equal(kube_create(e->c, &kube_res_configmaps, "kube-public", cm, NULL, &st),
-                         0);
+        assert_int_equal(kube_create(e->c, &kube_res_configmaps, "kube-public", cm, NULL, &st), 0);
         cJSON_Delete(cm);
     }
     do {
@@ -375,8 +372,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crud, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_pages_and_selectors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_typed_calls, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_untyped_request_and_transport_errors, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_untyped_request_and_transport_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_requests, setup, teardown),
     };

@@ -52,8 +52,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct dir *d = *state;
-    static const char *const names[] = {"ca.crt", "c.crt",     "c.key",     "tok",   "kc1",
-                                        "kc2",    "namespace", "token",     "config"};
+    static const char *const names[] = {"ca.crt", "c.crt",     "c.key", "tok",   "kc1",
+                                        "kc2",    "namespace", "token", "config"};
     char p[160];
 
     for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
@@ -267,8 +267,7 @@ static void test_missing_pieces_name_the_field(void **state)
                    "user \"u\": client-certificate: required with client-key");
         strbuf_reset(&u);
         strbuf_addf(&u, "%s- name: u\n  user: {tokenFile: /nonexistent/token}\n", t.buf);
-        load_fails(d->path, u.buf, "x", -ENOENT,
-                   "user \"u\": tokenFile: \"/nonexistent/token\"");
+        load_fails(d->path, u.buf, "x", -ENOENT, "user \"u\": tokenFile: \"/nonexistent/token\"");
         strbuf_reset(&u);
         strbuf_addf(&u, "%s- name: u\n  user: {username: a}\n", t.buf);
         load_fails(d->path, u.buf, "x", -EINVAL, "user \"u\": password: required with username");

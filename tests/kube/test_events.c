@@ -149,8 +149,7 @@ static void test_cluster_scoped_and_recreate(void **state)
 
     /* No kind or name: refused before any request. */
     cJSON_DeleteItemFromObject(node, "kind");
-    assert_int_equal(kube_recorder_event(e->rec, node, KUBE_EVENT_NORMAL, "Synced", "ok"),
-                     -EINVAL);
+    assert_int_equal(kube_recorder_event(e->rec, node, KUBE_EVENT_NORMAL, "Synced", "ok"), -EINVAL);
     cJSON_Delete(node);
 }
 

@@ -437,15 +437,15 @@ static void fake_handle(const struct http_request *req, struct http_response *re
     (void)pthread_mutex_unlock(&f->lock);
     if (!watch) {
         /* The first list is at "5" with one object; the relists at "7" with another. */
-        strbuf_addstr(&resp->body,
-                      lists == 1 ? "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\","
-                                   "\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{"
-                                   "\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\","
-                                   "\"resourceVersion\":\"4\"}}]}"
-                                 : "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\","
-                                   "\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{"
-                                   "\"metadata\":{\"name\":\"y\",\"namespace\":\"ns\","
-                                   "\"resourceVersion\":\"6\"}}]}");
+        strbuf_addstr(&resp->body, lists == 1
+                                       ? "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\","
+                                         "\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[{"
+                                         "\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\","
+                                         "\"resourceVersion\":\"4\"}}]}"
+                                       : "{\"kind\":\"ConfigMapList\",\"apiVersion\":\"v1\","
+                                         "\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{"
+                                         "\"metadata\":{\"name\":\"y\",\"namespace\":\"ns\","
+                                         "\"resourceVersion\":\"6\"}}]}");
         return;
     }
     if (rv && !strcmp(rv, "5")) {

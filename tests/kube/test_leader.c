@@ -135,8 +135,7 @@ static cJSON *get_lease(struct env *e)
 {
     cJSON *l = NULL;
 
-    assert_int_equal(kube_get(e->c, &kube_res_leases, "kube-system", "koord-manager", &l, NULL),
-                     0);
+    assert_int_equal(kube_get(e->c, &kube_res_leases, "kube-system", "koord-manager", &l, NULL), 0);
     return l;
 }
 
@@ -200,8 +199,7 @@ static void test_exactly_one_leads_and_release_hands_over(void **state)
     assert_true(kt_wait(is_leader, other->le, 10));
     assert_int_equal(count(other, &other->started), 1);
     l = get_lease(e);
-    assert_string_equal(spec_of(l, "holderIdentity")->valuestring,
-                        kube_leader_identity(other->le));
+    assert_string_equal(spec_of(l, "holderIdentity")->valuestring, kube_leader_identity(other->le));
     assert_int_equal(spec_of(l, "leaseTransitions")->valueint, 1);
     cJSON_Delete(l);
 
@@ -251,8 +249,11 @@ static void test_bad_durations(void **state)
 {
     struct env *e = *state;
     struct kube_leader *le = NULL;
-    struct kube_leader_opts o = {.namespace = "ns", .name = "n", .lease_ms = 1000,
-                                 .renew_deadline_ms = 1000, .retry_ms = 100};
+    struct kube_leader_opts o = {.namespace = "ns",
+                                 .name = "n",
+                                 .lease_ms = 1000,
+                                 .renew_deadline_ms = 1000,
+                                 .retry_ms = 100};
 
     assert_int_equal(kube_leader_new(e->c, &o, &le), -EINVAL);
     o.renew_deadline_ms = 600;
