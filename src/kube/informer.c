@@ -637,7 +637,7 @@ static int do_watch(struct kube_informer *inf)
 /* client-go's wait.Backoff of the reflector: initial * 2^n, jitter 1.0, capped. */
 static double next_backoff(struct kube_informer *inf, unsigned *steps)
 {
-    double d = (double)inf->o.backoff_initial_ms / 1000.0, max = inf->o.backoff_max_ms / 1000.0;
+    double d = (double)inf->o.backoff_initial_ms / 1000.0, max = (double)inf->o.backoff_max_ms / 1000.0;
 
     for (unsigned i = 0; i < *steps && d < max; i++)
         d *= 2;
@@ -787,7 +787,7 @@ struct kube_object *kube_informer_get(struct kube_informer *inf, const char *key
 
 static size_t collect(const struct kube__map *m, struct kube_object ***ret)
 {
-    struct kube_object **v = xcalloc(m && m->n ? m->n : 1, sizeof(*v));
+    struct kube_object **v = xcalloc(m && m->n ? m->n : 1, sizeof(struct kube_object *));
     size_t n = 0, it;
 
     if (m)

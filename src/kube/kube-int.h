@@ -32,6 +32,7 @@ void kube__cond_init(pthread_cond_t *c);
 struct kube__map_entry {
     char *key;
     void *value;
+    double num; /* for maps of numbers (due times, retry counts): no allocation per value */
     struct kube__map_entry *next;
 };
 
@@ -47,6 +48,10 @@ void kube__map_release(struct kube__map *m);
 void *kube__map_get(const struct kube__map *m, const char *key);
 /* Sets key to value; returns the previous value or NULL. */
 void *kube__map_put(struct kube__map *m, const char *key, void *value);
+/* The entry of key, or NULL. */
+struct kube__map_entry *kube__map_find(const struct kube__map *m, const char *key);
+/* The entry of key, created (value NULL, num 0) when absent. */
+struct kube__map_entry *kube__map_upsert(struct kube__map *m, const char *key);
 /* Removes key; returns its value or NULL. */
 void *kube__map_del(struct kube__map *m, const char *key);
 

@@ -61,7 +61,7 @@ void *kube__map_get(const struct kube__map *m, const char *key)
 static void grow(struct kube__map *m)
 {
     size_t nb = m->nbuckets ? m->nbuckets * 2 : INITIAL_BUCKETS;
-    struct kube__map_entry **b = xcalloc(nb, sizeof(*b));
+    struct kube__map_entry **b = xcalloc(nb, sizeof(struct kube__map_entry *));
 
     for (size_t i = 0; i < m->nbuckets; i++) {
         struct kube__map_entry *e = m->buckets[i], *next;
@@ -77,26 +77,35 @@ static void grow(struct kube__map *m)
     m->nbuckets = nb;
 }
 
-void *kube__map_put(struct kube__map *m, const char *key, void *value)
+struct kube__map_entry *kube__map_find(const struct kube__map *m, const char *key)
+{
+    struct kube__map_entry **p = slot_of(m, key);
+    return p ? *p : NULL;
+}
+
+struct kube__map_entry *kube__map_upsert(struct kube__map *m, const char *key)
 {
     struct kube__map_entry **p, *e;
-    void *old;
 
     if (m->n >= m->nbuckets)
         grow(m);
     p = slot_of(m, key);
-    if (*p) {
-        old = (*p)->value;
-        (*p)->value = value;
-        return old;
-    }
-    e = xmalloc(sizeof(*e));
+    if (*p)
+        return *p;
+    e = xcalloc(1, sizeof(*e));
     e->key = xstrdup(key);
-    e->value = value;
-    e->next = NULL;
     *p = e;
     m->n++;
-    return NULL;
+    return e;
+}
+
+void *kube__map_put(struct kube__map *m, const char *key, void *value)
+{
+    struct kube__map_entry *e = kube__map_upsert(m, key);
+    void *old = e->value;
+
+    e->value = value;
+    return old;
 }
 
 void *kube__map_del(struct kube__map *m, const char *key)

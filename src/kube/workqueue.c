@@ -30,8 +30,8 @@ struct kube_workqueue {
     size_t head, n, alloc;
     struct kube__map dirty;      /* waiting keys */
     struct kube__map processing; /* keys handed out */
-    struct kube__map due;        /* delayed key -> double * earliest due time */
-    struct kube__map failures;   /* key -> (uintptr_t) retries */
+    struct kube__map due;        /* delayed key -> earliest due time (entry num) */
+    struct kube__map failures;   /* key -> retries (entry num) */
     struct delayed *heap;
     size_t nheap, aheap;
     double base_s, max_s;
@@ -56,15 +56,6 @@ struct kube_workqueue *kube_workqueue_new(const struct kube_workqueue_opts *opts
     return q;
 }
 
-static void free_due(struct kube__map *m)
-{
-    size_t it;
-
-    for (struct kube__map_entry *e = kube__map_first(m, &it); e; e = kube__map_next(m, e, &it))
-        free(e->value);
-    kube__map_release(m);
-}
-
 void kube_workqueue_free(struct kube_workqueue *q)
 {
     if (!q)
@@ -77,7 +68,7 @@ void kube_workqueue_free(struct kube_workqueue *q)
     free(q->heap);
     kube__map_release(&q->dirty);
     kube__map_release(&q->processing);
-    free_due(&q->due);
+    kube__map_release(&q->due);
     kube__map_release(&q->failures);
     (void)pthread_cond_destroy(&q->ready);
     (void)pthread_cond_destroy(&q->drained);
@@ -141,7 +132,11 @@ static struct delayed heap_pop(struct kube_workqueue *q)
     struct delayed top = q->heap[0];
     size_t i = 0;
 
-    q->heap[0] = q->heap[--q->nheap];
+    q->nheap--;
+    q->heap[0] = q->heap[q->nheap];
+    q->heap[q->nheap] = (struct delayed){0, NULL};
+    if (q->nheap == 0)
+        q->heap[0] = (struct delayed){0, NULL};
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         if (l < q->nheap && q->heap[l].at < q->heap[m].at)
@@ -160,7 +155,8 @@ static struct delayed heap_pop(struct kube_workqueue *q)
 
 static void add_after_locked(struct kube_workqueue *q, const char *key, double delay_s)
 {
-    double at, *cur;
+    struct kube__map_entry *cur;
+    double at;
 
     if (q->shutting_down)
         return;
@@ -169,14 +165,12 @@ static void add_after_locked(struct kube_workqueue *q, const char *key, double d
         return;
     }
     at = kube__now() + delay_s;
-    cur = kube__map_get(&q->due, key);
-    if (cur && *cur <= at)
+    cur = kube__map_find(&q->due, key);
+    if (cur && cur->num <= at)
         return;
-    if (!cur) {
-        cur = xmalloc(sizeof(*cur));
-        (void)kube__map_put(&q->due, key, cur);
-    }
-    *cur = at;
+    if (!cur)
+        cur = kube__map_upsert(&q->due, key);
+    cur->num = at;
     heap_push(q, at, key);
     (void)pthread_cond_broadcast(&q->ready);
 }
@@ -190,15 +184,16 @@ void kube_workqueue_add_after(struct kube_workqueue *q, const char *key, long de
 
 void kube_workqueue_add_rate_limited(struct kube_workqueue *q, const char *key)
 {
-    uintptr_t n;
-    double d;
+    struct kube__map_entry *f;
+    double d, n;
 
     (void)pthread_mutex_lock(&q->lock);
-    n = (uintptr_t)kube__map_get(&q->failures, key);
-    (void)kube__map_put(&q->failures, key, (void *)(n + 1));
+    f = kube__map_upsert(&q->failures, key);
+    n = f->num;
+    f->num = n + 1;
     /* ItemExponentialFailureRateLimiter: base * 2^n, capped. */
     d = q->base_s;
-    for (uintptr_t i = 0; i < n && d < q->max_s; i++)
+    for (double i = 0; i < n && d < q->max_s; i++)
         d *= 2;
     if (d > q->max_s)
         d = q->max_s;
@@ -215,12 +210,14 @@ void kube_workqueue_forget(struct kube_workqueue *q, const char *key)
 
 unsigned kube_workqueue_num_requeues(struct kube_workqueue *q, const char *key)
 {
-    uintptr_t n;
+    struct kube__map_entry *f;
+    unsigned n;
 
     (void)pthread_mutex_lock(&q->lock);
-    n = (uintptr_t)kube__map_get(&q->failures, key);
+    f = kube__map_find(&q->failures, key);
+    n = f ? (unsigned)f->num : 0;
     (void)pthread_mutex_unlock(&q->lock);
-    return (unsigned)n;
+    return n;
 }
 
 /* Moves due delayed keys to the queue; returns the due time of the next one, or 0. */
@@ -229,14 +226,15 @@ static double promote_due(struct kube_workqueue *q)
     double now = kube__now();
 
     while (q->nheap > 0) {
-        double *cur = kube__map_get(&q->due, q->heap[0].key);
+        const struct kube__map_entry *cur = kube__map_find(&q->due, q->heap[0].key);
+        bool current = cur && cur->num == q->heap[0].at;
         struct delayed d;
 
-        if (cur && *cur == q->heap[0].at && q->heap[0].at > now)
+        if (current && q->heap[0].at > now)
             return q->heap[0].at;
         d = heap_pop(q);
-        if (cur && *cur == d.at) {
-            free(kube__map_del(&q->due, d.key));
+        if (current) {
+            (void)kube__map_del(&q->due, d.key);
             add_locked(q, d.key);
         }
         free(d.key);
@@ -306,7 +304,7 @@ void kube_workqueue_shutdown(struct kube_workqueue *q)
         for (size_t i = 0; i < q->nheap; i++)
             free(q->heap[i].key);
         q->nheap = 0;
-        free_due(&q->due);
+        kube__map_release(&q->due);
         (void)pthread_cond_broadcast(&q->ready);
     }
     (void)pthread_mutex_unlock(&q->lock);
