@@ -637,7 +637,8 @@ static int do_watch(struct kube_informer *inf)
 /* client-go's wait.Backoff of the reflector: initial * 2^n, jitter 1.0, capped. */
 static double next_backoff(struct kube_informer *inf, unsigned *steps)
 {
-    double d = (double)inf->o.backoff_initial_ms / 1000.0, max = (double)inf->o.backoff_max_ms / 1000.0;
+    double d = (double)inf->o.backoff_initial_ms / 1000.0,
+           max = (double)inf->o.backoff_max_ms / 1000.0;
 
     for (unsigned i = 0; i < *steps && d < max; i++)
         d *= 2;
