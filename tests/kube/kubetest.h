@@ -70,21 +70,6 @@ static inline void kt_server_stop(struct kt_server *s)
     s->store = NULL;
 }
 
-static inline struct kt_server *kt_server_new(size_t history)
-{
-    struct kt_server *s = xcalloc(1, sizeof(*s));
-    char pki[96];
-
-    (void)snprintf(s->dir, sizeof(s->dir), "/tmp/koord-kube-test-XXXXXX");
-    assert_non_null(mkdtemp(s->dir));
-    (void)snprintf(s->db, sizeof(s->db), "%s/db", s->dir);
-    (void)snprintf(s->kubeconfig, sizeof(s->kubeconfig), "%s/kubeconfig", s->dir);
-    (void)snprintf(pki, sizeof(pki), "%s/pki", s->dir);
-    assert_int_equal(apiserver_pki_load(pki, &s->pki), 0);
-    kt_server_start(s, history);
-    return s;
-}
-
 static inline void kt_rm(const char *dir, const char *name)
 {
     char p[160];
@@ -93,20 +78,44 @@ static inline void kt_rm(const char *dir, const char *name)
     (void)unlink(p);
 }
 
+/* One PKI per test process: generating keys and certificates is the slowest part of starting
+ * a server under valgrind, and every server of a test file can share them. */
+static char kt_pki_dir[64];
+
+static inline void kt_pki_remove(void)
+{
+    static const char *const files[] = {"ca.crt",        "ca.key",    "apiserver.crt",
+                                        "apiserver.key", "admin.crt", "admin.key"};
+
+    for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+        kt_rm(kt_pki_dir, files[i]);
+    (void)rmdir(kt_pki_dir);
+}
+
+static inline struct kt_server *kt_server_new(size_t history)
+{
+    struct kt_server *s = xcalloc(1, sizeof(*s));
+
+    if (!kt_pki_dir[0]) {
+        (void)snprintf(kt_pki_dir, sizeof(kt_pki_dir), "/tmp/koord-kube-pki-XXXXXX");
+        assert_non_null(mkdtemp(kt_pki_dir));
+        assert_int_equal(atexit(kt_pki_remove), 0);
+    }
+    (void)snprintf(s->dir, sizeof(s->dir), "/tmp/koord-kube-test-XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    (void)snprintf(s->db, sizeof(s->db), "%s/db", s->dir);
+    (void)snprintf(s->kubeconfig, sizeof(s->kubeconfig), "%s/kubeconfig", s->dir);
+    assert_int_equal(apiserver_pki_load(kt_pki_dir, &s->pki), 0);
+    kt_server_start(s, history);
+    return s;
+}
+
 static inline void kt_server_free(struct kt_server *s)
 {
-    char pki[96];
-    static const char *const pki_files[] = {"ca.crt",        "ca.key",    "apiserver.crt",
-                                            "apiserver.key", "admin.crt", "admin.key"};
-
     if (!s)
         return;
     kt_server_stop(s);
     apiserver_pki_release(&s->pki);
-    (void)snprintf(pki, sizeof(pki), "%s/pki", s->dir);
-    for (size_t i = 0; i < ARRAY_SIZE(pki_files); i++)
-        kt_rm(pki, pki_files[i]);
-    (void)rmdir(pki);
     kt_rm(s->dir, "db");
     kt_rm(s->dir, "db-wal");
     kt_rm(s->dir, "db-shm");
