@@ -335,7 +335,7 @@ static void *creator(void *arg)
     char name[32];
     intptr_t fails = 0;
 
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 3; i++) {
         cJSON *cm;
         (void)snprintf(name, sizeof(name), "t-%d", atomic_fetch_add(&seq, 1));
         cm = kt_configmap("default", name, "x");
@@ -349,7 +349,7 @@ static void *creator(void *arg)
 static void test_concurrent_requests(void **state)
 {
     struct env *e = *state;
-    pthread_t t[4];
+    pthread_t t[3];
     cJSON *list = NULL;
     void *fails;
 
@@ -360,7 +360,7 @@ static void test_concurrent_requests(void **state)
         assert_null(fails);
     }
     assert_int_equal(kube_list(e->c, &kube_res_configmaps, "default", NULL, &list, NULL), 0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(list, "items")), 20);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(list, "items")), 9);
     cJSON_Delete(list);
 }
 
