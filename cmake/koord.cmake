@@ -11,7 +11,8 @@ function(koord_module name)
 endfunction()
 
 # One cmocka executable per tests/<module>/test_<file>.c, CTest name <module>.<file>, label unit.
-# KOORD_TEST_TIMEOUT_MULTIPLIER scales timeouts (valgrind runs).
+# KOORD_TEST_TIMEOUT_MULTIPLIER scales timeouts (valgrind runs). KOORD_TEST_LIBS_<module> lists
+# extra libraries a module's tests link (e.g. the API server the kube client is tested against).
 function(koord_unit_tests)
   set(mult $ENV{KOORD_TEST_TIMEOUT_MULTIPLIER})
   if(NOT mult)
@@ -25,7 +26,7 @@ function(koord_unit_tests)
       set(exe test_${module}_${file})
       add_executable(${exe} ${t})
       target_include_directories(${exe} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests)
-      target_link_libraries(${exe} PRIVATE ${module} PkgConfig::CMOCKA)
+      target_link_libraries(${exe} PRIVATE ${module} ${KOORD_TEST_LIBS_${module}} PkgConfig::CMOCKA)
       target_compile_definitions(${exe} PRIVATE KOORD_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
       add_test(NAME ${module}.${file} COMMAND ${exe})
       math(EXPR tmo "60 * ${mult}")
