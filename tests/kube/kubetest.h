@@ -22,6 +22,8 @@
 #include "apiserver/apiserver.h"
 #include "apiserver/pki.h"
 #include "apiserver/store.h"
+#include "apiserver/store_cache.h"
+#include "apiserver/store_sqlite.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "http/server.h"
@@ -33,7 +35,8 @@ struct kt_server {
     char db[96];
     char kubeconfig[96];
     struct apiserver_pki pki;
-    struct store *store;
+    struct store *backend; /* SQLite */
+    struct store *store;   /* the watch cache over it, what the server uses */
     struct apiserver *api;
     struct http_server *http;
     uint16_t port;
@@ -45,7 +48,8 @@ static inline void kt_server_start(struct kt_server *s, size_t history)
     struct http_server_opts o = {.host = "127.0.0.1"};
     char url[64];
 
-    assert_int_equal(store_open(s->db, history, &s->store), 0);
+    assert_int_equal(store_sqlite_open(s->db, history, &s->backend), 0);
+    assert_int_equal(store_cache_new(s->backend, &s->store), 0);
     assert_int_equal(apiserver_new(s->store, &s->api), 0);
     apiserver_require_client_certs(s->api, true);
     o.port = s->port;
@@ -65,6 +69,8 @@ static inline void kt_server_stop(struct kt_server *s)
     http_server_stop(s->http);
     apiserver_free(s->api);
     store_close(s->store);
+    store_close(s->backend);
+    s->backend = NULL;
     s->http = NULL;
     s->api = NULL;
     s->store = NULL;

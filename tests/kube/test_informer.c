@@ -321,7 +321,7 @@ static void test_relist_after_history_lost(void **state)
      * address and port while it is down. */
     struct http_server_opts ho = {.host = "127.0.0.2"};
     struct kube_client *plain = NULL;
-    struct store *store = NULL;
+    struct store *backend = NULL, *store = NULL;
     struct apiserver *api = NULL;
     struct http_server *http = NULL;
     struct kube_informer_stats st;
@@ -339,7 +339,8 @@ static void test_relist_after_history_lost(void **state)
     /* Take the server down; while it is down, a second instance over the same store, keeping
      * only two events of history, makes more changes than that. */
     kt_server_stop(e->srv);
-    assert_int_equal(store_open(e->srv->db, 2, &store), 0);
+    assert_int_equal(store_sqlite_open(e->srv->db, 2, &backend), 0);
+    assert_int_equal(store_cache_new(backend, &store), 0);
     assert_int_equal(apiserver_new(store, &api), 0);
     assert_int_equal(http_server_start(&ho, apiserver_handle, api, &http), 0);
     (void)snprintf(url, sizeof(url), "http://127.0.0.2:%u", http_server_port(http));
@@ -353,6 +354,7 @@ static void test_relist_after_history_lost(void **state)
     http_server_stop(http);
     apiserver_free(api);
     store_close(store);
+    store_close(backend);
 
     /* Back on the old port with the short history: a watch from the old resourceVersion gets
      * 410; either way the informer relists. */
