@@ -360,42 +360,62 @@ static int service_fill(struct store *store, const cJSON *old, cJSON *svc,
     node_ports = !strcmp(type, "NodePort") || !strcmp(type, "LoadBalancer");
     if (node_ports && !get(spec, "externalTrafficPolicy"))
         put(spec, "externalTrafficPolicy", cJSON_CreateString("Cluster"));
+    /* First the node ports the request names (checked, then reserved, so that allocation
+     * below cannot hand one out again), then the missing ones. */
+    i = 0;
+    cJSON_ArrayForEach(p, get(spec, "ports"))
+    {
+        const cJSON *port = get(p, "port"), *np = get(p, "nodePort"), *q, *was = NULL, *op;
+        char field[64];
+        bool dup = false;
+        (void)snprintf(field, sizeof(field), "spec.ports[%d].nodePort", i++);
+        if (!node_ports || !cJSON_IsNumber(np) || np->valueint == 0)
+            continue;
+        for (q = get(spec, "ports")->child; q != p; q = q->next)
+            dup |= json_value_equal(get(q, "nodePort"), np);
+        cJSON_ArrayForEach(op, get(old_spec, "ports"))
+        {
+            if (json_value_equal(get(op, "port"), port))
+                was = get(op, "nodePort");
+        }
+        if (dup)
+            field_error_add(errs, FIELD_DUPLICATE, field, NULL, "%d", np->valueint);
+        else if (was && json_value_equal(was, np))
+            ; /* its own port from before */
+        else if (np->valueint < NODEPORT_MIN || np->valueint > NODEPORT_MAX)
+            field_error_add(errs, FIELD_INVALID, field, NULL,
+                            "%d: provided port is not in the valid range. The range of "
+                            "valid ports is %d-%d",
+                            np->valueint, NODEPORT_MIN, NODEPORT_MAX);
+        else if (port_used(&u, np->valueint))
+            field_error_add(errs, FIELD_INVALID, field, NULL,
+                            "%d: provided port is already allocated", np->valueint);
+    }
+    cJSON_ArrayForEach(p, get(spec, "ports"))
+    {
+        const cJSON *np = get(p, "nodePort");
+        if (node_ports && cJSON_IsNumber(np) && np->valueint > 0) {
+            u.ports = xrealloc(u.ports, (u.nports + 1) * sizeof(*u.ports));
+            u.ports[u.nports++] = np->valueint;
+        }
+    }
+    if (u.nports)
+        qsort(u.ports, u.nports, sizeof(*u.ports), cmp_int);
     cJSON_ArrayForEach(p, get(spec, "ports"))
     {
         const cJSON *port = get(p, "port"), *np = get(p, "nodePort");
-        char field[64];
-        if (!cJSON_IsObject(p) || !cJSON_IsNumber(port)) {
-            i++;
+        int n;
+        if (!cJSON_IsObject(p) || !cJSON_IsNumber(port))
             continue;
-        }
         if (!get(p, "targetPort"))
             put(p, "targetPort", cJSON_CreateNumber(port->valuedouble));
-        (void)snprintf(field, sizeof(field), "spec.ports[%d].nodePort", i++);
-        if (node_ports && (!cJSON_IsNumber(np) || np->valueint == 0)) {
-            int n;
-            if ((r = allocate_port(&u, &n)) < 0) {
-                strbuf_addstr(why, "failed to allocate a nodePort: range is full");
-                goto out;
-            }
-            put(p, "nodePort", cJSON_CreateNumber(n));
-        } else if (node_ports && cJSON_IsNumber(np)) {
-            const cJSON *was = NULL, *op;
-            cJSON_ArrayForEach(op, get(old_spec, "ports"))
-            {
-                if (json_value_equal(get(op, "port"), port))
-                    was = get(op, "nodePort");
-            }
-            if (was && json_value_equal(was, np))
-                continue; /* its own port from before */
-            if (np->valueint < NODEPORT_MIN || np->valueint > NODEPORT_MAX)
-                field_error_add(errs, FIELD_INVALID, field, NULL,
-                                "%d: provided port is not in the valid range. The range of "
-                                "valid ports is %d-%d",
-                                np->valueint, NODEPORT_MIN, NODEPORT_MAX);
-            else if (port_used(&u, np->valueint))
-                field_error_add(errs, FIELD_INVALID, field, NULL,
-                                "%d: provided port is already allocated", np->valueint);
+        if (!node_ports || (cJSON_IsNumber(np) && np->valueint != 0))
+            continue;
+        if ((r = allocate_port(&u, &n)) < 0) {
+            strbuf_addstr(why, "failed to allocate a nodePort: range is full");
+            goto out;
         }
+        put(p, "nodePort", cJSON_CreateNumber(n));
     }
     if (field_errors_count(errs))
         r = -EINVAL;

@@ -1738,7 +1738,15 @@ static void do_delete(struct call *c)
             }
         }
         cJSON_Delete(opts);
-        if (!ok || (old && !node_may(c, old)))
+        if (!ok)
+            goto out;
+        if (c->check_objects && !old) {
+            /* A row that does not decode cannot be shown to be about the node. */
+            reply_status(
+                c, api_status_failure(403, "Forbidden", "stored object is unreadable", &c->target));
+            goto out;
+        }
+        if (old && !node_may(c, old))
             goto out;
     }
     /* Finalizers keep the object, marked for deletion, until they are gone. */
@@ -2124,6 +2132,12 @@ static void do_watch(struct call *c)
     if ((rvs && *rvs && (parse_i64(rvs, &rv) < 0 || rv < 0)) ||
         (tos && (parse_i64(tos, &timeout) < 0 || timeout < 0))) {
         reply_bad_request(c, "resourceVersion and timeoutSeconds must be non-negative integers");
+        return;
+    }
+    if (!initial_events && rv > 0 && (uint64_t)rv > store_revision(c->srv->store)) {
+        /* A revision this server has not reached (a client that outlived a restored data
+         * dir): replaying "after" it would silently skip every write up to it. */
+        reply_too_large(c, (uint64_t)rv, store_revision(c->srv->store));
         return;
     }
     ws = xcalloc(1, sizeof(*ws));

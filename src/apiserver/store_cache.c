@@ -115,7 +115,15 @@ int store_cache_new(struct store *backend, struct store **ret)
 
     c->base.ops = &cache_ops;
     c->backend = backend;
-    CHECK(pthread_rwlock_init(&c->lock, NULL) == 0);
+    {
+        /* Writer-preferring: the observer takes the write lock while the backend holds its
+         * own, so a stream of overlapping readers must not hold up every commit. */
+        pthread_rwlockattr_t a;
+        CHECK(pthread_rwlockattr_init(&a) == 0);
+        CHECK(pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) == 0);
+        CHECK(pthread_rwlock_init(&c->lock, &a) == 0);
+        (void)pthread_rwlockattr_destroy(&a);
+    }
     /* Keys start with '/', and every printable byte after it sorts below DEL. */
     r = store_list(backend, "/", NULL, 0, load_item, c, &c->rev);
     if (r < 0) {

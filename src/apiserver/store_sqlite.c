@@ -458,10 +458,18 @@ static void run_batch(struct store_sqlite *s, struct wreq *batch)
     r = step_done(stmt(s, ST_BEGIN));
     for (struct wreq *w = batch; w; w = w->next) {
         w->r = r < 0 ? r : apply(s, w, rev + 1, &oldest);
-        if (w->r == 0)
+        if (w->r == 0) {
             w->rv = ++rev;
+        } else if (r == 0 && sqlite3_get_autocommit(s->db)) {
+            /* SQLite rolled the whole transaction back itself (I/O error, disk full): what
+             * the batch wrote is gone, and the next write must not run, let alone commit,
+             * outside a transaction. The whole batch fails. */
+            r = w->r;
+        }
     }
     if (r == 0 && (r = step_done(stmt(s, ST_COMMIT))) < 0)
+        (void)step_done(stmt(s, ST_ROLLBACK));
+    else if (r < 0 && !sqlite3_get_autocommit(s->db))
         (void)step_done(stmt(s, ST_ROLLBACK));
     if (r < 0) {
         for (struct wreq *w = batch; w; w = w->next) {

@@ -945,6 +945,14 @@ static void test_dry_run(void **state)
     assert_null(str(b, "spec.nodeName"));
     cJSON_Delete(b);
 
+    /* A watch from a revision the server has not reached is refused, not silently short. */
+    assert_int_equal(http(e, "GET",
+                          "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=999999",
+                          NULL, &b, NULL),
+                     504);
+    expect_str(b, "details.causes.0.reason", "ResourceVersionTooLarge");
+    cJSON_Delete(b);
+
     /* "All" is the only dry-run value. */
     assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps?dryRun=Bogus",
                           "{\"metadata\":{\"name\":\"x\"}}", &b, NULL),
@@ -1088,6 +1096,43 @@ static void test_services(void **state)
                "Service \"a\" is invalid: spec.clusterIPs[0]: Invalid value: \"10.96.0.50\": may "
                "not change once set");
     cJSON_Delete(b);
+    /* A node port the request names is never handed out again in the same request, whether
+     * named in the manifest or kept from before; naming one twice is refused. */
+    expect_service(e, "np3",
+                   "{\"type\":\"NodePort\",\"ports\":[{\"name\":\"a\",\"port\":1,\"nodePort\":"
+                   "30001},{\"name\":\"b\",\"port\":2}]}",
+                   201, NULL, NULL);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/services/np3", NULL, &b, NULL),
+                     200);
+    assert_int_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "ports"), 1),
+            "nodePort")
+            ->valueint,
+        30002);
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/services/np",
+                          "{\"metadata\":{\"name\":\"np\"},\"spec\":{\"type\":\"NodePort\","
+                          "\"ports\":[{\"name\":\"a\",\"port\":80},{\"name\":\"b\",\"port\":81}]}}",
+                          &b, NULL),
+                     200);
+    assert_int_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "ports"), 0),
+            "nodePort")
+            ->valueint,
+        30000);
+    assert_int_equal(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "ports"), 1),
+            "nodePort")
+            ->valueint,
+        30003);
+    cJSON_Delete(b);
+    expect_service(e, "np4",
+                   "{\"type\":\"NodePort\",\"ports\":[{\"name\":\"a\",\"port\":1,\"nodePort\":"
+                   "30100},{\"name\":\"b\",\"port\":2,\"nodePort\":30100}]}",
+                   422, "details.causes.0.reason", "FieldValueDuplicate");
     /* A deleted service's address is free again. */
     assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/default/services/a", NULL, NULL, NULL),
                      200);
