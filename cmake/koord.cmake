@@ -29,7 +29,8 @@ function(koord_unit_tests)
       target_link_libraries(${exe} PRIVATE ${module} ${KOORD_TEST_LIBS_${module}} PkgConfig::CMOCKA)
       target_compile_definitions(${exe} PRIVATE KOORD_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
       add_test(NAME ${module}.${file} COMMAND ${exe})
-      math(EXPR tmo "60 * ${mult}")
+      # Generous: valgrind runs these on a loaded 2-core CI machine (kube.informer takes ~45 s).
+      math(EXPR tmo "180 * ${mult}")
       set_tests_properties(${module}.${file} PROPERTIES LABELS unit TIMEOUT ${tmo}
         ENVIRONMENT "KOORD_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
     endforeach()

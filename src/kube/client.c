@@ -21,6 +21,8 @@
 #include "kube/config.h"
 #include "kube/kube-int.h"
 
+_Thread_local long kube__request_timeout_ms;
+
 #define TOKEN_REFRESH_S 60
 #define MAX_ERROR_BODY  ((size_t)1 << 20)
 
@@ -347,7 +349,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
     req.headers = hv;
     req.body = body;
     req.body_len = body ? strlen(body) : 0;
-    req.timeout_ms = c->cfg->timeout_ms;
+    req.timeout_ms = kube__request_timeout_ms > 0 ? kube__request_timeout_ms : c->cfg->timeout_ms;
     rate_wait(c);
     r = http_client_do(c->http, &req, &resp);
     if (r < 0) {

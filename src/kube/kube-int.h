@@ -15,6 +15,11 @@ struct strbuf;
 /* Monotonic seconds. */
 double kube__now(void);
 
+/* When > 0, the time limit of this thread's requests instead of the config's timeout_ms: the
+ * leader elector bounds each Lease request by what is left of its renew deadline, so a hung
+ * connection cannot keep it leading past the lease (client-go bounds them by a context). */
+extern _Thread_local long kube__request_timeout_ms;
+
 /* Appends "?key=value" or "&key=value" (value URL-escaped); nothing when value is NULL/"". */
 void kube__add_query(struct strbuf *sb, const char *key, const char *value);
 

@@ -36,7 +36,15 @@ struct kube_leader {
     cJSON *lease;       /* the Lease as last read or written by us */
     cJSON *observed;    /* the spec last observed */
     double observed_at; /* monotonic seconds when it last changed */
+    double deadline;    /* monotonic seconds by which the current attempt must be over */
 };
+
+/* Bounds the next Lease request by what is left until le->deadline (at least 1 ms). */
+static void arm(const struct kube_leader *le)
+{
+    double left = le->deadline - kube__now();
+    kube__request_timeout_ms = left > 0.001 ? (long)(left * 1000.0) : 1;
+}
 
 static bool is_stopping(struct kube_leader *le)
 {
@@ -181,13 +189,14 @@ static bool put(struct kube_leader *le, const cJSON *lease)
 {
     cJSON *got = NULL;
 
+    arm(le);
     if (kube_update(le->client, &kube_res_leases, le->ns, lease, NULL, &got, NULL) < 0)
         return false;
     adopt(le, got);
     return true;
 }
 
-static bool try_acquire_or_renew(struct kube_leader *le)
+static bool attempt(struct kube_leader *le)
 {
     char now[RFC3339_STR_MAX];
     cJSON *got = NULL, *want;
@@ -206,9 +215,11 @@ static bool try_acquire_or_renew(struct kube_leader *le)
         if (ok)
             return true;
     }
+    arm(le);
     r = kube_get(le->client, &kube_res_leases, le->ns, le->name, &got, NULL);
     if (r == -ENOENT) {
         want = new_lease(le, now);
+        arm(le);
         r = kube_create(le->client, &kube_res_leases, le->ns, want, &got, NULL);
         cJSON_Delete(want);
         if (r < 0)
@@ -241,6 +252,18 @@ static double jittered(struct kube_leader *le)
     return d + d * JITTER * kube__rand();
 }
 
+/* One acquire-or-renew whose requests all end by deadline (monotonic seconds): a leader on a
+ * hung connection gives up leading in time instead of after the config's 30 s per request. */
+static bool try_acquire_or_renew(struct kube_leader *le, double deadline)
+{
+    bool ok;
+
+    le->deadline = deadline;
+    ok = attempt(le);
+    kube__request_timeout_ms = 0; /* callbacks on this thread get the normal timeout */
+    return ok;
+}
+
 /* Gives the lease up so the next candidate need not wait for it to expire (client-go
  * ReleaseOnCancel). */
 static void release(struct kube_leader *le)
@@ -261,6 +284,7 @@ static void release(struct kube_leader *le)
         set_item(spec, "leaseDurationSeconds", cJSON_CreateNumber(1));
         set_item(spec, "acquireTime", cJSON_CreateString(now));
         set_item(spec, "renewTime", cJSON_CreateString(now));
+        arm(le);
         r = kube_update(le->client, &kube_res_leases, le->ns, want, NULL, &got, NULL);
         cJSON_Delete(want);
         if (r == 0) {
@@ -270,6 +294,7 @@ static void release(struct kube_leader *le)
         if (r != -ESTALE)
             return;
         /* 409: re-read, and release only if it is still ours. */
+        arm(le);
         if (kube_get(le->client, &kube_res_leases, le->ns, le->name, &got, NULL) < 0)
             return;
         cJSON_Delete(le->lease);
@@ -285,7 +310,7 @@ static void *run(void *arg)
 
     while (!is_stopping(le)) {
         /* acquire */
-        if (!try_acquire_or_renew(le)) {
+        if (!try_acquire_or_renew(le, kube__now() + deadline_s)) {
             if (wait_stop(le, jittered(le)))
                 break;
             continue;
@@ -299,7 +324,7 @@ static void *run(void *arg)
             if (wait_stop(le, retry))
                 break;
             deadline = kube__now() + deadline_s;
-            while (!(ok = try_acquire_or_renew(le)) && kube__now() + retry < deadline)
+            while (!(ok = try_acquire_or_renew(le, deadline)) && kube__now() + retry < deadline)
                 if (wait_stop(le, retry))
                     break;
             if (!ok && !is_stopping(le)) {
@@ -311,9 +336,13 @@ static void *run(void *arg)
         }
     }
     if (kube_leader_is_leader(le)) {
-        if (!le->o.keep_on_stop)
-            release(le);
+        /* Stop leading first: once released, the next candidate may lead at once. */
         set_leading(le, false);
+        if (!le->o.keep_on_stop) {
+            le->deadline = kube__now() + deadline_s;
+            release(le);
+            kube__request_timeout_ms = 0;
+        }
     }
     return NULL;
 }
