@@ -36,14 +36,19 @@ struct kube_leader {
     cJSON *lease;       /* the Lease as last read or written by us */
     cJSON *observed;    /* the spec last observed */
     double observed_at; /* monotonic seconds when it last changed */
-    double deadline;    /* monotonic seconds by which the current attempt must be over */
+    double deadline;    /* monotonic seconds by which the current attempt must be over;
+                           0 = no bound but the config's per-request timeout */
 };
 
 /* Bounds the next Lease request by what is left until le->deadline (at least 1 ms). */
 static void arm(const struct kube_leader *le)
 {
     double left = le->deadline - kube__now();
-    kube__request_timeout_ms = left > 0.001 ? (long)(left * 1000.0) : 1;
+
+    if (le->deadline == 0)
+        kube__request_timeout_ms = 0;
+    else
+        kube__request_timeout_ms = left > 0.001 ? (long)(left * 1000.0) : 1;
 }
 
 static bool is_stopping(struct kube_leader *le)
@@ -252,8 +257,10 @@ static double jittered(struct kube_leader *le)
     return d + d * JITTER * kube__rand();
 }
 
-/* One acquire-or-renew whose requests all end by deadline (monotonic seconds): a leader on a
- * hung connection gives up leading in time instead of after the config's 30 s per request. */
+/* One acquire-or-renew whose requests all end by deadline (monotonic seconds; 0 = unbounded):
+ * a leader renewing over a hung connection gives up leading in time instead of after the
+ * config's 30 s per request. Acquiring is not bounded (as in client-go): a slow server must
+ * still let someone become leader. */
 static bool try_acquire_or_renew(struct kube_leader *le, double deadline)
 {
     bool ok;
@@ -310,7 +317,7 @@ static void *run(void *arg)
 
     while (!is_stopping(le)) {
         /* acquire */
-        if (!try_acquire_or_renew(le, kube__now() + deadline_s)) {
+        if (!try_acquire_or_renew(le, 0)) {
             if (wait_stop(le, jittered(le)))
                 break;
             continue;

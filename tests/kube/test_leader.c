@@ -64,8 +64,10 @@ static void cand_start(struct cand *c, struct kube_client *kc, const char *id)
         .namespace = "kube-system",
         .name = "koord-manager",
         .identity = id,
-        .lease_ms = 1000,
-        .renew_deadline_ms = 600,
+        /* Short enough for quick takeovers, long enough that a renewal over TLS under
+         * valgrind on a loaded machine (a few hundred ms) fits in the renew deadline. */
+        .lease_ms = 2000,
+        .renew_deadline_ms = 1500,
         .retry_ms = 100,
         .on_started_leading = on_started,
         .on_stopped_leading = on_stopped,
@@ -180,7 +182,7 @@ static void test_exactly_one_leads_and_release_hands_over(void **state)
     l = get_lease(e);
     assert_string_equal(spec_of(l, "holderIdentity")->valuestring,
                         kube_leader_identity(leader->le));
-    assert_int_equal(spec_of(l, "leaseDurationSeconds")->valueint, 1);
+    assert_int_equal(spec_of(l, "leaseDurationSeconds")->valueint, 2);
     assert_micro_time(spec_of(l, "acquireTime"));
     assert_micro_time(spec_of(l, "renewTime"));
     assert_int_equal(spec_of(l, "leaseTransitions")->valueint, 0);
