@@ -467,9 +467,9 @@ static void run_batch(struct store_sqlite *s, struct wreq *batch)
             r = w->r;
         }
     }
-    if (r == 0 && (r = step_done(stmt(s, ST_COMMIT))) < 0)
-        (void)step_done(stmt(s, ST_ROLLBACK));
-    else if (r < 0 && !sqlite3_get_autocommit(s->db))
+    if (r == 0)
+        r = step_done(stmt(s, ST_COMMIT));
+    if (r < 0 && !sqlite3_get_autocommit(s->db))
         (void)step_done(stmt(s, ST_ROLLBACK));
     if (r < 0) {
         for (struct wreq *w = batch; w; w = w->next) {
