@@ -1,8 +1,9 @@
 # Helpers that turn the directory layout into targets.
 
-# koord_module(NAME [DEPS...]): src/NAME/*.c as a static library "NAME".
+# koord_module(NAME [DEPS...]): src/NAME/**/*.c as a static library "NAME" (a module may keep
+# one subdirectory per part, e.g. src/manager/nodeslo/; it is still one library and one prefix).
 function(koord_module name)
-  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${name}/*.c)
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${name}/*.c)
   add_library(${name} STATIC ${srcs})
   target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR}/src)
   if(ARGN)
