@@ -31,6 +31,7 @@ struct kube_leader {
     pthread_cond_t cond;
     bool stopping;
     bool leading;
+    long transitions; /* spec.leaseTransitions of the Lease as last read or written by us */
 
     /* elector thread only */
     cJSON *lease;       /* the Lease as last read or written by us */
@@ -139,6 +140,12 @@ static void observe(struct kube_leader *le, const cJSON *spec)
 /* Adopts the Lease the server answered with (takes ownership). */
 static void adopt(struct kube_leader *le, cJSON *lease)
 {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(lease, "spec"), "leaseTransitions");
+
+    (void)pthread_mutex_lock(&le->lock);
+    le->transitions = cJSON_IsNumber(t) && t->valuedouble >= 0 ? (long)t->valuedouble : 0;
+    (void)pthread_mutex_unlock(&le->lock);
     cJSON_Delete(le->lease);
     le->lease = lease;
     observe(le, cJSON_GetObjectItemCaseSensitive(lease, "spec"));
@@ -420,6 +427,16 @@ bool kube_leader_is_leader(struct kube_leader *le)
 const char *kube_leader_identity(const struct kube_leader *le)
 {
     return le->identity;
+}
+
+long kube_leader_transitions(struct kube_leader *le)
+{
+    long t;
+
+    (void)pthread_mutex_lock(&le->lock);
+    t = le->transitions;
+    (void)pthread_mutex_unlock(&le->lock);
+    return t;
 }
 
 void kube_leader_stop(struct kube_leader *le)

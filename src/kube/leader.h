@@ -52,6 +52,14 @@ bool kube_leader_is_leader(struct kube_leader *le);
 const char *kube_leader_identity(const struct kube_leader *le);
 
 /*
+ * spec.leaseTransitions of the Lease as this candidate last read or wrote it. In
+ * on_started_leading it is the count that includes this acquisition: every change of holder
+ * increments it, so it grows with each leadership term and can number them (the manager's
+ * NodeMetric API uses it as the epoch of its resourceVersions).
+ */
+long kube_leader_transitions(struct kube_leader *le);
+
+/*
  * Stops the elector: a leader releases the lease (unless keep_on_stop) and gets
  * on_stopped_leading; joins the thread. Idempotent.
  */

@@ -186,6 +186,7 @@ static void test_exactly_one_leads_and_release_hands_over(void **state)
     assert_micro_time(spec_of(l, "acquireTime"));
     assert_micro_time(spec_of(l, "renewTime"));
     assert_int_equal(spec_of(l, "leaseTransitions")->valueint, 0);
+    assert_int_equal(kube_leader_transitions(leader->le), 0);
     cJSON_Delete(l);
 
     /* A clean stop releases the lease: when stop returns, the Lease no longer names the old
@@ -203,6 +204,8 @@ static void test_exactly_one_leads_and_release_hands_over(void **state)
     l = get_lease(e);
     assert_string_equal(spec_of(l, "holderIdentity")->valuestring, kube_leader_identity(other->le));
     assert_int_equal(spec_of(l, "leaseTransitions")->valueint, 1);
+    /* The new term is numbered above the old one (the NodeMetric API's epoch). */
+    assert_int_equal(kube_leader_transitions(other->le), 1);
     cJSON_Delete(l);
 
     cand_free(&c[0]);
