@@ -33,6 +33,7 @@ struct api_kind {
     bool namespaced;
     bool status_subresource;
     bool crd;                                 /* shipped as a CustomResourceDefinition */
+    bool aggregated; /* served by an aggregated API server (the manager), not koord apiserver */
     const char *crd_annotation;               /* "key=value" on the CRD object, or NULL */
     const struct api_printer_column *columns; /* terminated by name NULL; NULL = none */
     enum api_name_rule name_rule;

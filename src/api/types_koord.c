@@ -403,6 +403,22 @@ const struct api_kind api_kind_node_metric = {
     .status = &api_nodemetric_status,
 };
 
+/*
+ * The same NodeMetric served from the leader manager's memory (DESIGN.md 3.1): a CRD
+ * group-version and an APIService of the same name collide in kube-apiserver, and
+ * slo.koordinator.sh/v1alpha1 also holds the NodeSLO CRD, hence its own group.
+ */
+const struct api_kind api_kind_metrics_node_metric = {
+    .group = "metrics.koordinator.sh",
+    .version = "v1alpha1",
+    .kind = "NodeMetric",
+    .plural = "nodemetrics",
+    .status_subresource = true,
+    .aggregated = true,
+    .spec = &api_nodemetric_spec,
+    .status = &api_nodemetric_status,
+};
+
 const struct api_kind api_kind_node_slo = {
     .group = "slo.koordinator.sh",
     .version = "v1alpha1",

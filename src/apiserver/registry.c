@@ -90,41 +90,60 @@ static void append(struct api_registry *r, struct entry *e)
     r->v[r->n++] = e;
 }
 
-struct api_registry *api_registry_new(void)
+/* Serves one built-in kind. */
+static void add_kind(struct api_registry *r, const struct api_kind *k)
+{
+    struct entry *e = xcalloc(1, sizeof(*e));
+    char *singular;
+
+    atomic_init(&e->refs, 1);
+    singular = own(e, xstrdup(k->kind));
+    for (char *p = singular; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    e->res = (struct api_resource){
+        .group = k->group,
+        .version = k->version,
+        .plural = k->plural,
+        .singular = singular,
+        .kind = k->kind,
+        .short_names = k->short_names,
+        .namespaced = k->namespaced,
+        .builtin = k,
+        .schema = api_kind_schema(k),
+        .subresources = k->status_subresource ? status_only : NULL,
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(builtin_subresources); i++)
+        if (!strcmp(builtin_subresources[i].plural, k->plural))
+            e->res.subresources = builtin_subresources[i].subresources;
+    if (!strcmp(k->plural, "pods"))
+        e->res.categories = category_all;
+    append(r, e);
+}
+
+static struct api_registry *registry_alloc(void)
 {
     struct api_registry *r = xcalloc(1, sizeof(*r));
 
     CHECK(pthread_rwlock_init(&r->lock, NULL) == 0);
-    for (const struct api_kind *const *k = api_kinds(); *k; k++) {
-        struct entry *e;
-        char *singular;
+    return r;
+}
 
-        if ((*k)->crd)
-            continue;
-        e = xcalloc(1, sizeof(*e));
-        atomic_init(&e->refs, 1);
-        singular = own(e, xstrdup((*k)->kind));
-        for (char *p = singular; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        e->res = (struct api_resource){
-            .group = (*k)->group,
-            .version = (*k)->version,
-            .plural = (*k)->plural,
-            .singular = singular,
-            .kind = (*k)->kind,
-            .short_names = (*k)->short_names,
-            .namespaced = (*k)->namespaced,
-            .builtin = *k,
-            .schema = api_kind_schema(*k),
-            .subresources = (*k)->status_subresource ? status_only : NULL,
-        };
-        for (size_t i = 0; i < ARRAY_SIZE(builtin_subresources); i++)
-            if (!strcmp(builtin_subresources[i].plural, (*k)->plural))
-                e->res.subresources = builtin_subresources[i].subresources;
-        if (!strcmp((*k)->plural, "pods"))
-            e->res.categories = category_all;
-        append(r, e);
-    }
+struct api_registry *api_registry_new_kinds(const struct api_kind *const *kinds)
+{
+    struct api_registry *r = registry_alloc();
+
+    for (const struct api_kind *const *k = kinds; *k; k++)
+        add_kind(r, *k);
+    return r;
+}
+
+struct api_registry *api_registry_new(void)
+{
+    struct api_registry *r = registry_alloc();
+
+    for (const struct api_kind *const *k = api_kinds(); *k; k++)
+        if (!(*k)->crd && !(*k)->aggregated)
+            add_kind(r, *k);
     {
         /* CustomResourceDefinitions themselves: checked by api_crd_check when written. */
         static const char *const crd_short[] = {"crd", "crds", NULL};

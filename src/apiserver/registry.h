@@ -35,8 +35,13 @@ struct api_resource {
 
 struct api_registry;
 
-/* A registry holding every built-in kind of the api module. */
+/* A registry holding every built-in kind of the api module (those served by an aggregated
+ * server excepted), CustomResourceDefinitions and TokenReviews: what `koord apiserver` serves. */
 struct api_registry *api_registry_new(void);
+
+/* A registry holding exactly the given kinds (NULL-terminated), e.g. the manager's NodeMetric
+ * API; no CRDs can be added to it usefully since nothing serves the CRD resource. */
+struct api_registry *api_registry_new_kinds(const struct api_kind *const *kinds);
 void api_registry_free(struct api_registry *r);
 
 /*

@@ -63,6 +63,7 @@ static void test_kind_find(void **state)
         {"scheduling.sigs.k8s.io/v1alpha1", "ElasticQuota", true},
         {"slo.koordinator.sh/v1alpha1", "NodeMetric", true},
         {"slo.koordinator.sh/v1alpha1", "NodeSLO", true},
+        {"metrics.koordinator.sh/v1alpha1", "NodeMetric", true},
         {"v1", "Pod", true},
         {"v1", "Node", true},
         {"v1", "ConfigMap", true},
@@ -102,7 +103,8 @@ static void test_kinds_round_trip(void **state)
         assert_non_null(api_kind_schema(k));
         assert_non_null(k->plural);
     }
-    assert_int_equal(n, 17); /* 7 Koordinator kinds, 10 built-in ones */
+    /* 7 Koordinator CRD kinds, the manager's in-memory NodeMetric, 10 built-in ones */
+    assert_int_equal(n, 18);
     assert_string_equal(api_kind_api_version(kind("v1", "Pod"), av, sizeof(av)), "v1");
     assert_string_equal(
         api_kind_api_version(kind("scheduling.koordinator.sh/v1alpha1", "Reservation"), av,

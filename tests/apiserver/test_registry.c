@@ -206,12 +206,42 @@ static void test_bad_crds(void **state)
     api_registry_free(r);
 }
 
+/* The manager's profile serves exactly the kinds it is given; koord apiserver leaves the
+ * aggregated NodeMetric to the manager (it proxies that group-version instead). */
+static void test_kinds_profile(void **state)
+{
+    const struct api_kind *nm = api_kind_find("metrics.koordinator.sh/v1alpha1", "NodeMetric");
+    const struct api_kind *const kinds[] = {nm, NULL};
+    struct api_registry *full = api_registry_new(), *r;
+    const struct api_resource *a;
+    cJSON *doc;
+    (void)state;
+
+    assert_non_null(nm);
+    assert_null(api_registry_lookup(full, "metrics.koordinator.sh", "v1alpha1", "nodemetrics"));
+    api_registry_free(full);
+
+    r = api_registry_new_kinds(kinds);
+    a = api_registry_lookup(r, "metrics.koordinator.sh", "v1alpha1", "nodemetrics");
+    assert_non_null(a);
+    assert_false(a->namespaced);
+    assert_string_equal(a->subresources[0], "status");
+    a = api_resource_unref(a);
+    assert_null(api_registry_lookup(r, "", "v1", "pods"));
+    assert_null(api_registry_lookup(r, "apiextensions.k8s.io", "v1", "customresourcedefinitions"));
+    doc = api_registry_group_list(r);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "groups")), 1);
+    cJSON_Delete(doc);
+    api_registry_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtins),
         cmocka_unit_test(test_crds),
         cmocka_unit_test(test_bad_crds),
+        cmocka_unit_test(test_kinds_profile),
     };
 
     codec_init();
