@@ -50,6 +50,8 @@ struct apiserver {
     struct watch_hub *hub;
     bool require_certs;
     const struct api_tokens *tokens;
+    const struct apiserver_auth *auth; /* external authentication and authorization, or NULL */
+    bool status_writes_only;
     unsigned bookmark_ms; /* idle time before a watch sends a BOOKMARK */
 };
 
@@ -2477,11 +2479,42 @@ static bool node_may(struct call *c, const cJSON *obj)
     return false;
 }
 
+/* The embedding program's rules (struct apiserver_auth): 401 or 403, or true. */
+static bool admit_user_external(struct call *c)
+{
+    const struct apiserver_auth *a = c->srv->auth;
+    struct strbuf msg = STRBUF_INIT, why = STRBUF_INIT;
+    int r = a->authenticate(a->userdata, c->req, &c->user);
+
+    if (r < 0)
+        c->user = (struct api_user){0};
+    if (r == -EACCES || (r < 0 && !is_open_path(http_request_path(c->req)))) {
+        reply_status(c, api_status_failure(401, "Unauthorized", "Unauthorized", NULL));
+        return false;
+    }
+    if (r < 0 || !c->ri.is_resource || !a->authorize ||
+        a->authorize(a->userdata, &c->user, &c->ri, &why) == 0) {
+        strbuf_release(&why);
+        return true;
+    }
+    api_authz_forbidden_message(c->user.name, &c->ri, c->ri.name, why.len ? why.buf : NULL, &msg);
+    reply_status(c, api_status_failure(
+                        403, "Forbidden", msg.buf,
+                        &(struct api_status_target){c->ri.group, c->ri.resource, c->ri.name}));
+    strbuf_release(&msg);
+    strbuf_release(&why);
+    return false;
+}
+
 /* Authentication, then the node rule; replies 401/403 and returns false when refused. */
 static bool admit_user(struct call *c)
 {
     struct strbuf msg = STRBUF_INIT;
-    int r = api_authenticate(c->req, c->srv->tokens, &c->user);
+    int r;
+
+    if (c->srv->auth)
+        return admit_user_external(c);
+    r = api_authenticate(c->req, c->srv->tokens, &c->user);
 
     if (r == -EACCES ||
         (r < 0 && c->srv->require_certs && !is_open_path(http_request_path(c->req)))) {
@@ -2583,6 +2616,16 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         goto out;
     }
     c.target = (struct api_status_target){c.res->group, c.res->plural, c.ri.name};
+    if (c.srv->status_writes_only && strcmp(c.ri.verb, "get") && strcmp(c.ri.verb, "list") &&
+        strcmp(c.ri.verb, "watch") &&
+        (strcmp(c.ri.subresource, "status") ||
+         (strcmp(c.ri.verb, "update") && strcmp(c.ri.verb, "patch")))) {
+        reply_status(&c, api_status_failure(405, "MethodNotAllowed",
+                                            "the server does not allow this method on the "
+                                            "requested resource",
+                                            &c.target));
+        goto out;
+    }
     if (c.res->create_only) {
         if (strcmp(c.ri.verb, "create") || *c.ri.subresource)
             reply_status(&c, api_status_failure(405, "MethodNotAllowed",
@@ -2638,6 +2681,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
     record(&c, start);
+    if (c.srv->auth && c.srv->auth->release && c.user.name)
+        c.srv->auth->release(c.srv->auth->userdata, &c.user);
     (void)api_resource_unref(c.res);
     api_reqinfo_release(&c.ri);
     strbuf_release(&c.key);
@@ -2681,6 +2726,12 @@ static int ensure_namespace(struct store *store, const char *name)
 
 int apiserver_new(struct store *store, struct apiserver **ret)
 {
+    return apiserver_new_opts(store, &(struct apiserver_opts){0}, ret);
+}
+
+int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
+                       struct apiserver **ret)
+{
     static const char *const initial_namespaces[] = {"default", "kube-system", "kube-public",
                                                      "kube-node-lease", "koordinator-system"};
     struct apiserver *s = xcalloc(1, sizeof(*s));
@@ -2688,11 +2739,17 @@ int apiserver_new(struct store *store, struct apiserver **ret)
 
     s->store = store;
     s->bookmark_ms = DEFAULT_BOOKMARK_MS;
+    s->auth = opts->auth;
+    s->status_writes_only = opts->status_writes_only;
     CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->metrics = api_metrics_new();
-    s->reg = api_registry_new();
+    s->reg = opts->kinds ? api_registry_new_kinds(opts->kinds) : api_registry_new();
     s->hub = watch_hub_new(encode_event);
     store_set_observer(store, watch_hub_observe, s->hub);
+    if (opts->kinds) {
+        *ret = s;
+        return 0;
+    }
     for (size_t i = 0; i < ARRAY_SIZE(initial_namespaces) && r == 0; i++)
         r = ensure_namespace(store, initial_namespaces[i]);
     if (r == 0) {

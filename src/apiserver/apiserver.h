@@ -12,9 +12,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct api_kind;
+struct api_reqinfo;
+struct api_user;
 struct http_request;
 struct http_response;
 struct store;
+struct strbuf;
 
 struct apiserver;
 
@@ -22,6 +26,40 @@ struct apiserver;
  * watch cache over the SQLite backend (store_cache.h), so gets and lists are served from memory.
  * CRDs already in the store are served at once. 0, -ENOMEM, -EIO. */
 int apiserver_new(struct store *store, struct apiserver **ret);
+
+/*
+ * Who may do what, when the embedding program decides instead of the built-in rules (client
+ * certificates and static tokens, the node rule of auth.h): the manager's NodeMetric API
+ * authenticates front-proxy headers and TokenReview'd tokens and has its own write rule.
+ */
+struct apiserver_auth {
+    /* Fills *ret for the request: 0, -ENOENT when it presents no credentials (401 unless the
+     * path is open), -EACCES when they do not verify (401). The strings must stay valid until
+     * release(ret) (may be NULL) is called at the end of the request. */
+    int (*authenticate)(void *userdata, const struct http_request *req, struct api_user *ret);
+    void (*release)(void *userdata, struct api_user *u);
+    /* 0 to allow; -EACCES to refuse with 403 Forbidden, why (may stay empty) saying why. Runs
+     * for every resource request after authentication; not for /healthz, /version and the like. */
+    int (*authorize)(void *userdata, const struct api_user *u, const struct api_reqinfo *ri,
+                     struct strbuf *why);
+    void *userdata;
+};
+
+/* A server profile other than koord apiserver's full one. */
+struct apiserver_opts {
+    /* Serve exactly these kinds (NULL-terminated): no CRDs, no TokenReview, no initial
+     * namespaces or priority classes. NULL = everything koord apiserver serves. */
+    const struct api_kind *const *kinds;
+    /* Objects are created and deleted by the embedding program through the store; clients may
+     * read them and update or patch their status subresource, nothing else (405 otherwise; a
+     * status write to a missing object is 404). */
+    bool status_writes_only;
+    const struct apiserver_auth *auth; /* borrowed; NULL = the built-in rules */
+};
+
+/* apiserver_new with a profile. 0, -ENOMEM, -EIO. */
+int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
+                       struct apiserver **ret);
 /*
  * Requires a verified client certificate (the identity kubectl's kubeconfig carries) on every
  * request except /healthz, /livez, /readyz and /version, which stay open as in Kubernetes;

@@ -40,6 +40,7 @@ struct api_user {
     const char *name;
     const char *uid;           /* "" for certificate users */
     const char *const *groups; /* NULL-terminated, without system:authenticated; may be NULL */
+    void *priv;                /* an external authenticator's (apiserver.h), else NULL */
 };
 
 /*

@@ -36,6 +36,7 @@ static const char *const verbs_all[] = {
     "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch", NULL};
 static const char *const verbs_status[] = {"get", "patch", "update", NULL};
 static const char *const verbs_create[] = {"create", NULL};
+static const char *const verbs_read[] = {"get", "list", "watch", NULL};
 
 /* Subresources of built-in kinds beyond status (requestinfo.go, registry/core). */
 static const struct {
@@ -111,6 +112,7 @@ static void add_kind(struct api_registry *r, const struct api_kind *k)
         .builtin = k,
         .schema = api_kind_schema(k),
         .subresources = k->status_subresource ? status_only : NULL,
+        .read_only = k->aggregated,
     };
     for (size_t i = 0; i < ARRAY_SIZE(builtin_subresources); i++)
         if (!strcmp(builtin_subresources[i].plural, k->plural))
@@ -509,7 +511,9 @@ static cJSON *resource_doc(const struct api_resource *a, const char *sub)
     cJSON *o = obj();
     struct strbuf name = STRBUF_INIT;
     const char *kind = a->kind;
-    const char *const *verbs = a->create_only ? verbs_create : verbs_all;
+    const char *const *verbs = a->create_only ? verbs_create
+                               : a->read_only ? verbs_read
+                                              : verbs_all;
 
     strbuf_addstr(&name, a->plural);
     if (sub) {

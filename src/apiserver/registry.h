@@ -27,7 +27,8 @@ struct api_resource {
     const char *const *categories;   /* NULL-terminated, may be NULL */
     const char *const *subresources; /* e.g. "status", "binding"; NULL-terminated */
     bool namespaced;
-    bool create_only;                /* a review: create answers it, nothing is stored */
+    bool create_only; /* a review: create answers it, nothing is stored */
+    bool read_only;   /* clients only read it and write its status (the manager's NodeMetrics) */
     const struct api_kind *builtin;  /* static description, or NULL for a CRD */
     const struct api_schema *schema; /* the whole-object description */
     const char *crd_name;            /* "<plural>.<group>" for CRD-defined resources */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/base.h"
 #include "base/log.h"
@@ -129,6 +130,72 @@ static int verify_client_cert(struct http_request *req)
     return r;
 }
 
+/* Collects the values of one header name (compared case-insensitively, as HTTP says). */
+struct header_values {
+    const char *name;
+    const char **v;
+    size_t max, n;
+};
+
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    struct header_values *hv = cls;
+
+    (void)kind;
+    if (!key || !value || strcasecmp(key, hv->name))
+        return MHD_YES;
+    if (hv->n < hv->max)
+        hv->v[hv->n] = value;
+    hv->n++;
+    return MHD_YES;
+}
+
+size_t http_request_header_values(const struct http_request *req, const char *name,
+                                  const char **ret, size_t max)
+{
+    struct header_values hv = {name, ret, max, 0};
+
+    (void)MHD_get_connection_values(req->conn, MHD_HEADER_KIND, collect_header, &hv);
+    return hv.n;
+}
+
+int http_request_client_cert_signed_by(const struct http_request *req, const char *ca_pem)
+{
+    const union MHD_ConnectionInfo *ci;
+    const gnutls_datum_t *chain;
+    gnutls_x509_crt_t leaf = NULL, *cas = NULL;
+    gnutls_datum_t pem = {(unsigned char *)(uintptr_t)ca_pem, 0};
+    unsigned n = 0, ncas = 0, status = 0;
+    int r;
+
+    if (http_request_client_cert(req, NULL, NULL) < 0)
+        return -ENOENT;
+    ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    chain = ci && ci->tls_session
+                ? gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &n)
+                : NULL;
+    if (!chain || n == 0)
+        return -ENOENT;
+    pem.size = (unsigned)strlen(ca_pem);
+    if (gnutls_x509_crt_list_import2(&cas, &ncas, &pem, GNUTLS_X509_FMT_PEM, 0) < 0)
+        return -EINVAL;
+    r = -ENOMEM;
+    if (gnutls_x509_crt_init(&leaf) < 0)
+        goto out;
+    r = -EACCES;
+    if (gnutls_x509_crt_import(leaf, &chain[0], GNUTLS_X509_FMT_DER) >= 0 &&
+        gnutls_x509_crt_verify(leaf, cas, ncas, 0, &status) >= 0 && status == 0)
+        r = 0;
+out:
+    if (leaf)
+        gnutls_x509_crt_deinit(leaf);
+    for (unsigned i = 0; i < ncas; i++)
+        gnutls_x509_crt_deinit(cas[i]);
+    gnutls_free(cas);
+    return r;
+}
+
 int http_request_client_cert(const struct http_request *req, const char **ret_user,
                              const char *const **ret_groups)
 {
@@ -140,8 +207,10 @@ int http_request_client_cert(const struct http_request *req, const char **ret_us
     }
     if (r->cert_state != 1)
         return r->cert_state;
-    *ret_user = r->user;
-    *ret_groups = (const char *const *)r->groups;
+    if (ret_user)
+        *ret_user = r->user;
+    if (ret_groups)
+        *ret_groups = (const char *const *)r->groups;
     return 0;
 }
 

@@ -26,11 +26,26 @@ const char *http_request_body(const struct http_request *req, size_t *ret_len);
 /*
  * The identity of a client certificate that verified against the configured client CA:
  * *ret_user = the subject CN, ret_groups = the O values (NULL-terminated), both owned by the
- * request. 0, -ENOENT when the client sent no certificate or the server has no client CA,
- * -EACCES when it did not verify.
+ * request (either may be NULL). 0, -ENOENT when the client sent no certificate or the server has
+ * no client CA, -EACCES when it did not verify.
  */
 int http_request_client_cert(const struct http_request *req, const char **ret_user,
                              const char *const **ret_groups);
+
+/*
+ * Every value of a header that may repeat (X-Remote-Group), in order, up to max of them into
+ * ret (borrowed, valid during the handler call); returns how many there are in all.
+ */
+size_t http_request_header_values(const struct http_request *req, const char *name,
+                                  const char **ret, size_t max);
+
+/*
+ * Whether the request's verified client certificate was signed by one of the CAs in ca_pem
+ * (PEM, one or more certificates): how a server that trusts several CAs (the cluster CA and a
+ * front-proxy CA) tells which one vouches for the caller. 0 yes, -ENOENT no verified
+ * certificate, -EACCES signed by another CA, -EINVAL unreadable ca_pem.
+ */
+int http_request_client_cert_signed_by(const struct http_request *req, const char *ca_pem);
 
 #define HTTP_MAX_HEADERS 8
 
@@ -67,7 +82,8 @@ struct http_server_opts {
     uint16_t port;        /* 0 picks a free port; see http_server_port() */
     const char *cert_pem; /* serving certificate; NULL for plain HTTP */
     const char *key_pem;
-    const char *client_ca_pem; /* ask for client certificates signed by this CA; may be NULL */
+    const char *client_ca_pem; /* ask for client certificates signed by these CAs (one or more
+                                  PEM certificates); may be NULL */
     size_t max_body;           /* larger bodies get 413; 0 = 3 MiB */
     unsigned max_connections;  /* 0 = 1024 (each holds a thread) */
 };

@@ -232,6 +232,16 @@ static void test_kinds_profile(void **state)
     doc = api_registry_group_list(r);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "groups")), 1);
     cJSON_Delete(doc);
+    /* Read verbs only, so kube-controller-manager's garbage collector, which watches what
+     * supports delete, list and watch, leaves it alone (reference 6.8). */
+    doc = api_registry_resource_list(r, "metrics.koordinator.sh", "v1alpha1");
+    assert_json_eq(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "resources"), 0), "verbs"),
+        "[\"get\",\"list\",\"watch\"]");
+    assert_json_eq(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "resources"), 1), "verbs"),
+        "[\"get\",\"patch\",\"update\"]");
+    cJSON_Delete(doc);
     api_registry_free(r);
 }
 
