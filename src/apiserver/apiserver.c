@@ -200,7 +200,7 @@ static int encode_for_store(cJSON *obj, struct strbuf *out)
     return json_print(obj, out);
 }
 
-static void random_uid(char buf[37])
+void apiserver_random_uid(char buf[37])
 {
     unsigned char b[16];
 
@@ -1251,7 +1251,7 @@ static void do_create(struct call *c)
     if (!node_may(c, obj) || !admit(c, NULL, obj) || !validate(c, obj))
         goto out;
     name = get_string(meta, "name");
-    random_uid(uid);
+    apiserver_random_uid(uid);
     set_string(meta, "uid", uid);
     set_now(meta, "creationTimestamp");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
@@ -2709,7 +2709,7 @@ static int ensure_namespace(struct store *store, const char *name)
     char uid[37], ts[RFC3339_STR_MAX];
     int r;
 
-    random_uid(uid);
+    apiserver_random_uid(uid);
     (void)rfc3339_format((int64_t)time(NULL), ts);
     strbuf_addf(&key, "/core/namespaces//%s", name);
     strbuf_addf(&val,
@@ -2755,7 +2755,7 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     if (r == 0) {
         char ts[RFC3339_STR_MAX];
         (void)rfc3339_format((int64_t)time(NULL), ts);
-        r = admit_bootstrap(store, ts, random_uid);
+        r = admit_bootstrap(store, ts, apiserver_random_uid);
     }
     if (r == 0)
         r = store_list(store, CRD_PREFIX, NULL, 0, load_crd, s, NULL);
@@ -2765,6 +2765,11 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     }
     *ret = s;
     return 0;
+}
+
+void apiserver_render_metrics(struct apiserver *s, struct strbuf *out)
+{
+    api_metrics_render(s->metrics, store_revision(s->store), out);
 }
 
 void apiserver_stop_watches(struct apiserver *s)

@@ -80,6 +80,13 @@ void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens);
  */
 void apiserver_set_bookmark_interval(struct apiserver *s, unsigned ms);
 
+/* The Prometheus text /metrics serves (request counts and latencies, watches, the store's
+ * revision), for a program that serves /metrics itself. */
+void apiserver_render_metrics(struct apiserver *s, struct strbuf *out);
+
+/* A random (version 4) UID as Kubernetes writes them, for objects made outside a request. */
+void apiserver_random_uid(char buf[37]);
+
 /* Ends every watch stream (call before stopping the HTTP server, whose connection threads
  * would otherwise wait for them); also done by apiserver_free. */
 void apiserver_stop_watches(struct apiserver *s);

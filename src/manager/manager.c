@@ -1,7 +1,496 @@
-/* koord manager: see manager.h. */
+/*
+ * koord manager: wiring of leader election, the controllers and the HTTPS port (manager.h).
+ *
+ * Leadership start-up runs on its own thread, because the elector's callbacks must return at
+ * once and waiting for informer caches takes a while: activate the NodeMetric API with the new
+ * term as epoch, start the NodeSLO controller (which also tells which nodes exist), write every
+ * node's NodeMetric spec, start the NodeResource controller, register the APIService, and only
+ * then answer /readyz 200.
+ */
 #include "manager/manager.h"
 
-const char *manager_version(void)
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "apiserver/apiserver.h"
+#include "base/base.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "http/server.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "kube/leader.h"
+#include "kube/workqueue.h"
+#include "manager/nodemetric/auth.h"
+#include "manager/nodemetric/nodemetric.h"
+#include "manager/noderesource/controller.h"
+#include "manager/nodeslo/nodeslo.h"
+
+#define REGISTER_NAME "koord-manager"
+
+struct manager {
+    struct manager_opts o;
+    struct nodemetric_auth *auth;
+    struct nodemetric_server *nm;
+    struct nodeslo_controller *slo;
+    struct noderesource_controller *nr;
+    struct kube_leader *le;
+    struct http_server *http;
+    char *ca_bundle;
+
+    /* NodeMetric specs follow the NodeSLO controller's view of nodes and config. */
+    struct kube_workqueue *specq;
+    pthread_t spec_worker;
+    bool spec_worker_started;
+
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool leading;      /* became leader: the start-up thread has work */
+    bool stopping;
+    atomic_bool ready; /* start-up done */
+    atomic_bool fatal;
+    pthread_t starter;
+    bool starter_started;
+};
+
+static void fatal(struct manager *m, const char *why)
 {
-    return KOORD_VERSION;
+    if (atomic_exchange(&m->fatal, true))
+        return;
+    log_error("manager", "%s", why);
+    if (m->o.on_fatal)
+        m->o.on_fatal(m->o.userdata, why);
+}
+
+/* ---- NodeMetric specs (manager-behaviour.md 3) ---- */
+
+static void on_node(void *userdata, const char *node, bool added)
+{
+    struct manager *m = userdata;
+
+    (void)added;
+    kube_workqueue_add(m->specq, node);
+}
+
+static int sync_spec(struct manager *m, const char *node)
+{
+    cJSON *spec = NULL;
+    int r = nodeslo_controller_nodemetric_spec(m->slo, node, &spec);
+
+    if (r == -ENOENT)
+        return nodemetric_server_remove(m->nm, node);
+    if (r < 0)
+        return r;
+    r = nodemetric_server_set_spec(m->nm, node, spec);
+    cJSON_Delete(spec);
+    return r;
+}
+
+static void *spec_worker(void *arg)
+{
+    struct manager *m = arg;
+    char *key;
+
+    while (kube_workqueue_get(m->specq, &key) == 0) {
+        int r = sync_spec(m, key);
+        if (r == 0) {
+            kube_workqueue_forget(m->specq, key);
+        } else {
+            log_warn("manager", "NodeMetric spec of node \"%s\": %s, retrying", key, err_str(r));
+            kube_workqueue_add_rate_limited(m->specq, key);
+        }
+        kube_workqueue_done(m->specq, key);
+        free(key);
+    }
+    return NULL;
+}
+
+/* ---- standalone registration ---- */
+
+static const struct kube_resource res_services = {"", "v1", "services", "Service", true};
+static const struct kube_resource res_endpoints = {"", "v1", "endpoints", "Endpoints", true};
+static const struct kube_resource res_apiservices = {"apiregistration.k8s.io", "v1",
+                                                     "apiservices", "APIService", false};
+
+/* Creates obj, or replaces the existing one's spec-like members with obj's. */
+static int upsert(struct manager *m, const struct kube_resource *res, const char *ns, cJSON *obj,
+                  const char *const *members)
+{
+    const char *name =
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "name"));
+    cJSON *cur = NULL;
+    int r = kube_get(m->o.client, res, ns, name, &cur, NULL);
+
+    if (r == -ENOENT)
+        return kube_create(m->o.client, res, ns, obj, NULL, NULL);
+    if (r < 0)
+        return r;
+    for (const char *const *k = members; *k; k++) {
+        cJSON *v = cJSON_GetObjectItem(obj, *k);
+        if (!v)
+            continue;
+        cJSON_DeleteItemFromObjectCaseSensitive(cur, *k);
+        CHECK(cJSON_AddItemToObject(cur, *k, cJSON_Duplicate(v, true)));
+    }
+    r = kube_update(m->o.client, res, ns, cur, NULL, NULL, NULL);
+    cJSON_Delete(cur);
+    return r;
+}
+
+static int register_apiservice(struct manager *m)
+{
+    static const char *const svc_members[] = {"spec", NULL};
+    static const char *const ep_members[] = {"subsets", NULL};
+    const char *addr = m->o.register_address, *colon = strrchr(addr, ':');
+    struct strbuf host = STRBUF_INIT, json = STRBUF_INIT, ca = STRBUF_INIT;
+    cJSON *obj = NULL;
+    uint32_t port;
+    int r;
+
+    if (!colon || parse_u32(colon + 1, &port) < 0 || port == 0 || port > 65535)
+        return -EINVAL;
+    strbuf_add(&host, addr, (size_t)(colon - addr));
+    strbuf_add_base64(&ca, m->o.register_ca_pem, strlen(m->o.register_ca_pem));
+    strbuf_addf(&json,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","
+                "\"namespace\":\"%s\"},\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443,"
+                "\"targetPort\":%u}]}}",
+                REGISTER_NAME, MANAGER_DEFAULT_NAMESPACE, port);
+    obj = cJSON_Parse(json.buf);
+    r = upsert(m, &res_services, MANAGER_DEFAULT_NAMESPACE, obj, svc_members);
+    cJSON_Delete(obj);
+    if (r < 0)
+        goto out;
+    strbuf_reset(&json);
+    strbuf_addf(&json,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"%s\","
+                "\"namespace\":\"%s\"},\"subsets\":[{\"addresses\":[{\"ip\":\"%s\"}],"
+                "\"ports\":[{\"name\":\"https\",\"port\":%u}]}]}",
+                REGISTER_NAME, MANAGER_DEFAULT_NAMESPACE, host.buf, port);
+    obj = cJSON_Parse(json.buf);
+    r = upsert(m, &res_endpoints, MANAGER_DEFAULT_NAMESPACE, obj, ep_members);
+    cJSON_Delete(obj);
+    if (r < 0)
+        goto out;
+    strbuf_reset(&json);
+    strbuf_addf(&json,
+                "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                "\"metadata\":{\"name\":\"%s.%s\"},\"spec\":{\"group\":\"%s\",\"version\":\"%s\","
+                "\"service\":{\"namespace\":\"%s\",\"name\":\"%s\",\"port\":443},"
+                "\"caBundle\":\"%s\",\"groupPriorityMinimum\":1000,\"versionPriority\":100}}",
+                NODEMETRIC_VERSION, NODEMETRIC_GROUP, NODEMETRIC_GROUP, NODEMETRIC_VERSION,
+                MANAGER_DEFAULT_NAMESPACE, REGISTER_NAME, ca.buf);
+    obj = cJSON_Parse(json.buf);
+    r = upsert(m, &res_apiservices, NULL, obj, svc_members);
+    cJSON_Delete(obj);
+out:
+    strbuf_release(&host);
+    strbuf_release(&json);
+    strbuf_release(&ca);
+    return r;
+}
+
+/* ---- leadership ---- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int lead(struct manager *m)
+{
+    uint64_t epoch = (uint64_t)kube_leader_transitions(m->le) + 1;
+    struct kube_object **nodes = NULL;
+    size_t n;
+    int r;
+
+    if ((r = nodemetric_server_activate(m->nm, epoch)) < 0)
+        return log_error_errno(r, "cannot serve NodeMetrics (epoch %llu)",
+                               (unsigned long long)epoch);
+    log_info("manager", "leading (term %llu): NodeMetric resourceVersions start at %llu",
+             (unsigned long long)epoch, (unsigned long long)(epoch << 40));
+    if ((r = pthread_create(&m->spec_worker, NULL, spec_worker, m)) != 0)
+        return -r;
+    m->spec_worker_started = true;
+    if ((r = nodeslo_controller_start(m->slo)) < 0)
+        return log_error_errno(r, "cannot start the NodeSLO controller");
+    n = nodeslo_controller_nodes(m->slo, &nodes);
+    for (size_t i = 0; i < n; i++)
+        (void)sync_spec(m, kube_object_name(nodes[i]));
+    kube_objects_free(nodes, n);
+    if ((r = noderesource_controller_start(m->nr, now_ms())) < 0)
+        return log_error_errno(r, "cannot start the NodeResource controller");
+    if (m->o.register_address && (r = register_apiservice(m)) < 0)
+        return log_error_errno(r, "cannot register the NodeMetric APIService at %s",
+                               m->o.register_address);
+    atomic_store(&m->ready, true);
+    log_info("manager", "ready: controllers running, NodeMetric API served");
+    return 0;
+}
+
+static void *starter(void *arg)
+{
+    struct manager *m = arg;
+    bool go;
+
+    (void)pthread_mutex_lock(&m->lock);
+    while (!m->leading && !m->stopping)
+        (void)pthread_cond_wait(&m->cond, &m->lock);
+    go = m->leading && !m->stopping;
+    (void)pthread_mutex_unlock(&m->lock);
+    if (go && lead(m) < 0)
+        fatal(m, "leader start-up failed");
+    return NULL;
+}
+
+static void on_started_leading(void *userdata)
+{
+    struct manager *m = userdata;
+
+    (void)pthread_mutex_lock(&m->lock);
+    m->leading = true;
+    (void)pthread_cond_broadcast(&m->cond);
+    (void)pthread_mutex_unlock(&m->lock);
+}
+
+static void on_stopped_leading(void *userdata)
+{
+    struct manager *m = userdata;
+    bool stopping;
+
+    (void)pthread_mutex_lock(&m->lock);
+    stopping = m->stopping;
+    (void)pthread_mutex_unlock(&m->lock);
+    atomic_store(&m->ready, false);
+    if (!stopping)
+        fatal(m, "lost the leader lease; stopping so that a fresh process can stand by");
+}
+
+static void on_new_leader(void *userdata, const char *identity)
+{
+    (void)userdata;
+    log_info("manager", "the leader is now \"%s\"", identity && *identity ? identity : "(none)");
+}
+
+/* ---- the HTTPS port ---- */
+
+static void render_metrics(struct manager *m, struct strbuf *out)
+{
+    struct nodeslo_stats ss = {0};
+    struct noderesource_stats rs = {0};
+    struct nodemetric_stats ns = {0};
+
+    nodeslo_controller_stats(m->slo, &ss);
+    noderesource_controller_stats(m->nr, &rs);
+    nodemetric_server_stats(m->nm, &ns);
+    strbuf_addf(out,
+                "# HELP koord_manager_leader Whether this manager leads and serves.\n"
+                "# TYPE koord_manager_leader gauge\nkoord_manager_leader %d\n",
+                atomic_load(&m->ready) ? 1 : 0);
+    strbuf_addf(out,
+                "# HELP koord_manager_reconciles_total Reconciles by controller.\n"
+                "# TYPE koord_manager_reconciles_total counter\n"
+                "koord_manager_reconciles_total{controller=\"nodeslo\"} %lu\n"
+                "koord_manager_reconciles_total{controller=\"noderesource\"} %lu\n"
+                "# HELP koord_manager_reconcile_errors_total Failed reconciles (retried).\n"
+                "# TYPE koord_manager_reconcile_errors_total counter\n"
+                "koord_manager_reconcile_errors_total{controller=\"nodeslo\"} %lu\n"
+                "koord_manager_reconcile_errors_total{controller=\"noderesource\"} %lu\n"
+                "# HELP koord_manager_reconcile_duration_seconds Time spent reconciling.\n"
+                "# TYPE koord_manager_reconcile_duration_seconds summary\n"
+                "koord_manager_reconcile_duration_seconds_sum{controller=\"nodeslo\"} %.6f\n"
+                "koord_manager_reconcile_duration_seconds_count{controller=\"nodeslo\"} %lu\n"
+                "koord_manager_reconcile_duration_seconds_sum{controller=\"noderesource\"} %.6f\n"
+                "koord_manager_reconcile_duration_seconds_count{controller=\"noderesource\"} "
+                "%lu\n",
+                ss.reconciles, rs.reconciles, ss.errors, rs.errors, ss.latency_sum_s,
+                ss.reconciles, rs.latency_sum_s, rs.reconciles);
+    strbuf_addf(out,
+                "# HELP koord_manager_node_writes_total Node status writes of batch resources.\n"
+                "# TYPE koord_manager_node_writes_total counter\n"
+                "koord_manager_node_writes_total %lu\n"
+                "# HELP koord_manager_nodemetric_reports_total NodeMetric status writes "
+                "accepted.\n"
+                "# TYPE koord_manager_nodemetric_reports_total counter\n"
+                "koord_manager_nodemetric_reports_total %lu\n"
+                "# HELP koord_manager_nodemetric_objects NodeMetrics held in memory.\n"
+                "# TYPE koord_manager_nodemetric_objects gauge\n"
+                "koord_manager_nodemetric_objects %lu\n"
+                "# HELP koord_manager_tokenreviews_total TokenReviews sent (cache misses).\n"
+                "# TYPE koord_manager_tokenreviews_total counter\n"
+                "koord_manager_tokenreviews_total %lu\n",
+                rs.node_writes, ns.reports, ns.objects, nodemetric_auth_reviews(m->auth));
+    nodemetric_server_render_metrics(m->nm, out);
+}
+
+static void reply_text(struct http_response *resp, int code, const char *text)
+{
+    resp->status = code;
+    resp->content_type = "text/plain; charset=utf-8";
+    strbuf_addstr(&resp->body, text);
+}
+
+static void handle(const struct http_request *req, struct http_response *resp, void *userdata)
+{
+    struct manager *m = userdata;
+    const char *path = http_request_path(req);
+
+    if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
+        reply_text(resp, 200, "ok");
+    } else if (!strcmp(path, "/readyz")) {
+        if (atomic_load(&m->ready))
+            reply_text(resp, 200, "ok");
+        else
+            reply_text(resp, 503, "not the leader");
+    } else if (!strcmp(path, "/metrics")) {
+        resp->status = 200;
+        resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+        render_metrics(m, &resp->body);
+    } else {
+        nodemetric_server_handle(req, resp, m->nm);
+    }
+}
+
+/* ---- lifecycle ---- */
+
+static void on_report(void *userdata, const char *node)
+{
+    struct manager *m = userdata;
+    noderesource_controller_enqueue(m->nr, node);
+}
+
+int manager_start(const struct manager_opts *opts, struct manager **ret)
+{
+    struct manager *m = xcalloc(1, sizeof(*m));
+    struct strbuf bundle = STRBUF_INIT;
+    int r;
+
+    m->o = *opts;
+    CHECK(pthread_mutex_init(&m->lock, NULL) == 0);
+    CHECK(pthread_cond_init(&m->cond, NULL) == 0);
+    m->specq = kube_workqueue_new(&(struct kube_workqueue_opts){0});
+    m->auth = nodemetric_auth_new(&(struct nodemetric_auth_opts){
+        .client_ca_pem = opts->client_ca_pem,
+        .requestheader_ca_pem = opts->requestheader_ca_pem,
+        .allowed_names = opts->allowed_names,
+        .tokenreview = opts->token_review ? opts->client : NULL,
+        .admin_group = opts->admin_group});
+    if ((r = nodemetric_server_new(
+             &(struct nodemetric_opts){.auth = nodemetric_auth_hooks(m->auth),
+                                       .history = opts->nodemetric_history},
+             &m->nm)) < 0)
+        goto fail;
+    nodemetric_server_set_listener(m->nm, on_report, m);
+    if ((r = nodeslo_controller_new(opts->client,
+                                    &(struct nodeslo_opts){.config_namespace =
+                                                               opts->config_namespace,
+                                                           .config_name = opts->config_name,
+                                                           .on_node = on_node,
+                                                           .userdata = m},
+                                    &m->slo)) < 0)
+        goto fail;
+    if ((r = noderesource_controller_new(
+             opts->client,
+             &(struct noderesource_opts){.slo = m->slo,
+                                         .nodemetrics = m->nm,
+                                         .degrade_scale_ms = opts->degrade_scale_ms},
+             &m->nr)) < 0)
+        goto fail;
+    if (opts->client_ca_pem)
+        strbuf_addstr(&bundle, opts->client_ca_pem);
+    if (opts->requestheader_ca_pem) {
+        if (bundle.len && bundle.buf[bundle.len - 1] != '\n')
+            strbuf_addch(&bundle, '\n');
+        strbuf_addstr(&bundle, opts->requestheader_ca_pem);
+    }
+    m->ca_bundle = bundle.len ? strbuf_detach(&bundle, NULL) : NULL;
+    strbuf_release(&bundle);
+    r = http_server_start(&(struct http_server_opts){.host = opts->host,
+                                                     .port = opts->port,
+                                                     .cert_pem = opts->cert_pem,
+                                                     .key_pem = opts->key_pem,
+                                                     .client_ca_pem = m->ca_bundle},
+                          handle, m, &m->http);
+    if (r < 0)
+        goto fail;
+    if ((r = pthread_create(&m->starter, NULL, starter, m)) != 0) {
+        r = -r;
+        goto fail;
+    }
+    m->starter_started = true;
+    r = kube_leader_new(opts->client,
+                        &(struct kube_leader_opts){
+                            .namespace = opts->lease_namespace ? opts->lease_namespace
+                                                               : MANAGER_DEFAULT_NAMESPACE,
+                            .name = opts->lease_name ? opts->lease_name
+                                                     : MANAGER_DEFAULT_LEASE_NAME,
+                            .identity = opts->identity,
+                            .lease_ms = opts->lease_ms,
+                            .renew_deadline_ms = opts->renew_ms,
+                            .retry_ms = opts->retry_ms,
+                            .on_started_leading = on_started_leading,
+                            .on_stopped_leading = on_stopped_leading,
+                            .on_new_leader = on_new_leader,
+                            .userdata = m},
+                        &m->le);
+    if (r < 0 || (r = kube_leader_start(m->le)) < 0)
+        goto fail;
+    log_info("manager", "serving on port %u as \"%s\", campaigning for %s/%s",
+             http_server_port(m->http), kube_leader_identity(m->le),
+             opts->lease_namespace ? opts->lease_namespace : MANAGER_DEFAULT_NAMESPACE,
+             opts->lease_name ? opts->lease_name : MANAGER_DEFAULT_LEASE_NAME);
+    *ret = m;
+    return 0;
+fail:
+    manager_stop(m);
+    return r;
+}
+
+uint16_t manager_port(const struct manager *m)
+{
+    return http_server_port(m->http);
+}
+
+bool manager_ready(struct manager *m)
+{
+    return atomic_load(&m->ready);
+}
+
+void manager_stop(struct manager *m)
+{
+    if (!m)
+        return;
+    (void)pthread_mutex_lock(&m->lock);
+    m->stopping = true;
+    (void)pthread_cond_broadcast(&m->cond);
+    (void)pthread_mutex_unlock(&m->lock);
+    if (m->starter_started)
+        (void)pthread_join(m->starter, NULL);
+    atomic_store(&m->ready, false);
+    noderesource_controller_stop(m->nr);
+    nodeslo_controller_stop(m->slo);
+    if (m->specq)
+        kube_workqueue_shutdown_drain(m->specq);
+    if (m->spec_worker_started)
+        (void)pthread_join(m->spec_worker, NULL);
+    nodemetric_server_stop_watches(m->nm);
+    http_server_stop(m->http);
+    kube_leader_free(m->le); /* releases the lease so a standby takes over at once */
+    noderesource_controller_free(m->nr);
+    nodeslo_controller_free(m->slo);
+    nodemetric_server_free(m->nm);
+    nodemetric_auth_free(m->auth);
+    kube_workqueue_free(m->specq);
+    free(m->ca_bundle);
+    (void)pthread_cond_destroy(&m->cond);
+    (void)pthread_mutex_destroy(&m->lock);
+    free(m);
 }

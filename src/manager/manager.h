@@ -2,21 +2,83 @@
  * koord manager (upstream koord-manager): the controllers that turn cluster state into
  * Koordinator objects, and the in-memory NodeMetric API of seed 001 (DESIGN.md section 3.1).
  * Everything runs only on the leader of the `koordinator-manager` Lease (manager-behaviour.md
- * section 10); a standby serves health and answers the NodeMetric API with 503.
+ * section 10); a standby serves /healthz and /metrics, answers /readyz and the NodeMetric API
+ * with 503, and takes over when the leader's lease runs out. A manager that loses the lease
+ * stops (on_fatal), as upstream's does: a fresh process starts clean as a standby.
  *
  * Parts, one directory each:
  *   nodeslo/       slo-controller-config -> one NodeSLO per Node (manager-behaviour.md 2)
- *   nodemetric/    the metrics.koordinator.sh NodeMetric API over the memory store
+ *   nodemetric/    the metrics.koordinator.sh NodeMetric API over the memory store, its
+ *                  authentication, and the spec of each node's NodeMetric (section 3)
  *   noderesource/  NodeMetrics, Pods, Nodes -> kubernetes.io/batch-cpu, batch-memory (4.4)
+ *
+ * One HTTPS port serves /healthz, /readyz, /metrics and the NodeMetric API.
  */
 #ifndef KOORD_MANAGER_MANAGER_H
 #define KOORD_MANAGER_MANAGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kube_client;
 
 /* Upstream's defaults (manager-behaviour.md 1.1, 10, 11). */
 #define MANAGER_DEFAULT_NAMESPACE  "koordinator-system"
 #define MANAGER_DEFAULT_LEASE_NAME "koordinator-manager"
 
-/* The version string the manager's /version and logs carry. */
-const char *manager_version(void);
+struct manager_opts {
+    struct kube_client *client; /* borrowed; must outlive the manager */
+
+    /* leader election (manager-behaviour.md 10) */
+    const char *lease_namespace; /* NULL = koordinator-system */
+    const char *lease_name;      /* NULL = koordinator-manager */
+    const char *identity;        /* NULL = <hostname>_<random> */
+    long lease_ms, renew_ms, retry_ms; /* 0 = 15 s, 10 s, 2 s */
+
+    /* slo-controller-config */
+    const char *config_namespace; /* NULL = koordinator-system */
+    const char *config_name;      /* NULL = slo-controller-config */
+
+    /* the HTTPS port */
+    const char *host;  /* listen address */
+    uint16_t port;     /* 0 = any */
+    const char *cert_pem, *key_pem;      /* serving certificate */
+    const char *client_ca_pem;           /* cluster CA: client certificates; may be NULL */
+    const char *requestheader_ca_pem;    /* front-proxy CA; may be NULL */
+    const char *const *allowed_names;    /* front-proxy CNs; NULL = any */
+    const char *admin_group;             /* NULL = system:masters */
+    bool token_review;                   /* check bearer tokens with TokenReview */
+    unsigned long nodemetric_history;    /* 0 = 10000 */
+
+    /* NodeResource: only for tests that cannot wait minutes; 0 = the config's values */
+    long degrade_scale_ms; /* length of one "minute" of degradeTimeMinutes, 0 = 60000 */
+
+    /*
+     * Standalone registration: when set ("host:port"), the leader points the
+     * v1alpha1.metrics.koordinator.sh APIService (caBundle = register_ca_pem) and its Service
+     * and Endpoints (koordinator-system/koord-manager) at this address, so koord apiserver
+     * proxies the NodeMetric API to whichever manager leads.
+     */
+    const char *register_address;
+    const char *register_ca_pem;
+
+    /* Called once, from any thread, when the manager cannot go on (lost the lease). */
+    void (*on_fatal)(void *userdata, const char *why);
+    void *userdata;
+};
+
+struct manager;
+
+/* Starts serving and campaigning. 0, -EINVAL (bad options), -EADDRINUSE, -errno. */
+int manager_start(const struct manager_opts *opts, struct manager **ret);
+
+/* The bound port. */
+uint16_t manager_port(const struct manager *m);
+
+/* Whether this manager leads and serves (what /readyz answers). */
+bool manager_ready(struct manager *m);
+
+/* Stops controllers, watches and the HTTP server, releases the lease, frees. NULL is fine. */
+void manager_stop(struct manager *m);
 
 #endif

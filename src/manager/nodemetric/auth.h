@@ -1,0 +1,53 @@
+/*
+ * Who may read and write the manager's NodeMetric API, as an extension API server built on
+ * k8s.io/apiserver decides it (reference kubernetes-api.md 6.4-6.6), without RBAC.
+ *
+ * Authentication, per request, first that applies:
+ *   1. front proxy: a client certificate signed by the request-header CA (kube-apiserver's, or
+ *      koord apiserver's, front-proxy client) whose CN is allowed: the user is X-Remote-User,
+ *      the groups every X-Remote-Group, the node-name extra X-Remote-Extra-Authentication.
+ *      kubernetes.io%2fnode-name. Without X-Remote-User it does not apply;
+ *   2. a client certificate signed by the cluster CA: user = CN, groups = O (how node agents
+ *      holding kubelet-style certificates, system:node:<name>, report straight to the leader);
+ *   3. a bearer token, checked with a TokenReview against the API server; answers (both
+ *      authenticated and not) are cached for a TTL (10 s, as k8s.io/apiserver), keyed by the
+ *      token's SHA-256 so the cache holds no secrets; errors reaching the API server are not
+ *      cached and answer 401.
+ *
+ * Authorization: reads (get, list, watch) are allowed to every authenticated user. Writes (the
+ * status of a NodeMetric) are allowed to a node identity for its own node only (user
+ * system:node:<name>, or the authentication.kubernetes.io/node-name extra a service-account
+ * token bound to a pod carries), and to members of the admin group (default system:masters);
+ * everyone else gets 403.
+ */
+#ifndef KOORD_MANAGER_NODEMETRIC_AUTH_H
+#define KOORD_MANAGER_NODEMETRIC_AUTH_H
+
+#include <stddef.h>
+
+struct apiserver_auth;
+struct kube_client;
+
+struct nodemetric_auth_opts {
+    const char *client_ca_pem;        /* cluster CA for client certificates; NULL = none */
+    const char *requestheader_ca_pem; /* front-proxy CA; NULL = no front proxy */
+    const char *const *allowed_names; /* front-proxy CNs (NULL-terminated); NULL/empty = any */
+    struct kube_client *tokenreview;  /* where TokenReviews go (borrowed); NULL = no tokens */
+    long cache_ttl_ms;                /* 0 = 10000 */
+    size_t cache_max;                 /* tokens remembered; 0 = 10000 */
+    const char *admin_group;          /* NULL = "system:masters" */
+};
+
+struct nodemetric_auth;
+
+/* Copies opts (strings included; tokenreview stays borrowed). */
+struct nodemetric_auth *nodemetric_auth_new(const struct nodemetric_auth_opts *opts);
+void nodemetric_auth_free(struct nodemetric_auth *a);
+
+/* The hooks for apiserver_new_opts(), valid while a lives. */
+const struct apiserver_auth *nodemetric_auth_hooks(struct nodemetric_auth *a);
+
+/* TokenReviews sent so far (for /metrics and tests of the cache). */
+unsigned long nodemetric_auth_reviews(struct nodemetric_auth *a);
+
+#endif
