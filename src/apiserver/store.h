@@ -8,7 +8,9 @@
  *   store_sqlite.h  the durable backend (SQLite, WAL, group commit);
  *   store_cache.h   the watch cache: every current object in memory, over any backend, so gets
  *                   and lists never touch the backend (kube-apiserver's cacher over etcd3);
- *   (next)          an in-memory backend for NodeMetrics, with epoch-based revisions.
+ *   store_memory.h  everything in memory, nothing persisted, for the manager's NodeMetrics:
+ *                   revisions carry an epoch above bit 40 so that they stay monotonic across
+ *                   restarts and failovers; served directly, without the watch cache.
  *
  * A backend embeds struct store first and fills a struct store_ops; the functions below
  * dispatch through it, so adding a backend touches neither this interface nor its callers.
@@ -137,7 +139,8 @@ struct store {
 /* Closes the store (not the backend under a cache); NULL is fine. */
 void store_close(struct store *s);
 
-/* The current revision (of the last write; 0 for an empty store). */
+/* The current revision (of the last write; 0 for an empty store, epoch << 40 for an empty
+ * memory store). */
 uint64_t store_revision(struct store *s);
 
 /* The oldest revision a watch may start after (events with rv > this are kept). */
