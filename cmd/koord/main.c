@@ -17,8 +17,9 @@ static const char usage[] =
     "  slo        render the NodeSLO of a node from slo-controller-config (slo render),\n"
     "             or run the ConfigMap admission checks (slo check)\n"
     "  crds       print or write the CustomResourceDefinitions of the Koordinator kinds\n"
-    "  apiserver  serve a Kubernetes-compatible API on SQLite (work in progress: no watch,\n"
-    "             patch or authentication yet)\n"
+    "  apiserver  serve a Kubernetes-compatible API on SQLite, for koord without a cluster\n"
+    "  manager    koord-manager: NodeSLO and NodeResource controllers, the NodeMetric API\n"
+    "  report     send a NodeMetric status for a node from a file, as the agent does\n"
     "  version    print the version\n"
     "  help       print this help\n"
     "\n"
@@ -78,6 +79,10 @@ int main(int argc, char **argv)
         return cmd_crds(argc - 1, argv + 1);
     if (!strcmp(cmd, "apiserver"))
         return cmd_apiserver(argc - 1, argv + 1);
+    if (!strcmp(cmd, "manager"))
+        return cmd_manager(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         (void)printf("koord version %s\n", KOORD_VERSION);
         return 0;

@@ -120,6 +120,47 @@ int apiserver_pki_load(const char *dir, struct apiserver_pki *ret)
     return 0;
 }
 
+int apiserver_pki_serving(const char *dir, const char *name, struct tls_pem *ret_ca,
+                          struct tls_pem *ret_serving)
+{
+    struct tls_pem ca = {0}, serving = {0};
+    struct strbuf ca_name = STRBUF_INIT, ca_cn = STRBUF_INIT;
+    char host[256] = "localhost";
+    const char *sans[] = {"localhost", "127.0.0.1", "::1", host, NULL};
+    int r;
+
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    (void)gethostname(host, sizeof(host) - 1);
+    strbuf_addf(&ca_name, "%s-ca", name);
+    strbuf_addf(&ca_cn, "%s-ca", name);
+    r = load_pair(dir, ca_name.buf, &ca);
+    if (r == -ENOENT) {
+        r = tls_make_ca(ca_cn.buf, CERT_DAYS, &ca);
+        if (r == 0)
+            r = save_pair(dir, ca_name.buf, &ca);
+    }
+    if (r == 0 && (r = load_pair(dir, name, &serving)) == -ENOENT) {
+        r = tls_make_cert(&ca, name, NULL, sans, true, CERT_DAYS, &serving);
+        if (r == -EINVAL) { /* a host name that is not a DNS name: serve without it */
+            sans[3] = NULL;
+            r = tls_make_cert(&ca, name, NULL, sans, true, CERT_DAYS, &serving);
+        }
+        if (r == 0)
+            r = save_pair(dir, name, &serving);
+    }
+    strbuf_release(&ca_name);
+    strbuf_release(&ca_cn);
+    if (r < 0) {
+        tls_pem_release(&ca);
+        tls_pem_release(&serving);
+        return r;
+    }
+    *ret_ca = ca;
+    *ret_serving = serving;
+    return 0;
+}
+
 void apiserver_pki_release(struct apiserver_pki *p)
 {
     tls_pem_release(&p->ca);

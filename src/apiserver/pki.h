@@ -20,6 +20,15 @@ struct apiserver_pki {
 int apiserver_pki_load(const char *dir, struct apiserver_pki *ret);
 void apiserver_pki_release(struct apiserver_pki *p);
 
+/*
+ * A serving certificate of another koord server (the manager's NodeMetric API): <dir>/<name>.crt
+ * and .key for localhost/127.0.0.1/::1/the host name, signed by its own CA <dir>/<name>-ca.crt
+ * (what an APIService's caBundle and a client's CA file carry), generated on first use.
+ * 0, -errno, -ENOMEM, -EIO.
+ */
+int apiserver_pki_serving(const char *dir, const char *name, struct tls_pem *ret_ca,
+                          struct tls_pem *ret_serving);
+
 /* Writes a kubeconfig for server (e.g. "https://127.0.0.1:6443") with the CA and the admin
  * client certificate embedded; mode 0600, replaced atomically. 0 or -errno. */
 int apiserver_write_kubeconfig(const char *path, const char *server,
