@@ -275,6 +275,24 @@ static struct nodeslo_stats stats(struct env *e)
     return s;
 }
 
+/* A counter of the stats has reached n. The API shows a write before the controller counts
+ * it, so counts are awaited too. */
+struct at_least {
+    size_t off; /* offsetof(struct nodeslo_stats, <counter>) */
+    unsigned long n;
+};
+
+static bool counted(struct env *e, const void *arg)
+{
+    const struct at_least *a = arg;
+    struct nodeslo_stats s = stats(e);
+    unsigned long v;
+
+    memcpy(&v, (const char *)&s + a->off, sizeof(v));
+    return v >= a->n;
+}
+#define AT_LEAST(field, v) (&(struct at_least){offsetof(struct nodeslo_stats, field), (v)})
+
 /* stats(e).reconciles >= *arg */
 static bool reconciled(struct env *e, const void *arg)
 {
@@ -388,6 +406,7 @@ static void test_render_and_no_op(void **state)
     wait_until(e, all_match, all3);
     for (int i = 0; i < 3; i++)
         slo_rv(e, all3[i], rv[i]);
+    wait_until(e, counted, AT_LEAST(creates, 3));
     s0 = stats(e);
     assert_int_equal(s0.creates, 3);
     assert_int_equal(s0.updates, 0);
@@ -490,9 +509,11 @@ static void test_node_changes(void **state)
     wait_until(e, all_match, all3);
     put_configmap(e, data_of(SLO_KEY_THRESHOLD, THRESHOLD("60", "50"), NULL));
     wait_until(e, all_match, all3);
+    wait_until(e, counted, AT_LEAST(updates, 3)); /* all three changed */
     slo_rv(e, "n2", rv2);
     slo_rv(e, "n3", rv3);
     updates = stats(e).updates;
+    assert_int_equal(updates, 3);
 
     /* n1 joins pool a: only n1 is re-rendered. */
     patch(e, &kube_res_nodes, NULL, "n1", "{\"metadata\":{\"labels\":{\"pool\":\"a\"}}}");
@@ -504,6 +525,7 @@ static void test_node_changes(void **state)
                        "cpuSuppressThresholdPercent"),
                    "50");
     cJSON_Delete(o);
+    wait_until(e, counted, AT_LEAST(updates, updates + 1));
     assert_int_equal(stats(e).updates, updates + 1);
     slo_rv(e, "n2", now);
     assert_string_equal(now, rv2);
@@ -513,6 +535,7 @@ static void test_node_changes(void **state)
     /* Node deleted: its NodeSLO too. */
     assert_int_equal(kube_delete(e->c, &kube_res_nodes, NULL, "n3", NULL), 0);
     wait_until(e, slo_absent, "n3");
+    wait_until(e, counted, AT_LEAST(deletes, 1));
 
     /* NodeSLO deleted by hand: re-created. */
     assert_int_equal(kube_delete(e->c, &kube_res_nodeslos, NULL, "n1", NULL), 0);
