@@ -522,11 +522,14 @@ int slo_config_update(struct slo_config *cfg, const cJSON *data, struct slo_even
                 event_add(ev, SLO_KEY_COLOCATION, "ColocationCfgUnmarshalFailed",
                           "failed to unmarshal colocation config, err: %s", why.buf);
             keycfg_release(&next);
+            cfg->colocation_error = true;
         } else {
             if (!keycfg_equal(&next, &cfg->colocation))
                 changed = true;
             keycfg_release(&cfg->colocation);
             cfg->colocation = next;
+            cfg->colocation_available = true;
+            cfg->colocation_error = false;
         }
         strbuf_release(&why);
     }
@@ -562,6 +565,28 @@ int slo_config_update(struct slo_config *cfg, const cJSON *data, struct slo_even
     if (ret_changed)
         *ret_changed = changed;
     return 0;
+}
+
+int slo_config_absent(struct slo_config *cfg, bool *ret_changed)
+{
+    int r = slo_config_update(cfg, NULL, NULL, ret_changed);
+
+    if (r < 0)
+        return r;
+    /* Defaults, but in error: NodeMetric specs written meanwhile are kept (1.5 step 1). */
+    cfg->colocation_available = true;
+    cfg->colocation_error = true;
+    return 0;
+}
+
+bool slo_colocation_available(const struct slo_config *cfg)
+{
+    return cfg->colocation_available;
+}
+
+bool slo_colocation_error(const struct slo_config *cfg)
+{
+    return cfg->colocation_error;
 }
 
 const cJSON *slo__select(const struct slo_keycfg *k, const cJSON *node)

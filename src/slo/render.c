@@ -167,3 +167,56 @@ int slo_node_colocation(const struct slo_config *cfg, const cJSON *node, cJSON *
     *ret = s;
     return 0;
 }
+
+/* NodeMetricCollectPolicy defaults (nodemetric_controller.go); durations already canonical. */
+static const char nodemetric_default_json[] =
+    "{\"metricCollectPolicy\":{\"aggregateDurationSeconds\":300,\"reportIntervalSeconds\":60,"
+    "\"nodeAggregatePolicy\":{\"durations\":[\"5m0s\",\"10m0s\",\"30m0s\"]},"
+    "\"nodeMemoryCollectPolicy\":\"usageWithoutPageCache\"}}";
+
+int slo_render_nodemetric_spec(const struct slo_config *cfg, const cJSON *node, cJSON **ret)
+{
+    /* ColocationStrategy field -> NodeMetricCollectPolicy field. */
+    static const struct {
+        const char *from, *to;
+    } fields[] = {
+        {"metricAggregateDurationSeconds", "aggregateDurationSeconds"},
+        {"metricReportIntervalSeconds", "reportIntervalSeconds"},
+        {"metricAggregatePolicy", "nodeAggregatePolicy"},
+        {"metricMemoryCollectPolicy", "nodeMemoryCollectPolicy"},
+    };
+    const struct api_kind *k = api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric");
+    cJSON *s = NULL, *spec = NULL, *policy = NULL;
+    int r;
+
+    CHECK(k && k->spec);
+    r = slo_node_colocation(cfg, node, &s);
+    if (r < 0)
+        return r;
+    r = -ENOMEM;
+    spec = cJSON_Parse(nodemetric_default_json);
+    if (!spec)
+        goto out;
+    /* Disabled or invalid for this node: the defaults, whatever the ConfigMap says. */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "enable")) && slo_colocation_is_valid(s)) {
+        policy = cJSON_CreateObject();
+        if (!policy)
+            goto out;
+        for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, fields[i].from);
+            if (v && !cJSON_IsNull(v) && add_dup(policy, fields[i].to, v) < 0)
+                goto out;
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "metricCollectPolicy");
+        if (!cJSON_AddItemToObject(spec, "metricCollectPolicy", policy))
+            goto out;
+        policy = NULL;
+    }
+    /* Go-client encoding: durations as Duration.String() prints them ("15m" -> "15m0s"). */
+    r = api_encode(k->spec, spec, ret);
+out:
+    cJSON_Delete(policy);
+    cJSON_Delete(spec);
+    cJSON_Delete(s);
+    return r;
+}

@@ -37,6 +37,11 @@ struct slo_config {
     struct slo_keycfg keys[SLO_NSTRATEGY];
     struct slo_keycfg colocation;
     struct slo_keycfg host_apps; /* cluster: the applications array */
+    /* The colocation cache state of upstream's colocation_cm_event_handler.go (1.5):
+     * colocation_available once a colocation-config (or the ConfigMap's absence) was taken;
+     * colocation_error while the last input was absent, undecodable or invalid. */
+    bool colocation_available;
+    bool colocation_error;
 };
 
 /* First matching entry's strategy, else the cluster's (1.6). */

@@ -53,6 +53,27 @@ int slo_config_update(struct slo_config *cfg, const cJSON *data, struct slo_even
                       bool *ret_changed);
 
 /*
+ * The ConfigMap does not exist (at start-up, or deleted): every key takes its default, as
+ * slo_config_update() with NULL data does, and the colocation state becomes available but in
+ * error (manager-behaviour.md 1.5 step 1). Sets *ret_changed (may be NULL) when the effective
+ * configuration changed. Returns 0 or -ENOMEM.
+ */
+int slo_config_absent(struct slo_config *cfg, bool *ret_changed);
+
+/*
+ * The colocation-config cache state (1.5), which the NodeMetric side reads:
+ *  - available: a colocation-config was taken (a good value, a missing or empty key, or the
+ *    ConfigMap's absence); false on a new config and while every input so far failed to
+ *    decode or validate. Upstream drops NodeMetric reconciles until it is true.
+ *  - error: the last input was the ConfigMap's absence, a colocation-config that failed to
+ *    decode (the last good value is kept) or an invalid cluster strategy (kept too, no Event);
+ *    cleared by a good value or a missing/empty key. While true, existing NodeMetric specs are
+ *    kept as they are (section 3 step 4).
+ */
+bool slo_colocation_available(const struct slo_config *cfg);
+bool slo_colocation_error(const struct slo_config *cfg);
+
+/*
  * The NodeSLO spec the manager writes for node (a core/v1 Node object; only its labels and
  * annotations are read), per manager-behaviour.md 1.6 and 2.3, in Go-client encoding.
  * old_spec: the current NodeSLO spec (its extensions are kept), or NULL on create.
@@ -67,6 +88,16 @@ int slo_render_nodeslo(const struct slo_config *cfg, const cJSON *node, cJSON **
 /* The node's effective colocation strategy (1.6: cluster, first matching nodeConfigs entry,
  * the colocation-strategy annotation, then the reclaim-ratio labels). */
 int slo_node_colocation(const struct slo_config *cfg, const cJSON *node, cJSON **ret);
+
+/*
+ * The NodeMetric spec for node (section 3 "Spec computation"): {"metricCollectPolicy": ...}
+ * with the default policy (300 s, 60 s, durations 5m/10m/30m, usageWithoutPageCache), whose
+ * four fields are replaced by the node's colocation strategy (slo_node_colocation()) when that
+ * strategy is valid and enabled. Durations are Go duration strings ("5m0s"); the result is in
+ * Go-client encoding. It does not look at slo_colocation_error(): the caller decides whether to
+ * keep an existing spec. Returns 0 or -ENOMEM; *ret is a new tree.
+ */
+int slo_render_nodemetric_spec(const struct slo_config *cfg, const cJSON *node, cJSON **ret);
 
 /*
  * The checks of upstream's ConfigMap validating webhook (1.7) on a ConfigMap's data: JSON syntax,

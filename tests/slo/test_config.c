@@ -382,6 +382,86 @@ static void test_colocation_updates(void **state)
     slo_config_free(cfg);
 }
 
+/* The colocation cache state of 1.5: available and errorStatus. */
+static void test_colocation_state(void **state)
+{
+    struct slo_config *cfg = slo_config_new();
+    struct slo_events ev = {0};
+    bool changed = true;
+    (void)state;
+
+    /* Nothing taken yet. */
+    assert_false(slo_colocation_available(cfg));
+    assert_false(slo_colocation_error(cfg));
+
+    /* A colocation-config that fails to decode before any good one: still not available. */
+    assert_false(update(cfg, data_of(SLO_KEY_COLOCATION, "{\"enable\": tru", NULL), &ev));
+    assert_false(slo_colocation_available(cfg));
+    assert_true(slo_colocation_error(cfg));
+    /* An invalid cluster strategy before any good one: the same. */
+    assert_false(update(cfg, data_of(SLO_KEY_COLOCATION, "{\"degradeTimeMinutes\":0}", NULL), &ev));
+    assert_false(slo_colocation_available(cfg));
+    assert_true(slo_colocation_error(cfg));
+
+    /* A good value: available, no error. */
+    assert_true(update(cfg, data_of(SLO_KEY_COLOCATION, "{\"enable\":true}", NULL), &ev));
+    assert_true(slo_colocation_available(cfg));
+    assert_false(slo_colocation_error(cfg));
+
+    /* Undecodable: in error, the last good value kept, still available. */
+    assert_false(update(cfg, data_of(SLO_KEY_COLOCATION, "[1]", NULL), &ev));
+    expect_event(&ev, SLO_KEY_COLOCATION, "ColocationCfgUnmarshalFailed",
+                 "failed to unmarshal colocation config, err: ");
+    assert_true(slo_colocation_available(cfg));
+    assert_true(slo_colocation_error(cfg));
+    expect_colocation(cfg, NULL, NULL,
+                      COLOC("true", "60", "65", DURATIONS, "300", "0.1", "0", "0"));
+
+    /* The same good value again clears the error without a change. */
+    assert_false(update(cfg, data_of(SLO_KEY_COLOCATION, "{\"enable\":true}", NULL), &ev));
+    assert_false(slo_colocation_error(cfg));
+
+    /* Invalid cluster strategy: in error, no Event. */
+    assert_false(
+        update(cfg, data_of(SLO_KEY_COLOCATION, "{\"resourceDiffThreshold\":0}", NULL), &ev));
+    for (size_t i = 0; i < ev.n; i++)
+        assert_null(ev.v[i].reason);
+    assert_true(slo_colocation_error(cfg));
+
+    /* Key missing: defaults, no error. */
+    assert_true(update(cfg, data_of(SLO_KEY_THRESHOLD, "{}", NULL), &ev));
+    assert_false(slo_colocation_error(cfg));
+    expect_colocation(cfg, NULL, NULL, COLOC_DEFAULT);
+
+    /* The ConfigMap absent: defaults everywhere, available, in error. */
+    assert_true(update(cfg,
+                       data_of(SLO_KEY_THRESHOLD, "{\"clusterStrategy\":{\"enable\":true}}",
+                               SLO_KEY_COLOCATION, "{\"enable\":true}", NULL),
+                       &ev));
+    assert_int_equal(slo_config_absent(cfg, &changed), 0);
+    assert_true(changed);
+    assert_true(slo_colocation_available(cfg));
+    assert_true(slo_colocation_error(cfg));
+    expect_colocation(cfg, NULL, NULL, COLOC_DEFAULT);
+    expect_section(cfg, "resourceUsedThresholdWithBE", DEF_THRESHOLD);
+    assert_int_equal(slo_config_absent(cfg, &changed), 0);
+    assert_false(changed);
+    slo_events_release(&ev);
+    slo_config_free(cfg);
+
+    /* Absent at start-up: available at once, in error, nothing changed. */
+    cfg = slo_config_new();
+    assert_int_equal(slo_config_absent(cfg, &changed), 0);
+    assert_false(changed);
+    assert_true(slo_colocation_available(cfg));
+    assert_true(slo_colocation_error(cfg));
+    /* An empty colocation-config is the defaults, not an error. */
+    assert_false(update(cfg, data_of(SLO_KEY_COLOCATION, "", NULL), &ev));
+    assert_false(slo_colocation_error(cfg));
+    slo_events_release(&ev);
+    slo_config_free(cfg);
+}
+
 /* The seed-002 colocation-config with its anolis entry. */
 static void test_colocation_template_entry(void **state)
 {
@@ -606,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_changed),
         cmocka_unit_test(test_bad_json_keeps_previous),
         cmocka_unit_test(test_colocation_updates),
+        cmocka_unit_test(test_colocation_state),
         cmocka_unit_test(test_colocation_template_entry),
         cmocka_unit_test(test_colocation_node),
         cmocka_unit_test(test_fault_injection_update),

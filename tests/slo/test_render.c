@@ -3,7 +3,9 @@
  * (reference/manager-behaviour.md 1.4, 1.6, 2.3, 2.4). Expected specs are written by hand from
  * those sections: the defaults of 1.3 and 2.3, first-match selection, the MergeCfg overlay of
  * node entries over the cluster strategy (and its totalNetworkBandwidth quirk), the
- * network-bandwidth annotation, and the seed-002 template with an Anolis node.
+ * network-bandwidth annotation, and the seed-002 template with an Anolis node. And the
+ * NodeMetric spec of section 3: the default collect policy, replaced by the node's colocation
+ * strategy's metric fields only when that strategy is enabled and valid.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -431,6 +433,82 @@ static void test_host_applications(void **state)
     slo_config_free(cfg);
 }
 
+/* ---- NodeMetric spec (section 3) ---- */
+
+static void expect_nodemetric_at(const struct slo_config *cfg, const char *labels,
+                                 const char *annotations, const char *want, int line)
+{
+    cJSON *node = mknode(labels, annotations), *spec = NULL;
+
+    assert_int_equal(slo_render_nodemetric_spec(cfg, node, &spec), 0);
+    assert_json_eq_at(spec, want, line);
+    cJSON_Delete(spec);
+    cJSON_Delete(node);
+}
+#define expect_nodemetric(cfg, labels, ann, want)                                                  \
+    expect_nodemetric_at((cfg), (labels), (ann), (want), __LINE__)
+
+#define NM(agg, report, durations, mem)                                                            \
+    "{\"metricCollectPolicy\":{\"aggregateDurationSeconds\":" agg                                  \
+    ",\"reportIntervalSeconds\":" report ",\"nodeAggregatePolicy\":{\"durations\":" durations      \
+    "},\"nodeMemoryCollectPolicy\":\"" mem "\"}}"
+#define NM_DEFAULT NM("300", "60", "[\"5m0s\",\"10m0s\",\"30m0s\"]", "usageWithoutPageCache")
+#define NM_CUSTOM  NM("600", "30", "[\"15m0s\",\"1h0m0s\"]", "usageWithPageCache")
+
+/* Metric fields of a colocation-config, with enable as given. */
+#define METRICS(enable)                                                                            \
+    "\"enable\":" enable ",\"metricAggregateDurationSeconds\":600,"                                \
+    "\"metricReportIntervalSeconds\":30,\"metricAggregatePolicy\":{\"durations\":[\"15m\","        \
+    "\"3600s\"]},\"metricMemoryCollectPolicy\":\"usageWithPageCache\""
+
+static void test_nodemetric_spec(void **state)
+{
+    struct slo_config *cfg = slo_config_new();
+    (void)state;
+
+    /* No ConfigMap: the default policy. */
+    expect_nodemetric(cfg, NULL, NULL, NM_DEFAULT);
+    slo_config_free(cfg);
+
+    /* Enabled: the four fields replace the defaults, durations as Go prints them. */
+    cfg = config_with(data_of(SLO_KEY_COLOCATION, "{" METRICS("true") "}", NULL));
+    expect_nodemetric(cfg, NULL, NULL, NM_CUSTOM);
+    /* An annotation that disables colocation for this node: defaults. */
+    expect_nodemetric(cfg, NULL,
+                      "{\"node.koordinator.sh/colocation-strategy\":\"{\\\"enable\\\":false}\"}",
+                      NM_DEFAULT);
+    /* An annotation (not validated) that makes the node's strategy invalid: defaults. */
+    expect_nodemetric(cfg, NULL,
+                      "{\"node.koordinator.sh/colocation-strategy\":"
+                      "\"{\\\"degradeTimeMinutes\\\":0}\"}",
+                      NM_DEFAULT);
+    /* An unparsable annotation is ignored. */
+    expect_nodemetric(cfg, NULL, "{\"node.koordinator.sh/colocation-strategy\":\"{\"}", NM_CUSTOM);
+    slo_config_free(cfg);
+
+    /* Disabled in the ConfigMap: the defaults even though it sets other metric values. */
+    cfg = config_with(data_of(SLO_KEY_COLOCATION, "{" METRICS("false") "}", NULL));
+    expect_nodemetric(cfg, NULL, NULL, NM_DEFAULT);
+    /* ... unless the node's annotation enables it. */
+    expect_nodemetric(cfg, NULL,
+                      "{\"node.koordinator.sh/colocation-strategy\":\"{\\\"enable\\\":true,"
+                      "\\\"metricReportIntervalSeconds\\\":20}\"}",
+                      NM("600", "20", "[\"15m0s\",\"1h0m0s\"]", "usageWithPageCache"));
+    slo_config_free(cfg);
+
+    /* A nodeConfigs entry enables it for its nodes only. */
+    cfg = config_with(
+        data_of(SLO_KEY_COLOCATION,
+                "{" METRICS("false") ",\"nodeConfigs\":[{\"name\":\"a\","
+                                     "\"nodeSelector\":{\"matchLabels\":{\"pool\":\"a\"}},"
+                                     "\"enable\":true,\"metricAggregateDurationSeconds\":120}]}",
+                NULL));
+    expect_nodemetric(cfg, "{\"pool\":\"a\"}", NULL,
+                      NM("120", "30", "[\"15m0s\",\"1h0m0s\"]", "usageWithPageCache"));
+    expect_nodemetric(cfg, "{\"pool\":\"b\"}", NULL, NM_DEFAULT);
+    slo_config_free(cfg);
+}
+
 /* ---- fault injection ---- */
 
 /* Rendering allocates only through cJSON (checked): every injected failure is -ENOMEM and
@@ -470,6 +548,43 @@ static void test_fault_injection_render(void **state)
     slo_config_free(cfg);
 }
 
+static void test_fault_injection_nodemetric(void **state)
+{
+    struct slo_config *cfg =
+        config_with(data_of(SLO_KEY_COLOCATION, "{" METRICS("true") "}", NULL));
+    cJSON *node = mknode("{\"node.koordinator.sh/cpu-reclaim-ratio\":\"0.5\"}",
+                         "{\"node.koordinator.sh/colocation-strategy\":"
+                         "\"{\\\"metricReportIntervalSeconds\\\":20}\"}");
+    cJSON *want = NULL;
+    long n;
+    (void)state;
+
+    assert_int_equal(slo_render_nodemetric_spec(cfg, node, &want), 0);
+    assert_json_eq(want, NM("600", "20", "[\"15m0s\",\"1h0m0s\"]", "usageWithPageCache"));
+    for (n = 1;; n++) {
+        cJSON *spec = NULL;
+        int r, injected;
+
+        alloc_fail_after(n);
+        r = slo_render_nodemetric_spec(cfg, node, &spec);
+        injected = alloc_injected();
+        alloc_fail_after(0);
+        if (!injected) {
+            assert_int_equal(r, 0);
+            assert_true(cJSON_Compare(spec, want, true));
+            cJSON_Delete(spec);
+            break;
+        }
+        if (r != -ENOMEM)
+            fail_msg("allocation %ld failed but slo_render_nodemetric_spec returned %d", n, r);
+        assert_null(spec);
+    }
+    assert_true(n > 10);
+    cJSON_Delete(want);
+    cJSON_Delete(node);
+    slo_config_free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,7 +596,9 @@ int main(void)
         cmocka_unit_test(test_bandwidth_annotation),
         cmocka_unit_test(test_extensions_kept),
         cmocka_unit_test(test_host_applications),
+        cmocka_unit_test(test_nodemetric_spec),
         cmocka_unit_test(test_fault_injection_render),
+        cmocka_unit_test(test_fault_injection_nodemetric),
     };
 
     codec_init();
