@@ -209,31 +209,38 @@ static int lead(struct manager *m)
 {
     uint64_t epoch = (uint64_t)kube_leader_transitions(m->le) + 1;
     struct kube_object **nodes = NULL;
+    const char *what;
     size_t n;
     int r;
 
+    what = "serve NodeMetrics";
     if ((r = nodemetric_server_activate(m->nm, epoch)) < 0)
-        return log_error_errno(r, "cannot serve NodeMetrics (epoch %llu)",
-                               (unsigned long long)epoch);
+        goto fail;
     log_info("manager", "leading (term %llu): NodeMetric resourceVersions start at %llu",
              (unsigned long long)epoch, (unsigned long long)(epoch << 40));
-    if ((r = pthread_create(&m->spec_worker, NULL, spec_worker, m)) != 0)
-        return -r;
+    what = "start the NodeMetric spec worker";
+    if ((r = -pthread_create(&m->spec_worker, NULL, spec_worker, m)) < 0)
+        goto fail;
     m->spec_worker_started = true;
+    what = "start the NodeSLO controller";
     if ((r = nodeslo_controller_start(m->slo)) < 0)
-        return log_error_errno(r, "cannot start the NodeSLO controller");
+        goto fail;
     n = nodeslo_controller_nodes(m->slo, &nodes);
     for (size_t i = 0; i < n; i++)
         (void)sync_spec(m, kube_object_name(nodes[i]));
     kube_objects_free(nodes, n);
+    what = "start the NodeResource controller";
     if ((r = noderesource_controller_start(m->nr, now_ms())) < 0)
-        return log_error_errno(r, "cannot start the NodeResource controller");
+        goto fail;
+    what = "register the NodeMetric APIService";
     if (m->o.register_address && (r = register_apiservice(m)) < 0)
-        return log_error_errno(r, "cannot register the NodeMetric APIService at %s",
-                               m->o.register_address);
+        goto fail;
     atomic_store(&m->ready, true);
     log_info("manager", "ready: controllers running, NodeMetric API served");
     return 0;
+fail:
+    log_error("manager", "cannot %s: %s", what, err_str(r));
+    return r;
 }
 
 static void *starter(void *arg)

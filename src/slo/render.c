@@ -220,3 +220,8 @@ out:
     cJSON_Delete(s);
     return r;
 }
+
+bool slo_cluster_colocation_enabled(const struct slo_config *cfg)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cfg->colocation.cluster, "enable"));
+}

@@ -89,6 +89,10 @@ int slo_render_nodeslo(const struct slo_config *cfg, const cJSON *node, cJSON **
  * the colocation-strategy annotation, then the reclaim-ratio labels). */
 int slo_node_colocation(const struct slo_config *cfg, const cJSON *node, cJSON **ret);
 
+/* Whether the merged *cluster* colocation strategy enables colocation: when it does not, node
+ * entries cannot enable it (manager-behaviour.md 4.2 step 2). */
+bool slo_cluster_colocation_enabled(const struct slo_config *cfg);
+
 /*
  * The NodeMetric spec for node (section 3 "Spec computation"): {"metricCollectPolicy": ...}
  * with the default policy (300 s, 60 s, durations 5m/10m/30m, usageWithoutPageCache), whose

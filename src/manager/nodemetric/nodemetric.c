@@ -21,6 +21,7 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 #include "http/server.h"
 
 #define KEY_PREFIX         "/" NODEMETRIC_GROUP "/nodemetrics//"

@@ -437,6 +437,9 @@ static int sync_node(struct nodeslo_controller *c, const char *name)
     } else if (node && slo) {
         r = update_nodeslo(c, name, kube_object_json(node), kube_object_json(slo));
     }
+    /* The node's NodeMetric spec follows from the same inputs (manager-behaviour.md 3). */
+    if (c->o.on_node)
+        c->o.on_node(c->o.userdata, name, node != NULL);
     (void)kube_object_unref(node);
     (void)kube_object_unref(slo);
     return r;
@@ -664,6 +667,24 @@ int nodeslo_controller_nodemetric_spec(struct nodeslo_controller *c, const char 
 out:
     (void)pthread_rwlock_unlock(&c->run_lock);
     (void)kube_object_unref(o);
+    return r;
+}
+
+int nodeslo_controller_colocation(struct nodeslo_controller *c, const cJSON *node,
+                                  cJSON **ret_strategy, bool *ret_cluster_enable)
+{
+    int r = -EAGAIN;
+
+    (void)pthread_rwlock_rdlock(&c->run_lock);
+    if (c->running) {
+        (void)pthread_rwlock_rdlock(&c->cfg_lock);
+        if (slo_colocation_available(c->cfg)) {
+            r = slo_node_colocation(c->cfg, node, ret_strategy);
+            *ret_cluster_enable = slo_cluster_colocation_enabled(c->cfg);
+        }
+        (void)pthread_rwlock_unlock(&c->cfg_lock);
+    }
+    (void)pthread_rwlock_unlock(&c->run_lock);
     return r;
 }
 

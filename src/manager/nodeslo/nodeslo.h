@@ -51,10 +51,12 @@ struct nodeslo_opts {
     long retry_base_ms;           /* first retry delay of a failed key; 0 = 5 (client-go) */
     long retry_max_ms;            /* cap of its doubling; 0 = 1000 s (client-go) */
     /*
-     * Called on the Node informer's thread (serialised) when a node appears (added = true) or
-     * disappears, for the NodeMetric API's watch. Every start lists again, so a node already
-     * reported may be reported added again; stop reports nothing. Must return quickly and must
-     * not call back into this controller. May be NULL.
+     * Called when a node appears (added = true) or disappears, on the Node informer's thread,
+     * and after every reconcile of a node (added = whether the Node exists), on a worker
+     * thread: so also when the configuration or the node's labels change what its NodeMetric
+     * spec should be. Every start lists again, so a node already reported may be reported
+     * again; stop reports nothing. Must return quickly and must not call back into this
+     * controller (enqueue the name). May be NULL.
      */
     void (*on_node)(void *userdata, const char *node, bool added);
     void *userdata;
@@ -111,6 +113,15 @@ int nodeslo_controller_nodemetric_spec(struct nodeslo_controller *c, const char 
 
 /* slo_colocation_error() of the current config (false when not running). */
 bool nodeslo_controller_colocation_error(struct nodeslo_controller *c);
+
+/*
+ * The node's effective colocation strategy (slo_node_colocation(); a new tree in
+ * *ret_strategy) and whether the cluster strategy enables colocation, for the NodeResource
+ * controller. 0, -EAGAIN while not running or colocation-config is not available yet
+ * (upstream drops the request then), -ENOMEM.
+ */
+int nodeslo_controller_colocation(struct nodeslo_controller *c, const cJSON *node,
+                                  cJSON **ret_strategy, bool *ret_cluster_enable);
 
 /* Every Node in the cache, as new references in *ret (free with kube_objects_free());
  * returns the count; 0 (and *ret NULL) when not running. */
