@@ -115,8 +115,8 @@ static void lookup_authentication(struct kube_client *c, char **client_ca, char 
     cJSON *cm = NULL, *data;
     const char *v;
 
-    if (kube_get(c, &kube_res_configmaps, "kube-system", "extension-apiserver-authentication",
-                 &cm, NULL) < 0) {
+    if (kube_get(c, &kube_res_configmaps, "kube-system", "extension-apiserver-authentication", &cm,
+                 NULL) < 0) {
         log_warn("manager", "no kube-system/extension-apiserver-authentication ConfigMap: "
                             "client certificates only with --client-ca-file, ignoring");
         return;
@@ -314,14 +314,13 @@ int cmd_manager(int argc, char **argv)
     (void)sigaddset(&sigs, SIGUSR1);
     (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-    r = kube_config_load(&(struct kube_config_sources){.kubeconfig = kubeconfig,
-                                                       .kubeconfig_env = getenv("KUBECONFIG"),
-                                                       .home = getenv("HOME"),
-                                                       .service_host =
-                                                           getenv("KUBERNETES_SERVICE_HOST"),
-                                                       .service_port =
-                                                           getenv("KUBERNETES_SERVICE_PORT")},
-                         &cfg, &err);
+    r = kube_config_load(
+        &(struct kube_config_sources){.kubeconfig = kubeconfig,
+                                      .kubeconfig_env = getenv("KUBECONFIG"),
+                                      .home = getenv("HOME"),
+                                      .service_host = getenv("KUBERNETES_SERVICE_HOST"),
+                                      .service_port = getenv("KUBERNETES_SERVICE_PORT")},
+        &cfg, &err);
     if (r < 0) {
         log_error("manager", "%s", err.len ? err.buf : err_str(r));
         goto out;

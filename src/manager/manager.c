@@ -50,7 +50,7 @@ struct manager {
 
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    bool leading;      /* became leader: the start-up thread has work */
+    bool leading; /* became leader: the start-up thread has work */
     bool stopping;
     atomic_bool ready; /* start-up done */
     atomic_bool fatal;
@@ -114,8 +114,8 @@ static void *spec_worker(void *arg)
 
 static const struct kube_resource res_services = {"", "v1", "services", "Service", true};
 static const struct kube_resource res_endpoints = {"", "v1", "endpoints", "Endpoints", true};
-static const struct kube_resource res_apiservices = {"apiregistration.k8s.io", "v1",
-                                                     "apiservices", "APIService", false};
+static const struct kube_resource res_apiservices = {"apiregistration.k8s.io", "v1", "apiservices",
+                                                     "APIService", false};
 
 /* Creates obj, or replaces the existing one's spec-like members with obj's. */
 static int upsert(struct manager *m, const struct kube_resource *res, const char *ns, cJSON *obj,
@@ -318,8 +318,8 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 "koord_manager_reconcile_duration_seconds_sum{controller=\"noderesource\"} %.6f\n"
                 "koord_manager_reconcile_duration_seconds_count{controller=\"noderesource\"} "
                 "%lu\n",
-                ss.reconciles, rs.reconciles, ss.errors, rs.errors, ss.latency_sum_s,
-                ss.reconciles, rs.latency_sum_s, rs.reconciles);
+                ss.reconciles, rs.reconciles, ss.errors, rs.errors, ss.latency_sum_s, ss.reconciles,
+                rs.latency_sum_s, rs.reconciles);
     strbuf_addf(out,
                 "# HELP koord_manager_node_writes_total Node status writes of batch resources.\n"
                 "# TYPE koord_manager_node_writes_total counter\n"
@@ -384,31 +384,29 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
     CHECK(pthread_mutex_init(&m->lock, NULL) == 0);
     CHECK(pthread_cond_init(&m->cond, NULL) == 0);
     m->specq = kube_workqueue_new(&(struct kube_workqueue_opts){0});
-    m->auth = nodemetric_auth_new(&(struct nodemetric_auth_opts){
-        .client_ca_pem = opts->client_ca_pem,
-        .requestheader_ca_pem = opts->requestheader_ca_pem,
-        .allowed_names = opts->allowed_names,
-        .tokenreview = opts->token_review ? opts->client : NULL,
-        .admin_group = opts->admin_group});
-    if ((r = nodemetric_server_new(
-             &(struct nodemetric_opts){.auth = nodemetric_auth_hooks(m->auth),
-                                       .history = opts->nodemetric_history},
-             &m->nm)) < 0)
+    m->auth = nodemetric_auth_new(
+        &(struct nodemetric_auth_opts){.client_ca_pem = opts->client_ca_pem,
+                                       .requestheader_ca_pem = opts->requestheader_ca_pem,
+                                       .allowed_names = opts->allowed_names,
+                                       .tokenreview = opts->token_review ? opts->client : NULL,
+                                       .admin_group = opts->admin_group});
+    if ((r = nodemetric_server_new(&(struct nodemetric_opts){.auth = nodemetric_auth_hooks(m->auth),
+                                                             .history = opts->nodemetric_history},
+                                   &m->nm)) < 0)
         goto fail;
     nodemetric_server_set_listener(m->nm, on_report, m);
-    if ((r = nodeslo_controller_new(opts->client,
-                                    &(struct nodeslo_opts){.config_namespace =
-                                                               opts->config_namespace,
-                                                           .config_name = opts->config_name,
-                                                           .on_node = on_node,
-                                                           .userdata = m},
-                                    &m->slo)) < 0)
+    if ((r = nodeslo_controller_new(
+             opts->client,
+             &(struct nodeslo_opts){.config_namespace = opts->config_namespace,
+                                    .config_name = opts->config_name,
+                                    .on_node = on_node,
+                                    .userdata = m},
+             &m->slo)) < 0)
         goto fail;
     if ((r = noderesource_controller_new(
              opts->client,
-             &(struct noderesource_opts){.slo = m->slo,
-                                         .nodemetrics = m->nm,
-                                         .degrade_scale_ms = opts->degrade_scale_ms},
+             &(struct noderesource_opts){
+                 .slo = m->slo, .nodemetrics = m->nm, .degrade_scale_ms = opts->degrade_scale_ms},
              &m->nr)) < 0)
         goto fail;
     if (opts->client_ca_pem)
@@ -433,21 +431,20 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
         goto fail;
     }
     m->starter_started = true;
-    r = kube_leader_new(opts->client,
-                        &(struct kube_leader_opts){
-                            .namespace = opts->lease_namespace ? opts->lease_namespace
-                                                               : MANAGER_DEFAULT_NAMESPACE,
-                            .name = opts->lease_name ? opts->lease_name
-                                                     : MANAGER_DEFAULT_LEASE_NAME,
-                            .identity = opts->identity,
-                            .lease_ms = opts->lease_ms,
-                            .renew_deadline_ms = opts->renew_ms,
-                            .retry_ms = opts->retry_ms,
-                            .on_started_leading = on_started_leading,
-                            .on_stopped_leading = on_stopped_leading,
-                            .on_new_leader = on_new_leader,
-                            .userdata = m},
-                        &m->le);
+    r = kube_leader_new(
+        opts->client,
+        &(struct kube_leader_opts){
+            .namespace = opts->lease_namespace ? opts->lease_namespace : MANAGER_DEFAULT_NAMESPACE,
+            .name = opts->lease_name ? opts->lease_name : MANAGER_DEFAULT_LEASE_NAME,
+            .identity = opts->identity,
+            .lease_ms = opts->lease_ms,
+            .renew_deadline_ms = opts->renew_ms,
+            .retry_ms = opts->retry_ms,
+            .on_started_leading = on_started_leading,
+            .on_stopped_leading = on_stopped_leading,
+            .on_new_leader = on_new_leader,
+            .userdata = m},
+        &m->le);
     if (r < 0 || (r = kube_leader_start(m->le)) < 0)
         goto fail;
     log_info("manager", "serving on port %u as \"%s\", campaigning for %s/%s",

@@ -30,9 +30,9 @@ struct manager_opts {
     struct kube_client *client; /* borrowed; must outlive the manager */
 
     /* leader election (manager-behaviour.md 10) */
-    const char *lease_namespace; /* NULL = koordinator-system */
-    const char *lease_name;      /* NULL = koordinator-manager */
-    const char *identity;        /* NULL = <hostname>_<random> */
+    const char *lease_namespace;       /* NULL = koordinator-system */
+    const char *lease_name;            /* NULL = koordinator-manager */
+    const char *identity;              /* NULL = <hostname>_<random> */
     long lease_ms, renew_ms, retry_ms; /* 0 = 15 s, 10 s, 2 s */
 
     /* slo-controller-config */
@@ -40,15 +40,15 @@ struct manager_opts {
     const char *config_name;      /* NULL = slo-controller-config */
 
     /* the HTTPS port */
-    const char *host;  /* listen address */
-    uint16_t port;     /* 0 = any */
-    const char *cert_pem, *key_pem;      /* serving certificate */
-    const char *client_ca_pem;           /* cluster CA: client certificates; may be NULL */
-    const char *requestheader_ca_pem;    /* front-proxy CA; may be NULL */
-    const char *const *allowed_names;    /* front-proxy CNs; NULL = any */
-    const char *admin_group;             /* NULL = system:masters */
-    bool token_review;                   /* check bearer tokens with TokenReview */
-    unsigned long nodemetric_history;    /* 0 = 10000 */
+    const char *host;                 /* listen address */
+    uint16_t port;                    /* 0 = any */
+    const char *cert_pem, *key_pem;   /* serving certificate */
+    const char *client_ca_pem;        /* cluster CA: client certificates; may be NULL */
+    const char *requestheader_ca_pem; /* front-proxy CA; may be NULL */
+    const char *const *allowed_names; /* front-proxy CNs; NULL = any */
+    const char *admin_group;          /* NULL = system:masters */
+    bool token_review;                /* check bearer tokens with TokenReview */
+    unsigned long nodemetric_history; /* 0 = 10000 */
 
     /* NodeResource: only for tests that cannot wait minutes; 0 = the config's values */
     long degrade_scale_ms; /* length of one "minute" of degradeTimeMinutes, 0 = 60000 */

@@ -102,10 +102,8 @@ static void ident_unref(struct ident *id)
 
 static void fill_user(struct ident *id, struct api_user *ret)
 {
-    *ret = (struct api_user){.name = id->name,
-                             .uid = id->uid,
-                             .groups = (const char *const *)id->groups,
-                             .priv = id};
+    *ret = (struct api_user){
+        .name = id->name, .uid = id->uid, .groups = (const char *const *)id->groups, .priv = id};
 }
 
 /* ---- the token cache ---- */
@@ -286,7 +284,8 @@ static struct ident *ident_from_headers(const struct http_request *req, const ch
     const char *groups[MAX_GROUPS];
     size_t n = http_request_header_values(req, "X-Remote-Group", groups, MAX_GROUPS);
     struct ident *id = ident_new(user, "");
-    const char *node = http_request_header(req, "X-Remote-Extra-Authentication.kubernetes.io%2fnode-name");
+    const char *node =
+        http_request_header(req, "X-Remote-Extra-Authentication.kubernetes.io%2fnode-name");
 
     for (size_t i = 0; i < n && i < MAX_GROUPS; i++)
         ident_add_group(id, groups[i]);

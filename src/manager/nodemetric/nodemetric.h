@@ -80,9 +80,9 @@ void nodemetric_server_set_listener(struct nodemetric_server *s,
 
 /* Counters for /metrics. */
 struct nodemetric_stats {
-    unsigned long reports;   /* status writes accepted */
-    unsigned long objects;   /* NodeMetrics held */
-    uint64_t revision;       /* current resourceVersion */
+    unsigned long reports; /* status writes accepted */
+    unsigned long objects; /* NodeMetrics held */
+    uint64_t revision;     /* current resourceVersion */
 };
 void nodemetric_server_stats(struct nodemetric_server *s, struct nodemetric_stats *ret);
 

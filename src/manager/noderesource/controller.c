@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/base.h"
 #include "api/rfc3339.h"
+#include "base/base.h"
 #include "base/log.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -180,8 +180,7 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
         set_last_write(c, name, 0);
         return 0;
     }
-    r = nodeslo_controller_colocation(c->o.slo, kube_object_json(node), &strategy,
-                                      &cluster_enable);
+    r = nodeslo_controller_colocation(c->o.slo, kube_object_json(node), &strategy, &cluster_enable);
     if (r == -EAGAIN) { /* config not available yet: drop, as upstream (4.2 step 1) */
         r = 0;
         goto out;
@@ -317,11 +316,10 @@ static void pod_event(void *userdata, const struct kube_object *obj)
         noderesource_controller_enqueue(userdata, node);
 }
 
-static void pod_update(void *userdata, const struct kube_object *old,
-                       const struct kube_object *obj)
+static void pod_update(void *userdata, const struct kube_object *old, const struct kube_object *obj)
 {
-    if (*kube_object_node_name(old) && strcmp(kube_object_node_name(old),
-                                              kube_object_node_name(obj)))
+    if (*kube_object_node_name(old) &&
+        strcmp(kube_object_node_name(old), kube_object_node_name(obj)))
         pod_event(userdata, old);
     pod_event(userdata, obj);
 }
@@ -354,10 +352,10 @@ int noderesource_controller_new(struct kube_client *client, const struct noderes
     c->nodes = kube_informer_new(client, &(struct kube_informer_opts){.resource = &kube_res_nodes});
     c->pods = kube_informer_new(
         client, &(struct kube_informer_opts){.resource = &kube_res_pods, .index_node_name = true});
-    CHECK(kube_informer_add_handlers(c->nodes, &(struct kube_handlers){node_event, node_update,
-                                                                        node_event, c}) == 0);
-    CHECK(kube_informer_add_handlers(c->pods, &(struct kube_handlers){pod_event, pod_update,
-                                                                       pod_event, c}) == 0);
+    CHECK(kube_informer_add_handlers(
+              c->nodes, &(struct kube_handlers){node_event, node_update, node_event, c}) == 0);
+    CHECK(kube_informer_add_handlers(
+              c->pods, &(struct kube_handlers){pod_event, pod_update, pod_event, c}) == 0);
     *ret = c;
     return 0;
 }
