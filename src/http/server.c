@@ -165,7 +165,7 @@ int http_request_client_cert_signed_by(const struct http_request *req, const cha
     const union MHD_ConnectionInfo *ci;
     const gnutls_datum_t *chain;
     gnutls_x509_crt_t leaf = NULL, *cas = NULL;
-    gnutls_datum_t pem = {(unsigned char *)(uintptr_t)ca_pem, 0};
+    gnutls_datum_t pem = {0};
     unsigned n = 0, ncas = 0, status = 0;
     int r;
 
@@ -177,6 +177,8 @@ int http_request_client_cert_signed_by(const struct http_request *req, const cha
                 : NULL;
     if (!chain || n == 0)
         return -ENOENT;
+    /* GnuTLS only reads the datum; the cast drops a const it does not declare. */
+    memcpy(&pem.data, &ca_pem, sizeof(pem.data));
     pem.size = (unsigned)strlen(ca_pem);
     if (gnutls_x509_crt_list_import2(&cas, &ncas, &pem, GNUTLS_X509_FMT_PEM, 0) < 0)
         return -EINVAL;

@@ -131,7 +131,7 @@ static size_t cache_find(const struct nodemetric_auth *a, const unsigned char ke
 static void cache_remove_at(struct nodemetric_auth *a, size_t i)
 {
     ident_unref(a->cache[i]);
-    memmove(&a->cache[i], &a->cache[i + 1], (a->n - i - 1) * sizeof(*a->cache));
+    memmove(&a->cache[i], &a->cache[i + 1], (a->n - i - 1) * sizeof(struct ident *));
     a->n--;
 }
 
@@ -187,9 +187,9 @@ static void cache_put(struct nodemetric_auth *a, struct ident *id)
         }
         if (a->n == a->alloc) {
             a->alloc = a->alloc ? a->alloc * 2 : 64;
-            a->cache = xrealloc(a->cache, a->alloc * sizeof(*a->cache));
+            a->cache = xrealloc(a->cache, a->alloc * sizeof(struct ident *));
         }
-        memmove(&a->cache[i + 1], &a->cache[i], (a->n - i) * sizeof(*a->cache));
+        memmove(&a->cache[i + 1], &a->cache[i], (a->n - i) * sizeof(struct ident *));
         a->cache[i] = ident_ref(id);
         a->n++;
     }

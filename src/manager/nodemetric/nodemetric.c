@@ -171,7 +171,7 @@ static bool with_spec(const struct store_item *it, const cJSON *spec, struct str
         meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
         gen = cJSON_GetObjectItemCaseSensitive(meta, "generation");
         if (cJSON_IsNumber(gen))
-            cJSON_SetNumberValue(gen, gen->valuedouble + 1);
+            (void)cJSON_SetNumberHelper(gen, gen->valuedouble + 1);
         CHECK(json_print(o, out) == 0);
         changed = true;
     }

@@ -190,7 +190,7 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
     if (nodemetric_server_get(c->o.nodemetrics, name, &metric) < 0)
         metric = NULL;
     npods = kube_informer_list_by_node(c->pods, name, &pods);
-    podv = xcalloc(npods + 1, sizeof(*podv));
+    podv = xcalloc(npods + 1, sizeof(const cJSON *));
     for (size_t i = 0; i < npods; i++)
         podv[i] = kube_object_json(pods[i]);
     {
