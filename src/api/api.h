@@ -32,7 +32,7 @@ struct api_kind {
     const char *const *short_names; /* NULL-terminated or NULL */
     bool namespaced;
     bool status_subresource;
-    bool crd;                                 /* shipped as a CustomResourceDefinition */
+    bool crd;        /* shipped as a CustomResourceDefinition */
     bool aggregated; /* served by an aggregated API server (the manager), not koord apiserver */
     const char *crd_annotation;               /* "key=value" on the CRD object, or NULL */
     const struct api_printer_column *columns; /* terminated by name NULL; NULL = none */
