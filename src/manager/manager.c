@@ -75,6 +75,8 @@ static void on_node(void *userdata, const char *node, bool added)
 
     (void)added;
     kube_workqueue_add(m->specq, node);
+    /* A configuration change reaches every node this way: batch resources follow it too. */
+    noderesource_controller_enqueue(m->nr, node);
 }
 
 static int sync_spec(struct manager *m, const char *node)
