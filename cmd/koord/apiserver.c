@@ -41,20 +41,6 @@ static const char usage[] =
     "\n"
     "Stops cleanly on SIGINT or SIGTERM.\n";
 
-static int write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "we");
-    int r = 0;
-
-    if (!f)
-        return -errno;
-    if (fputs(text, f) < 0)
-        r = -EIO;
-    if (fclose(f) != 0 && r == 0)
-        r = -errno;
-    return r;
-}
-
 /* Reads a --token-auth-file; a bad one is reported on stderr (the server does not start). */
 static int load_tokens(const char *path, struct api_tokens **ret)
 {
@@ -194,7 +180,7 @@ int cmd_apiserver(int argc, char **argv)
             goto out;
         }
     }
-    if (ready && (r = write_text(ready, addr.buf)) < 0) {
+    if (ready && (r = cmd_write_file(ready, addr.buf)) < 0) {
         log_error("apiserver", "cannot write ready file \"%s\": %s", ready, err_str(r));
         goto out;
     }

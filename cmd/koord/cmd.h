@@ -14,6 +14,15 @@ int cmd_report(int argc, char **argv);
 struct cJSON;
 int cmd_read_docs(const char *path, struct cJSON ***ret_docs, size_t *ret_n);
 
+/* Writes text to path (created or truncated): 0 or -errno. For --ready-file. */
+int cmd_write_file(const char *path, const char *text);
+
+/* The API server configuration as every koord client finds it: --kubeconfig, else $KUBECONFIG,
+ * in-cluster, ~/.kube/config (kube/config.h). 0, or -errno with err naming what is wrong. */
+struct kube_config;
+struct strbuf;
+int cmd_kube_config(const char *kubeconfig, struct kube_config **ret, struct strbuf *err);
+
 /* Prints one document as YAML ("yaml") or indented JSON ("json") to stdout. */
 int cmd_print_doc(const struct cJSON *doc, const char *format);
 

@@ -1,11 +1,14 @@
 /* koord: one binary, subcommands (DESIGN.md section 2). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "cmd.h"
 #include "codec/codec.h"
+#include "kube/config.h"
 
 static const char usage[] =
     "usage: koord <command> [flags]\n"
@@ -46,6 +49,31 @@ int cmd_read_docs(const char *path, cJSON ***ret_docs, size_t *ret_n)
 out:
     strbuf_release(&buf);
     return r;
+}
+
+int cmd_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "we");
+    int r = 0;
+
+    if (!f)
+        return -errno;
+    if (fputs(text, f) < 0)
+        r = -EIO;
+    if (fclose(f) != 0 && r == 0)
+        r = -errno;
+    return r;
+}
+
+int cmd_kube_config(const char *kubeconfig, struct kube_config **ret, struct strbuf *err)
+{
+    return kube_config_load(
+        &(struct kube_config_sources){.kubeconfig = kubeconfig,
+                                      .kubeconfig_env = getenv("KUBECONFIG"),
+                                      .home = getenv("HOME"),
+                                      .service_host = getenv("KUBERNETES_SERVICE_HOST"),
+                                      .service_port = getenv("KUBERNETES_SERVICE_PORT")},
+        ret, err);
 }
 
 int cmd_print_doc(const cJSON *doc, const char *format)

@@ -50,26 +50,12 @@ static const char usage[] =
     "  --leader-election-retry-period S  seconds (default 15, 10, 2)\n"
     "  --slo-config-name NAME            the SLO ConfigMap (default slo-controller-config)\n"
     "  --config-namespace NS             its namespace (default koordinator-system)\n"
-    "  --register-apiservice HOST:PORT   point the NodeMetric APIService, Service and Endpoints\n"
+    "  --register-apiservice IP:PORT     point the NodeMetric APIService, Service and Endpoints\n"
     "                                    at this address while leading (standalone mode)\n"
     "  --degrade-minute-ms MS            length of a degradeTimeMinutes minute (tests only)\n"
     "  --log-level LEVEL                 error, warn, info (default) or debug\n"
     "\n"
     "Stops cleanly on SIGINT or SIGTERM (releasing the Lease); exits 1 when it loses the Lease.\n";
-
-static int write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "we");
-    int r = 0;
-
-    if (!f)
-        return -errno;
-    if (fputs(text, f) < 0)
-        r = -EIO;
-    if (fclose(f) != 0 && r == 0)
-        r = -errno;
-    return r;
-}
 
 static char *read_text(const char *path)
 {
@@ -314,13 +300,7 @@ int cmd_manager(int argc, char **argv)
     (void)sigaddset(&sigs, SIGUSR1);
     (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-    r = kube_config_load(
-        &(struct kube_config_sources){.kubeconfig = kubeconfig,
-                                      .kubeconfig_env = getenv("KUBECONFIG"),
-                                      .home = getenv("HOME"),
-                                      .service_host = getenv("KUBERNETES_SERVICE_HOST"),
-                                      .service_port = getenv("KUBERNETES_SERVICE_PORT")},
-        &cfg, &err);
+    r = cmd_kube_config(kubeconfig, &cfg, &err);
     if (r < 0) {
         log_error("manager", "%s", err.len ? err.buf : err_str(r));
         goto out;
@@ -370,7 +350,7 @@ int cmd_manager(int argc, char **argv)
         goto out;
     }
     strbuf_addf(&addr, "%s:%u", host.buf, manager_port(m));
-    if (ready && (r = write_text(ready, addr.buf)) < 0) {
+    if (ready && (r = cmd_write_file(ready, addr.buf)) < 0) {
         log_error("manager", "cannot write ready file \"%s\": %s", ready, err_str(r));
         goto out;
     }

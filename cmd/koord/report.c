@@ -125,13 +125,7 @@ int cmd_report(int argc, char **argv)
         cJSON_DeleteItemFromObjectCaseSensitive(status, "updateTime");
         CHECK(cJSON_AddStringToObject(status, "updateTime", now));
     }
-    r = kube_config_load(
-        &(struct kube_config_sources){.kubeconfig = kubeconfig,
-                                      .kubeconfig_env = getenv("KUBECONFIG"),
-                                      .home = getenv("HOME"),
-                                      .service_host = getenv("KUBERNETES_SERVICE_HOST"),
-                                      .service_port = getenv("KUBERNETES_SERVICE_PORT")},
-        &cfg, &err);
+    r = cmd_kube_config(kubeconfig, &cfg, &err);
     if (r < 0) {
         (void)fprintf(stderr, "koord report: %s\n", err.len ? err.buf : err_str(r));
         goto out;

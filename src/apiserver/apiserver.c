@@ -51,8 +51,7 @@ struct apiserver {
     bool require_certs;
     const struct api_tokens *tokens;
     const struct apiserver_auth *auth; /* external authentication and authorization, or NULL */
-    bool status_writes_only;
-    unsigned bookmark_ms; /* idle time before a watch sends a BOOKMARK */
+    unsigned bookmark_ms;              /* idle time before a watch sends a BOOKMARK */
 };
 
 /* Everything one request needs, released in one place. */
@@ -2616,7 +2615,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         goto out;
     }
     c.target = (struct api_status_target){c.res->group, c.res->plural, c.ri.name};
-    if (c.srv->status_writes_only && strcmp(c.ri.verb, "get") && strcmp(c.ri.verb, "list") &&
+    /* Read-only kinds (registry.h) take writes to their status only. */
+    if (c.res->read_only && strcmp(c.ri.verb, "get") && strcmp(c.ri.verb, "list") &&
         strcmp(c.ri.verb, "watch") &&
         (strcmp(c.ri.subresource, "status") ||
          (strcmp(c.ri.verb, "update") && strcmp(c.ri.verb, "patch")))) {
@@ -2740,7 +2740,6 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     s->store = store;
     s->bookmark_ms = DEFAULT_BOOKMARK_MS;
     s->auth = opts->auth;
-    s->status_writes_only = opts->status_writes_only;
     CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->metrics = api_metrics_new();
     s->reg = opts->kinds ? api_registry_new_kinds(opts->kinds) : api_registry_new();

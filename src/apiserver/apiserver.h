@@ -48,12 +48,12 @@ struct apiserver_auth {
 /* A server profile other than koord apiserver's full one. */
 struct apiserver_opts {
     /* Serve exactly these kinds (NULL-terminated): no CRDs, no TokenReview, no initial
-     * namespaces or priority classes. NULL = everything koord apiserver serves. */
+     * namespaces or priority classes. NULL = everything koord apiserver serves. Objects of
+     * aggregated kinds (api_kind.aggregated; read_only in the registry) are created and
+     * deleted by the embedding program through the store: clients may read them and update or
+     * patch their status, nothing else (405; a status write to a missing object is 404), and
+     * discovery lists only those verbs. */
     const struct api_kind *const *kinds;
-    /* Objects are created and deleted by the embedding program through the store; clients may
-     * read them and update or patch their status subresource, nothing else (405 otherwise; a
-     * status write to a missing object is 404). */
-    bool status_writes_only;
     const struct apiserver_auth *auth; /* borrowed; NULL = the built-in rules */
 };
 

@@ -160,14 +160,47 @@ size_t http_request_header_values(const struct http_request *req, const char *na
     return hv.n;
 }
 
-int http_request_client_cert_signed_by(const struct http_request *req, const char *ca_pem)
+struct http_ca_list {
+    gnutls_x509_crt_t *v;
+    unsigned n;
+};
+
+int http_ca_list_new(const char *pem, struct http_ca_list **ret)
+{
+    struct http_ca_list *l = xcalloc(1, sizeof(*l));
+    gnutls_datum_t d = {0};
+    int rc;
+
+    /* GnuTLS only reads the datum; the copy drops a const it does not declare. */
+    memcpy(&d.data, &pem, sizeof(d.data));
+    d.size = (unsigned)strlen(pem);
+    rc = gnutls_x509_crt_list_import2(&l->v, &l->n, &d, GNUTLS_X509_FMT_PEM, 0);
+    if (rc < 0 || l->n == 0) {
+        http_ca_list_free(l);
+        return rc == GNUTLS_E_MEMORY_ERROR ? -ENOMEM : -EINVAL;
+    }
+    *ret = l;
+    return 0;
+}
+
+void http_ca_list_free(struct http_ca_list *l)
+{
+    if (!l)
+        return;
+    for (unsigned i = 0; i < l->n; i++)
+        gnutls_x509_crt_deinit(l->v[i]);
+    gnutls_free(l->v);
+    free(l);
+}
+
+int http_request_client_cert_signed_by(const struct http_request *req,
+                                       const struct http_ca_list *cas)
 {
     const union MHD_ConnectionInfo *ci;
     const gnutls_datum_t *chain;
-    gnutls_x509_crt_t leaf = NULL, *cas = NULL;
-    gnutls_datum_t pem = {0};
-    unsigned n = 0, ncas = 0, status = 0;
-    int r;
+    gnutls_x509_crt_t leaf;
+    unsigned n = 0, status = 0;
+    int r = -EACCES;
 
     if (http_request_client_cert(req, NULL, NULL) < 0)
         return -ENOENT;
@@ -177,24 +210,12 @@ int http_request_client_cert_signed_by(const struct http_request *req, const cha
                 : NULL;
     if (!chain || n == 0)
         return -ENOENT;
-    /* GnuTLS only reads the datum; the cast drops a const it does not declare. */
-    memcpy(&pem.data, &ca_pem, sizeof(pem.data));
-    pem.size = (unsigned)strlen(ca_pem);
-    if (gnutls_x509_crt_list_import2(&cas, &ncas, &pem, GNUTLS_X509_FMT_PEM, 0) < 0)
-        return -EINVAL;
-    r = -ENOMEM;
     if (gnutls_x509_crt_init(&leaf) < 0)
-        goto out;
-    r = -EACCES;
+        return -ENOMEM;
     if (gnutls_x509_crt_import(leaf, &chain[0], GNUTLS_X509_FMT_DER) >= 0 &&
-        gnutls_x509_crt_verify(leaf, cas, ncas, 0, &status) >= 0 && status == 0)
+        gnutls_x509_crt_verify(leaf, cas->v, cas->n, 0, &status) >= 0 && status == 0)
         r = 0;
-out:
-    if (leaf)
-        gnutls_x509_crt_deinit(leaf);
-    for (unsigned i = 0; i < ncas; i++)
-        gnutls_x509_crt_deinit(cas[i]);
-    gnutls_free(cas);
+    gnutls_x509_crt_deinit(leaf);
     return r;
 }
 

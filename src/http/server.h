@@ -40,12 +40,20 @@ size_t http_request_header_values(const struct http_request *req, const char *na
                                   const char **ret, size_t max);
 
 /*
- * Whether the request's verified client certificate was signed by one of the CAs in ca_pem
- * (PEM, one or more certificates): how a server that trusts several CAs (the cluster CA and a
- * front-proxy CA) tells which one vouches for the caller. 0 yes, -ENOENT no verified
- * certificate, -EACCES signed by another CA, -EINVAL unreadable ca_pem.
+ * A set of CA certificates parsed once, to ask which CA vouches for a caller when a server
+ * trusts several (the cluster CA and a front-proxy CA): parsing PEM per request would cost
+ * every request of a busy port. 0, -EINVAL (no certificate in pem), -ENOMEM.
  */
-int http_request_client_cert_signed_by(const struct http_request *req, const char *ca_pem);
+struct http_ca_list;
+int http_ca_list_new(const char *pem, struct http_ca_list **ret);
+void http_ca_list_free(struct http_ca_list *l);
+
+/*
+ * Whether the request's verified client certificate was signed by one of the CAs in cas.
+ * 0 yes, -ENOENT no verified certificate, -EACCES signed by another CA.
+ */
+int http_request_client_cert_signed_by(const struct http_request *req,
+                                       const struct http_ca_list *cas);
 
 #define HTTP_MAX_HEADERS 8
 

@@ -9,6 +9,7 @@
  */
 #include "manager/manager.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -144,26 +145,40 @@ static int upsert(struct manager *m, const struct kube_resource *res, const char
     return r;
 }
 
+/* "IP:PORT" (an Endpoints address must be an IP): 0 or -EINVAL. */
+static int parse_register_address(const char *addr, struct strbuf *ret_host, uint32_t *ret_port)
+{
+    const char *colon = strrchr(addr, ':');
+    unsigned char buf[sizeof(struct in6_addr)];
+    uint32_t port;
+
+    if (!colon || parse_u32(colon + 1, &port) < 0 || port == 0 || port > 65535)
+        return -EINVAL;
+    strbuf_reset(ret_host);
+    strbuf_add(ret_host, addr, (size_t)(colon - addr));
+    if (inet_pton(AF_INET, ret_host->buf, buf) != 1 && inet_pton(AF_INET6, ret_host->buf, buf) != 1)
+        return -EINVAL;
+    *ret_port = port;
+    return 0;
+}
+
 static int register_apiservice(struct manager *m)
 {
     static const char *const svc_members[] = {"spec", NULL};
     static const char *const ep_members[] = {"subsets", NULL};
-    const char *addr = m->o.register_address, *colon = strrchr(addr, ':');
     struct strbuf host = STRBUF_INIT, json = STRBUF_INIT, ca = STRBUF_INIT;
     cJSON *obj = NULL;
     uint32_t port;
     int r;
 
-    if (!colon || parse_u32(colon + 1, &port) < 0 || port == 0 || port > 65535)
-        return -EINVAL;
-    strbuf_add(&host, addr, (size_t)(colon - addr));
+    CHECK(parse_register_address(m->o.register_address, &host, &port) == 0); /* at start */
     strbuf_add_base64(&ca, m->o.register_ca_pem, strlen(m->o.register_ca_pem));
     strbuf_addf(&json,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","
                 "\"namespace\":\"%s\"},\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443,"
                 "\"targetPort\":%u}]}}",
                 REGISTER_NAME, MANAGER_DEFAULT_NAMESPACE, port);
-    obj = cJSON_Parse(json.buf);
+    CHECK(obj = cJSON_Parse(json.buf));
     r = upsert(m, &res_services, MANAGER_DEFAULT_NAMESPACE, obj, svc_members);
     cJSON_Delete(obj);
     if (r < 0)
@@ -174,7 +189,7 @@ static int register_apiservice(struct manager *m)
                 "\"namespace\":\"%s\"},\"subsets\":[{\"addresses\":[{\"ip\":\"%s\"}],"
                 "\"ports\":[{\"name\":\"https\",\"port\":%u}]}]}",
                 REGISTER_NAME, MANAGER_DEFAULT_NAMESPACE, host.buf, port);
-    obj = cJSON_Parse(json.buf);
+    CHECK(obj = cJSON_Parse(json.buf));
     r = upsert(m, &res_endpoints, MANAGER_DEFAULT_NAMESPACE, obj, ep_members);
     cJSON_Delete(obj);
     if (r < 0)
@@ -187,7 +202,7 @@ static int register_apiservice(struct manager *m)
                 "\"caBundle\":\"%s\",\"groupPriorityMinimum\":1000,\"versionPriority\":100}}",
                 NODEMETRIC_VERSION, NODEMETRIC_GROUP, NODEMETRIC_GROUP, NODEMETRIC_VERSION,
                 MANAGER_DEFAULT_NAMESPACE, REGISTER_NAME, ca.buf);
-    obj = cJSON_Parse(json.buf);
+    CHECK(obj = cJSON_Parse(json.buf));
     r = upsert(m, &res_apiservices, NULL, obj, svc_members);
     cJSON_Delete(obj);
 out:
@@ -382,16 +397,29 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
     struct strbuf bundle = STRBUF_INIT;
     int r;
 
+    if (opts->register_address) {
+        uint32_t port;
+        struct strbuf host = STRBUF_INIT;
+        r = parse_register_address(opts->register_address, &host, &port);
+        strbuf_release(&host);
+        if (r < 0 || !opts->register_ca_pem) {
+            free(m);
+            return -EINVAL;
+        }
+    }
     m->o = *opts;
     CHECK(pthread_mutex_init(&m->lock, NULL) == 0);
     CHECK(pthread_cond_init(&m->cond, NULL) == 0);
     m->specq = kube_workqueue_new(&(struct kube_workqueue_opts){0});
-    m->auth = nodemetric_auth_new(
+    r = nodemetric_auth_new(
         &(struct nodemetric_auth_opts){.client_ca_pem = opts->client_ca_pem,
                                        .requestheader_ca_pem = opts->requestheader_ca_pem,
                                        .allowed_names = opts->allowed_names,
                                        .tokenreview = opts->token_review ? opts->client : NULL,
-                                       .admin_group = opts->admin_group});
+                                       .admin_group = opts->admin_group},
+        &m->auth);
+    if (r < 0)
+        goto fail;
     if ((r = nodemetric_server_new(&(struct nodemetric_opts){.auth = nodemetric_auth_hooks(m->auth),
                                                              .history = opts->nodemetric_history},
                                    &m->nm)) < 0)

@@ -86,6 +86,11 @@ run curl -sfk "https://$maddr/metrics"
 expect_out "koord_manager_leader 1" "/metrics"
 expect_out "koord_manager_nodemetric_reports_total 1" "/metrics"
 
+# An Endpoints address must be an IP: a host name is refused before anything starts.
+run "$KOORD" manager --listen 127.0.0.1:0 --cert-dir "$TMP/m" --register-apiservice localhost:9443
+expect_rc 1 "--register-apiservice with a host name"
+expect_out "cannot start: " "--register-apiservice with a host name"
+
 # SIGTERM: clean stop, the Lease released (holder cleared).
 kill -TERM "$mpid"
 wait "$mpid" || fail "manager exit status $?"

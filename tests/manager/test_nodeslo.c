@@ -330,6 +330,19 @@ static bool colocation_error(struct env *e, const void *arg)
     return nodeslo_controller_colocation_error(e->ctl) == *(const bool *)arg;
 }
 
+/* on_node has reported at least *arg nodes present. */
+static bool adds_at_least(struct env *e, const void *arg)
+{
+    unsigned n;
+
+    (void)pthread_mutex_lock(&e->lock);
+    n = e->node_adds;
+    (void)pthread_mutex_unlock(&e->lock);
+    strbuf_reset(&e->why);
+    strbuf_addf(&e->why, "%u reports of present nodes", n);
+    return n >= *(const unsigned *)arg;
+}
+
 /* ---- fixtures ---- */
 
 static void on_node(void *ud, const char *node, bool added)
@@ -561,6 +574,7 @@ static void test_nodemetric_source(void **state)
     struct kube_object **v = NULL;
     cJSON *spec = NULL, *node, *want = NULL;
     struct slo_config *cfg;
+    unsigned adds;
     bool err;
     size_t n;
 
@@ -593,9 +607,20 @@ static void test_nodemetric_source(void **state)
     n = nodeslo_controller_nodes(e->ctl, &v);
     assert_int_equal(n, 3);
     kube_objects_free(v, n);
+    /* Each of the 3 nodes is reported present when listed, and again after each reconcile;
+     * a configuration change that alters what nodes get reconciles, so reports, every node
+     * again (the NodeMetric specs follow it). No deletes were reported. */
+    adds = 3;
+    wait_until(e, adds_at_least, &adds);
     (void)pthread_mutex_lock(&e->lock);
-    assert_int_equal(e->node_adds, 3);
+    adds = e->node_adds + 3;
+    assert_int_equal(e->node_deletes, 0);
     (void)pthread_mutex_unlock(&e->lock);
+    put_configmap(e, data_of(SLO_KEY_COLOCATION,
+                             "{\"enable\":true,\"metricReportIntervalSeconds\":20,"
+                             "\"metricAggregatePolicy\":{\"durations\":[\"15m\"]}}",
+                             NULL));
+    wait_until(e, adds_at_least, &adds);
 
     /* A colocation-config that fails to decode: in error, with its Event. */
     put_configmap(e, data_of(SLO_KEY_COLOCATION, "{\"enable\":", NULL));

@@ -40,7 +40,8 @@ struct ident {
 
 struct nodemetric_auth {
     struct apiserver_auth hooks;
-    char *client_ca, *rh_ca, *admin_group;
+    struct http_ca_list *client_ca, *rh_ca; /* parsed once, used per request */
+    char *admin_group;
     char **allowed; /* NULL-terminated, may be empty */
     struct kube_client *tr;
     long ttl_ms;
@@ -381,26 +382,34 @@ static int authorize(void *ud, const struct api_user *u, const struct api_reqinf
 
 /* ---- lifecycle ---- */
 
-struct nodemetric_auth *nodemetric_auth_new(const struct nodemetric_auth_opts *o)
+int nodemetric_auth_new(const struct nodemetric_auth_opts *o, struct nodemetric_auth **ret)
 {
     struct nodemetric_auth *a = xcalloc(1, sizeof(*a));
     size_t n = 0;
+    int r = 0;
 
-    a->client_ca = o->client_ca_pem ? xstrdup(o->client_ca_pem) : NULL;
-    a->rh_ca = o->requestheader_ca_pem ? xstrdup(o->requestheader_ca_pem) : NULL;
+    CHECK(pthread_mutex_init(&a->lock, NULL) == 0);
+    if (o->client_ca_pem)
+        r = http_ca_list_new(o->client_ca_pem, &a->client_ca);
+    if (r == 0 && o->requestheader_ca_pem)
+        r = http_ca_list_new(o->requestheader_ca_pem, &a->rh_ca);
     a->admin_group = xstrdup(o->admin_group ? o->admin_group : "system:masters");
     while (o->allowed_names && o->allowed_names[n])
         n++;
     a->allowed = xcalloc(n + 1, sizeof(char *));
     for (size_t i = 0; i < n; i++)
         a->allowed[i] = xstrdup(o->allowed_names[i]);
+    if (r < 0) {
+        nodemetric_auth_free(a);
+        return r;
+    }
     a->tr = o->tokenreview;
     a->ttl_ms = o->cache_ttl_ms > 0 ? o->cache_ttl_ms : DEFAULT_TTL_MS;
     a->cache_max = o->cache_max ? o->cache_max : DEFAULT_CACHE_MAX;
     atomic_init(&a->reviews, 0);
-    CHECK(pthread_mutex_init(&a->lock, NULL) == 0);
     a->hooks = (struct apiserver_auth){authenticate, release, authorize, a};
-    return a;
+    *ret = a;
+    return 0;
 }
 
 void nodemetric_auth_free(struct nodemetric_auth *a)
@@ -413,8 +422,8 @@ void nodemetric_auth_free(struct nodemetric_auth *a)
     for (char **n = a->allowed; *n; n++)
         free(*n);
     free(a->allowed);
-    free(a->client_ca);
-    free(a->rh_ca);
+    http_ca_list_free(a->client_ca);
+    http_ca_list_free(a->rh_ca);
     free(a->admin_group);
     (void)pthread_mutex_destroy(&a->lock);
     free(a);

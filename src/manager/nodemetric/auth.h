@@ -40,8 +40,9 @@ struct nodemetric_auth_opts {
 
 struct nodemetric_auth;
 
-/* Copies opts (strings included; tokenreview stays borrowed). */
-struct nodemetric_auth *nodemetric_auth_new(const struct nodemetric_auth_opts *opts);
+/* Copies opts (strings included; tokenreview stays borrowed) and parses the CAs once.
+ * 0, -EINVAL when a CA is not PEM certificates, -ENOMEM. */
+int nodemetric_auth_new(const struct nodemetric_auth_opts *opts, struct nodemetric_auth **ret);
 void nodemetric_auth_free(struct nodemetric_auth *a);
 
 /* The hooks for apiserver_new_opts(), valid while a lives. */

@@ -87,10 +87,8 @@ int nodemetric_server_activate(struct nodemetric_server *s, uint64_t epoch)
     if ((r = store_memory_new(&so, &s->store)) < 0)
         return r;
     store_memory_set_listener(s->store, on_write, s);
-    r = apiserver_new_opts(
-        s->store,
-        &(struct apiserver_opts){.kinds = kinds, .status_writes_only = true, .auth = s->o.auth},
-        &api);
+    r = apiserver_new_opts(s->store, &(struct apiserver_opts){.kinds = kinds, .auth = s->o.auth},
+                           &api);
     if (r < 0) {
         store_close(s->store);
         s->store = NULL;

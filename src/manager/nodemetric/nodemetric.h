@@ -7,7 +7,7 @@
  *
  * Built from the API-serving library (apiserver.h) with the memory backend
  * (store_memory.h): the same verbs, watch, Table output, Status errors and discovery as every
- * other koord server, profile "exact kinds, status writes only". The objects themselves are
+ * other koord server, profile "exact kinds" (NodeMetric is a read-only kind). The objects are
  * made and removed by the manager (nodemetric_server_set_spec / _remove, from the Node
  * informer and colocation-config); clients cannot create or delete them (405).
  *

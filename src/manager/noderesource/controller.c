@@ -24,10 +24,11 @@
 #include "manager/noderesource/batch.h"
 #include "manager/nodeslo/nodeslo.h"
 
-#define DEFAULT_WORKERS 2
-#define MAX_WORKERS     16
-#define PUT_ATTEMPTS    4
-#define RECHECK_SLACK   1000 /* ms after a window ends before looking again */
+#define DEFAULT_WORKERS     2
+#define MAX_WORKERS         16
+#define PUT_ATTEMPTS        4
+#define RECHECK_SLACK       1000 /* ms after a window ends before looking again */
+#define MAX_RECHECK_MINUTES (7 * 24 * 60)
 
 /* When this process last wrote a node's status (sorted by name). */
 struct last_write {
@@ -124,10 +125,19 @@ static void set_last_write(struct noderesource_controller *c, const char *node, 
 
 /* ---- reconcile ---- */
 
-static long strategy_int(const cJSON *s, const char *k, long def)
+/*
+ * When to look at a node again on its own: one degrade window from now, when its metrics would
+ * go stale or the start-up grace ends. degradeTimeMinutes may come unvalidated from a node
+ * annotation, so it is bounded here (a week) before it is multiplied.
+ */
+static long recheck_ms(const struct noderesource_controller *c, const cJSON *strategy)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, k);
-    return cJSON_IsNumber(v) && v->valuedouble > 0 ? (long)v->valuedouble : def;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(strategy, "degradeTimeMinutes");
+    double minutes = cJSON_IsNumber(v) && v->valuedouble >= 1 ? v->valuedouble : 15;
+
+    if (minutes > MAX_RECHECK_MINUTES)
+        minutes = MAX_RECHECK_MINUTES;
+    return (long)minutes * (c->o.degrade_scale_ms ? c->o.degrade_scale_ms : 60000) + RECHECK_SLACK;
 }
 
 /*
@@ -142,23 +152,45 @@ static int64_t scaled(const struct noderesource_controller *c, int64_t t, int64_
     return origin + (t - origin) * 60000 / c->o.degrade_scale_ms;
 }
 
-/* PUT nodes/status with the new status, re-reading the node on conflict. */
-static int put_status(struct noderesource_controller *c, const char *name, const cJSON *status)
+/*
+ * PUT nodes/status with the batch resources set or removed, as upstream's update path does
+ * (4.2 step 5c): the status is prepared from the very Node being written, so whatever else
+ * changed in it (kubelet's conditions) is kept. The first attempt writes over the cached Node;
+ * on a conflict the Node is read again. *ret_wrote says whether a write was made (none when
+ * the diff and time rules find nothing to sync).
+ */
+static int put_status(struct noderesource_controller *c, const cJSON *cached,
+                      const struct noderesource_batch *res, int64_t now, int64_t wrote,
+                      const cJSON *strategy, bool *ret_wrote)
 {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cached, "metadata"), "name"));
     long delay_ms = 10;
     int r = -ESTALE;
 
+    *ret_wrote = false;
     for (int i = 0; i < PUT_ATTEMPTS && (r == -ESTALE || r == -EAGAIN); i++) {
-        cJSON *node = NULL;
+        cJSON *node = NULL, *status = NULL;
+
         if (i > 0) {
             (void)usleep((useconds_t)delay_ms * 1000);
             delay_ms *= 5;
+            if ((r = kube_get(c->client, &kube_res_nodes, NULL, name, &node, NULL)) < 0)
+                break;
+        } else {
+            CHECK(node = cJSON_Duplicate(cached, true));
         }
-        if ((r = kube_get(c->client, &kube_res_nodes, NULL, name, &node, NULL)) < 0)
-            break;
-        cJSON_DeleteItemFromObjectCaseSensitive(node, "status");
-        CHECK(cJSON_AddItemToObject(node, "status", cJSON_Duplicate(status, true)));
-        r = kube_update(c->client, &kube_res_nodes, NULL, node, "status", NULL, NULL);
+        r = noderesource_batch_prepare_status(node, res, 1.0, &status);
+        if (r == 0 &&
+            noderesource_batch_needs_sync(cJSON_GetObjectItemCaseSensitive(node, "status"), status,
+                                          strategy, now, wrote)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(node, "status");
+            CHECK(cJSON_AddItemToObject(node, "status", status));
+            status = NULL;
+            r = kube_update(c->client, &kube_res_nodes, NULL, node, "status", NULL, NULL);
+            *ret_wrote = r == 0;
+        }
+        cJSON_Delete(status);
         cJSON_Delete(node);
     }
     return r;
@@ -167,11 +199,11 @@ static int put_status(struct noderesource_controller *c, const char *name, const
 static int reconcile(struct noderesource_controller *c, const char *name, long *ret_recheck_ms)
 {
     struct kube_object *node = kube_informer_get(c->nodes, name), **pods = NULL;
-    const cJSON **podv = NULL, *strategy_deg;
-    cJSON *strategy = NULL, *metric = NULL, *status = NULL;
+    const cJSON **podv = NULL;
+    cJSON *strategy = NULL, *metric = NULL;
     struct noderesource_batch res;
-    bool cluster_enable = false;
-    int64_t now = now_ms(), wrote;
+    bool cluster_enable = false, wrote = false;
+    int64_t now = now_ms();
     size_t npods = 0;
     int r;
 
@@ -198,7 +230,7 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
             cJSON_GetObjectItemCaseSensitive(metric, "status"), "updateTime");
         int64_t origin = now;
 
-        if (cJSON_IsString(upd) && metric) {
+        if (cJSON_IsString(upd)) {
             int64_t s;
             int32_t ns;
             if (rfc3339_parse(upd->valuestring, &s, &ns) == 0)
@@ -218,26 +250,17 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
     }
     if (r < 0)
         goto out;
-    strategy_deg = strategy;
-    /* Look again when the node's metrics would go stale or the start-up grace ends. */
-    *ret_recheck_ms = strategy_int(strategy_deg, "degradeTimeMinutes", 15) *
-                          (c->o.degrade_scale_ms ? c->o.degrade_scale_ms : 60000) +
-                      RECHECK_SLACK;
+    *ret_recheck_ms = recheck_ms(c, strategy);
     if (res.action == NODERESOURCE_BATCH_KEEP)
         goto out;
-    r = noderesource_batch_prepare_status(kube_object_json(node), &res, 1.0, &status);
-    if (r < 0)
-        goto out;
-    wrote = last_write(c, name);
-    if (!noderesource_batch_needs_sync(
-            cJSON_GetObjectItemCaseSensitive(kube_object_json(node), "status"), status, strategy,
-            now, wrote))
-        goto out;
-    if ((r = put_status(c, name, status)) < 0) {
+    r = put_status(c, kube_object_json(node), &res, now, last_write(c, name), strategy, &wrote);
+    if (r < 0) {
         log_warn("noderesource", "cannot update node \"%s\" status: %s, retrying", name,
                  err_str(r));
         goto out;
     }
+    if (!wrote)
+        goto out;
     set_last_write(c, name, now);
     (void)pthread_mutex_lock(&c->lock);
     c->stats.node_writes++;
@@ -248,7 +271,6 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
     else
         log_info("noderesource", "node %s: batch resources removed: %s", name, res.message);
 out:
-    cJSON_Delete(status);
     cJSON_Delete(metric);
     cJSON_Delete(strategy);
     free(podv);

@@ -604,6 +604,8 @@ void nodeslo_controller_stop(struct nodeslo_controller *c)
 {
     bool was_running;
 
+    if (!c)
+        return;
     atomic_store(&c->cancel, true);
     (void)pthread_mutex_lock(&c->lifecycle);
     was_running = c->running;
