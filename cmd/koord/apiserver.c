@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "apiserver/aggregator.h"
 #include "apiserver/pki.h"
 #include "apiserver/store.h"
 #include "apiserver/store_cache.h"
@@ -24,11 +26,14 @@
 static const char usage[] =
     "usage: koord apiserver [--data-dir DIR] [--listen HOST:PORT] [--ready-file FILE]\n"
     "                       [--write-kubeconfig FILE] [--token-auth-file FILE]\n"
-    "                       [--log-level LEVEL]\n"
+    "                       [--requestheader-client-ca-file FILE]\n"
+    "                       [--proxy-client-cert-file FILE --proxy-client-key-file FILE]\n"
+    "                       [--requestheader-allowed-names NAMES] [--log-level LEVEL]\n"
     "\n"
     "Serves a Kubernetes-compatible API over HTTPS with SQLite storage, for running koord\n"
-    "without a cluster. On first start it generates a CA, a serving certificate and an admin\n"
-    "client certificate under DIR/pki.\n"
+    "without a cluster, and proxies the group-versions APIServices register (aggregation).\n"
+    "On first start it generates a CA, a serving certificate, an admin client certificate, a\n"
+    "front-proxy CA and a front-proxy client certificate under DIR/pki.\n"
     "\n"
     "  --data-dir DIR          database and certificates (default .koord/apiserver)\n"
     "  --listen HOST:PORT      address to serve on; port 0 picks a free one\n"
@@ -37,6 +42,15 @@ static const char usage[] =
     "  --write-kubeconfig FILE an admin kubeconfig for kubectl (KUBECONFIG=FILE kubectl ...)\n"
     "  --token-auth-file FILE  also accept these bearer tokens (CSV lines "
     "token,user,uid[,\"groups\"])\n"
+    "  --requestheader-client-ca-file FILE\n"
+    "                          CA of the front-proxy client certificate, published for\n"
+    "                          extension servers (default DIR/pki/front-proxy-ca.crt)\n"
+    "  --proxy-client-cert-file FILE, --proxy-client-key-file FILE\n"
+    "                          the certificate presented to extension servers (default\n"
+    "                          DIR/pki/front-proxy-client.{crt,key})\n"
+    "  --requestheader-allowed-names NAMES\n"
+    "                          comma-separated CNs extension servers accept as front proxy\n"
+    "                          (default front-proxy-client; \"\" = any)\n"
     "  --log-level LEVEL       error, warn, info (default) or debug\n"
     "\n"
     "Stops cleanly on SIGINT or SIGTERM.\n";
@@ -58,6 +72,34 @@ static int load_tokens(const char *path, struct api_tokens **ret)
     return r;
 }
 
+/* "a,b" -> {"a", "b", NULL}; "" -> {NULL}. */
+static char **split_names(const char *list)
+{
+    size_t n = 1;
+    char **v;
+
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    v = xcalloc(n + 1, sizeof(*v));
+    n = 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len)
+            v[n++] = xstrndup(p, len);
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return v;
+}
+
+static void free_names(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
 int cmd_apiserver(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -66,12 +108,21 @@ int cmd_apiserver(int argc, char **argv)
         {"ready-file", required_argument, NULL, 'r'},
         {"write-kubeconfig", required_argument, NULL, 'k'},
         {"token-auth-file", required_argument, NULL, 't'},
+        {"requestheader-client-ca-file", required_argument, NULL, 'C'},
+        {"proxy-client-cert-file", required_argument, NULL, 'P'},
+        {"proxy-client-key-file", required_argument, NULL, 'K'},
+        {"requestheader-allowed-names", required_argument, NULL, 'N'},
         {"log-level", required_argument, NULL, 'L'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *data_dir = ".koord/apiserver", *listen = "127.0.0.1:6443", *ready = NULL,
-               *kubeconfig = NULL, *token_file = NULL;
+               *kubeconfig = NULL, *token_file = NULL, *rh_ca_file = NULL, *proxy_cert = NULL,
+               *proxy_key = NULL, *allowed = "front-proxy-client";
+    struct strbuf rh_ca = STRBUF_INIT, cert_path = STRBUF_INIT, key_path = STRBUF_INIT;
+    struct strbuf work = STRBUF_INIT;
+    struct aggregator_opts ao = {0};
+    char **names = NULL;
     struct strbuf path = STRBUF_INIT, addr = STRBUF_INIT, host = STRBUF_INIT;
     struct apiserver_pki pki = {0};
     struct store *db = NULL, *store = NULL; /* the SQLite backend, the cache over it */
@@ -82,7 +133,7 @@ int cmd_apiserver(int argc, char **argv)
     const char *colon;
     uint32_t port;
     sigset_t sigs;
-    bool want_tokens = false;
+    bool want_tokens = false, want_rh_ca = false, want_cert = false, want_key = false;
     int c, sig, r, rc = 1;
 
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -103,6 +154,21 @@ int cmd_apiserver(int argc, char **argv)
             token_file = optarg;
             want_tokens = true;
             break;
+        case 'C':
+            rh_ca_file = optarg;
+            want_rh_ca = true;
+            break;
+        case 'P':
+            proxy_cert = optarg;
+            want_cert = true;
+            break;
+        case 'K':
+            proxy_key = optarg;
+            want_key = true;
+            break;
+        case 'N':
+            allowed = optarg;
+            break;
         case 'L':
             if (log_set_level(optarg) < 0) {
                 (void)fprintf(stderr, "koord apiserver: unknown log level \"%s\"\n", optarg);
@@ -122,9 +188,14 @@ int cmd_apiserver(int argc, char **argv)
         (void)fprintf(stderr, "koord apiserver: --listen must be HOST:PORT, not \"%s\"\n", listen);
         return 2;
     }
+    if (want_cert != want_key) {
+        (void)fprintf(stderr, "koord apiserver: --proxy-client-cert-file and "
+                              "--proxy-client-key-file go together\n");
+        return 2;
+    }
     strbuf_add(&host, listen, (size_t)(colon - listen));
-    /* Tested through the flag, not the pointer: clang-analyzer would take a NULL test of one
-     * optarg copy as a fact about every other. */
+    /* Optional paths are tested through flags, not pointers: clang-analyzer would take a NULL
+     * test of one optarg copy as a fact about every other. */
     if (want_tokens && load_tokens(token_file, &tokens) < 0) {
         strbuf_release(&host);
         return 2;
@@ -160,6 +231,39 @@ int cmd_apiserver(int argc, char **argv)
     }
     apiserver_require_client_certs(api, true);
     apiserver_set_tokens(api, tokens);
+    if (want_rh_ca && (r = codec_read_file(rh_ca_file, 1 << 20, &rh_ca)) < 0) {
+        log_error("apiserver", "cannot read --requestheader-client-ca-file \"%s\": %s", rh_ca_file,
+                  err_str(r));
+        goto out;
+    }
+    if (want_cert) {
+        strbuf_addstr(&cert_path, proxy_cert);
+        strbuf_addstr(&key_path, proxy_key);
+    } else {
+        strbuf_addf(&cert_path, "%s/pki/front-proxy-client.crt", data_dir);
+        strbuf_addf(&key_path, "%s/pki/front-proxy-client.key", data_dir);
+    }
+    if (access(cert_path.buf, R_OK) < 0 || access(key_path.buf, R_OK) < 0) {
+        log_error("apiserver", "cannot read the proxy client certificate \"%s\" or key \"%s\": %s",
+                  cert_path.buf, key_path.buf, err_str(-errno));
+        goto out;
+    }
+    strbuf_addf(&work, "%s/aggregator", data_dir);
+    if (mkdir(work.buf, 0700) < 0 && errno != EEXIST) {
+        log_error("apiserver", "cannot create \"%s\": %s", work.buf, err_str(-errno));
+        goto out;
+    }
+    names = split_names(allowed);
+    ao.proxy_cert_file = cert_path.buf;
+    ao.proxy_key_file = key_path.buf;
+    ao.client_ca_pem = pki.ca.cert;
+    ao.requestheader_ca_pem = want_rh_ca ? rh_ca.buf : pki.front_proxy_ca.cert;
+    ao.allowed_names = (const char *const *)names;
+    ao.work_dir = work.buf;
+    if ((r = apiserver_enable_aggregation(api, &ao)) < 0) {
+        log_error("apiserver", "cannot start the aggregation layer: %s", err_str(r));
+        goto out;
+    }
     o.host = host.buf;
     o.port = (uint16_t)port;
     o.cert_pem = pki.serving.cert;
@@ -196,6 +300,11 @@ out:
     store_close(store);
     store_close(db);
     apiserver_pki_release(&pki);
+    free_names(names);
+    strbuf_release(&rh_ca);
+    strbuf_release(&cert_path);
+    strbuf_release(&key_path);
+    strbuf_release(&work);
     strbuf_release(&path);
     strbuf_release(&addr);
     strbuf_release(&host);

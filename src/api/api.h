@@ -22,6 +22,7 @@ struct api_printer_column {
 enum api_name_rule {
     API_NAME_DNS_SUBDOMAIN, /* most kinds */
     API_NAME_DNS_LABEL,     /* namespaces */
+    API_NAME_PATH_SEGMENT,  /* APIServices: the kind's check enforces it (may be "v1.") */
 };
 
 struct api_kind {

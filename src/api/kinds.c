@@ -14,7 +14,7 @@ extern const struct api_kind api_kind_recommendation, api_kind_cluster_colocatio
     api_kind_elastic_quota_profile, api_kind_elastic_quota, api_kind_reservation,
     api_kind_node_metric, api_kind_node_slo, api_kind_node, api_kind_pod, api_kind_configmap,
     api_kind_event, api_kind_namespace, api_kind_lease, api_kind_secret, api_kind_service,
-    api_kind_endpoints, api_kind_priority_class, api_kind_metrics_node_metric;
+    api_kind_endpoints, api_kind_priority_class, api_kind_metrics_node_metric, api_kind_apiservice;
 
 static const struct api_kind *const kinds[] = {
     &api_kind_recommendation,
@@ -35,6 +35,7 @@ static const struct api_kind *const kinds[] = {
     &api_kind_service,
     &api_kind_endpoints,
     &api_kind_priority_class,
+    &api_kind_apiservice,
     NULL,
 };
 
@@ -120,7 +121,7 @@ static void validate_meta(const struct api_kind *k, const cJSON *meta, struct fi
     if ((!name || !*name->valuestring) && (!gen || !*gen->valuestring)) {
         field_error_add(errs, FIELD_REQUIRED, "metadata.name", NULL,
                         "name or generateName is required");
-    } else if (name && *name->valuestring) {
+    } else if (name && *name->valuestring && k->name_rule != API_NAME_PATH_SEGMENT) {
         int r = k->name_rule == API_NAME_DNS_LABEL
                     ? labels_check_dns1123_label(name->valuestring, &why)
                     : labels_check_dns1123_subdomain(name->valuestring, &why);

@@ -19,6 +19,7 @@
 #include "api/patchmeta.h"
 #include "api/rfc3339.h"
 #include "apiserver/admit.h"
+#include "apiserver/aggregator.h"
 #include "apiserver/auth.h"
 #include "apiserver/metrics.h"
 #include "apiserver/pods.h"
@@ -52,6 +53,7 @@ struct apiserver {
     const struct api_tokens *tokens;
     const struct apiserver_auth *auth; /* external authentication and authorization, or NULL */
     unsigned bookmark_ms;              /* idle time before a watch sends a BOOKMARK */
+    struct aggregator *agg;            /* APIService proxying, when enabled */
 };
 
 /* Everything one request needs, released in one place. */
@@ -328,24 +330,27 @@ static void serve_nonresource(struct call *c)
         reply(c, 200, doc);
         return;
     }
-    if (!strcmp(path, "/openapi/v3") || !strcmp(path, "/openapi/v3/"))
+    if (!strcmp(path, "/openapi/v3") || !strcmp(path, "/openapi/v3/")) {
         doc = api_registry_openapi_index(c->srv->reg);
-    else if (!strncmp(path, "/openapi/v3/api/", 16) && !strchr(path + 16, '/'))
+        aggregator_openapi_index(c->srv->agg, doc);
+    } else if (!strncmp(path, "/openapi/v3/api/", 16) && !strchr(path + 16, '/'))
         doc = api_registry_openapi_gv(c->srv->reg, "", path + 16);
     else if (sscanf(path, "/openapi/v3/apis/%255[^/]", group) == 1 &&
              path[17 + strlen(group)] == '/' && !strchr(path + 18 + strlen(group), '/'))
         doc = api_registry_openapi_gv(c->srv->reg, group, path + 18 + strlen(group));
     else if (!strcmp(path, "/api") || !strcmp(path, "/api/"))
         doc = api_registry_api_versions(c->srv->reg);
-    else if (!strcmp(path, "/apis") || !strcmp(path, "/apis/"))
+    else if (!strcmp(path, "/apis") || !strcmp(path, "/apis/")) {
         doc = api_registry_group_list(c->srv->reg);
-    else if (!strcmp(path, "/api/v1"))
+        aggregator_discovery(c->srv->agg, NULL, &doc);
+    } else if (!strcmp(path, "/api/v1"))
         doc = api_registry_resource_list(c->srv->reg, "", "v1");
     else if (sscanf(path, "/apis/%255[^/]", group) == 1) {
         const char *rest = path + 6 + strlen(group);
-        if (!*rest || !strcmp(rest, "/"))
+        if (!*rest || !strcmp(rest, "/")) {
             doc = api_registry_group(c->srv->reg, group);
-        else if (rest[0] == '/' && !strchr(rest + 1, '/'))
+            aggregator_discovery(c->srv->agg, group, &doc);
+        } else if (rest[0] == '/' && !strchr(rest + 1, '/'))
             doc = api_registry_resource_list(c->srv->reg, group, rest + 1);
     }
     if (!doc) {
@@ -2440,6 +2445,9 @@ static bool admit(struct call *c, const cJSON *old, cJSON *obj)
     int r = old ? admit_update(c->srv->store, c->res, old, obj, &errs, &why)
                 : admit_create(c->srv->store, c->res, obj, &errs, &why);
 
+    if (r == 0 && !strcmp(c->res->group, "apiregistration.k8s.io"))
+        r = aggregator_admit(c->srv->reg, old, obj, &errs);
+
     if (r == -EINVAL) {
         reply_status(c, api_status_invalid(c->res->kind, c->res->group, name ? name : "", &errs));
     } else if (r == -EPERM) {
@@ -2604,6 +2612,9 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     }
     if (!admit_user(&c))
         goto out;
+    if (aggregator_handle(c.srv->agg, req, c.user.name ? &c.user : NULL,
+                          c.check_objects ? c.node : NULL, resp))
+        goto out;
     if (!c.ri.is_resource) {
         serve_nonresource(&c);
         goto out;
@@ -2680,6 +2691,9 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     if (serial)
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
+    if (c.res && resp->status >= 200 && resp->status < 300 && strcmp(c.ri.verb, "get") &&
+        strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch"))
+        aggregator_note_write(c.srv->agg, c.res->group, c.res->plural);
     record(&c, start);
     if (c.srv->auth && c.srv->auth->release && c.user.name)
         c.srv->auth->release(c.srv->auth->userdata, &c.user);
@@ -2771,10 +2785,18 @@ void apiserver_render_metrics(struct apiserver *s, struct strbuf *out)
     api_metrics_render(s->metrics, store_revision(s->store), out);
 }
 
+int apiserver_enable_aggregation(struct apiserver *s, const struct aggregator_opts *opts)
+{
+    if (s->agg)
+        return -EEXIST;
+    return aggregator_new(s->store, s->reg, opts, &s->agg);
+}
+
 void apiserver_stop_watches(struct apiserver *s)
 {
     if (!s)
         return;
+    aggregator_stop(s->agg);
     /* The hub stays until apiserver_free: requests still arriving find it closed. */
     store_set_observer(s->store, NULL, NULL);
     watch_hub_close(s->hub);
@@ -2785,6 +2807,7 @@ void apiserver_free(struct apiserver *s)
     if (!s)
         return;
     apiserver_stop_watches(s);
+    aggregator_free(s->agg);
     watch_hub_free(s->hub);
     api_registry_free(s->reg);
     (void)pthread_mutex_destroy(&s->admit_lock);

@@ -4,7 +4,8 @@
  * kubernetes-api.md sections 1-3). This first part serves discovery, health, /version and the
  * get, list, create, update (incl. the status subresource) and delete verbs with
  * kube-apiserver's status codes and messages; CRDs created through it are served at once.
- * Watch, patch, Table output and authentication build on it next.
+ * Watch, patch, Table output and authentication build on it next, and the aggregation layer
+ * (aggregator.h) proxies the group-versions APIServices hand to other servers.
  */
 #ifndef KOORD_APISERVER_APISERVER_H
 #define KOORD_APISERVER_APISERVER_H
@@ -87,8 +88,17 @@ void apiserver_render_metrics(struct apiserver *s, struct strbuf *out);
 /* A random (version 4) UID as Kubernetes writes them, for objects made outside a request. */
 void apiserver_random_uid(char buf[37]);
 
-/* Ends every watch stream (call before stopping the HTTP server, whose connection threads
- * would otherwise wait for them); also done by apiserver_free. */
+/*
+ * Turns on the aggregation layer (aggregator.h): APIServices with a service are proxied with
+ * the front-proxy client certificate of opts, their availability is checked in the background,
+ * and the kube-system/extension-apiserver-authentication ConfigMap is written now. 0, -EEXIST
+ * when already on, else the errors of aggregator_new().
+ */
+struct aggregator_opts;
+int apiserver_enable_aggregation(struct apiserver *s, const struct aggregator_opts *opts);
+
+/* Ends every watch stream, proxied ones included (call before stopping the HTTP server, whose
+ * connection threads would otherwise wait for them); also done by apiserver_free. */
 void apiserver_stop_watches(struct apiserver *s);
 
 void apiserver_free(struct apiserver *s);

@@ -81,6 +81,21 @@ static int save_pair(const char *dir, const char *name, const struct tls_pem *pe
     return r;
 }
 
+static int remove_pair(const char *dir, const char *name)
+{
+    struct strbuf p = STRBUF_INIT;
+    int r = 0;
+
+    for (const char *const *ext = (const char *const[]){"crt", "key", NULL}; *ext; ext++) {
+        strbuf_reset(&p);
+        strbuf_addf(&p, "%s/%s.%s", dir, name, *ext);
+        if (unlink(p.buf) < 0 && errno != ENOENT && r == 0)
+            r = -errno;
+    }
+    strbuf_release(&p);
+    return r;
+}
+
 int apiserver_pki_load(const char *dir, struct apiserver_pki *ret)
 {
     static const char *const admin_groups[] = {"system:masters", NULL};
@@ -111,6 +126,20 @@ int apiserver_pki_load(const char *dir, struct apiserver_pki *ret)
         r = tls_make_cert(&p.ca, "admin", admin_groups, NULL, false, CERT_DAYS, &p.admin);
         if (r == 0)
             r = save_pair(dir, "admin", &p.admin);
+    }
+    if (r == 0 && (r = load_pair(dir, "front-proxy-ca", &p.front_proxy_ca)) == -ENOENT) {
+        r = tls_make_ca("front-proxy-ca", CERT_DAYS, &p.front_proxy_ca);
+        if (r == 0)
+            r = save_pair(dir, "front-proxy-ca", &p.front_proxy_ca);
+        /* A new CA invalidates a client certificate left from an older one. */
+        if (r == 0)
+            r = remove_pair(dir, "front-proxy-client");
+    }
+    if (r == 0 && (r = load_pair(dir, "front-proxy-client", &p.front_proxy_client)) == -ENOENT) {
+        r = tls_make_cert(&p.front_proxy_ca, "front-proxy-client", NULL, NULL, false, CERT_DAYS,
+                          &p.front_proxy_client);
+        if (r == 0)
+            r = save_pair(dir, "front-proxy-client", &p.front_proxy_client);
     }
     if (r < 0) {
         apiserver_pki_release(&p);
@@ -166,6 +195,8 @@ void apiserver_pki_release(struct apiserver_pki *p)
     tls_pem_release(&p->ca);
     tls_pem_release(&p->serving);
     tls_pem_release(&p->admin);
+    tls_pem_release(&p->front_proxy_ca);
+    tls_pem_release(&p->front_proxy_client);
 }
 
 static int b64(const char *s, struct strbuf *out)

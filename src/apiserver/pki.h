@@ -2,7 +2,10 @@
  * The standalone API server's certificates and the admin kubeconfig: on first start a CA, a
  * serving certificate for 127.0.0.1/localhost/the host name and an admin client certificate
  * (CN=admin, O=system:masters) are generated into <data-dir>/pki and reused afterwards, so
- * kubectl configured once keeps working across restarts.
+ * kubectl configured once keeps working across restarts. For the aggregation layer (reference
+ * kubernetes-api.md 6.2-6.3) also a front-proxy CA (the request-header CA extension servers
+ * trust) and the front-proxy client certificate signed by it (CN=front-proxy-client), which
+ * the server presents when it proxies a request; file names as kubeadm's.
  */
 #ifndef KOORD_APISERVER_PKI_H
 #define KOORD_APISERVER_PKI_H
@@ -13,10 +16,12 @@ struct apiserver_pki {
     struct tls_pem ca;
     struct tls_pem serving;
     struct tls_pem admin;
+    struct tls_pem front_proxy_ca;
+    struct tls_pem front_proxy_client;
 };
 
-/* Loads <dir>/{ca,apiserver,admin}.{crt,key}, generating what is missing (files 0600).
- * 0, -errno from the file system, -ENOMEM, -EIO. */
+/* Loads <dir>/{ca,apiserver,admin,front-proxy-ca,front-proxy-client}.{crt,key}, generating
+ * what is missing (files 0600). 0, -errno from the file system, -ENOMEM, -EIO. */
 int apiserver_pki_load(const char *dir, struct apiserver_pki *ret);
 void apiserver_pki_release(struct apiserver_pki *p);
 

@@ -50,6 +50,7 @@ static const struct {
 
 static const char *const status_only[] = {"status", NULL};
 static const char *const category_all[] = {"all", NULL};
+static const char *const category_api_extensions[] = {"api-extensions", NULL};
 
 static char *own(struct entry *e, char *s)
 {
@@ -119,6 +120,8 @@ static void add_kind(struct api_registry *r, const struct api_kind *k)
             e->res.subresources = builtin_subresources[i].subresources;
     if (!strcmp(k->plural, "pods"))
         e->res.categories = category_all;
+    if (!strcmp(k->plural, "apiservices"))
+        e->res.categories = category_api_extensions;
     append(r, e);
 }
 

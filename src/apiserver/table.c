@@ -117,6 +117,14 @@ static const struct column priority_class_columns[] = {
     {"PreemptionPolicy", "string", "", "The policy for preempting pods with lower priority.", 0},
 };
 
+/* kube-aggregator's APIService table (pkg/registry/apiservice/etcd/etcd.go ConvertToTable). */
+static const struct column apiservice_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Service", "string", "", "The reference to the service that hosts the API endpoint.", 0},
+    {"Available", "string", "", "Whether this service is available.", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
 /* Name + Age of the built-in printers for kinds without a printer of their own. */
 static const struct column generic_columns[] = {
     {"Name", "string", "name", DESC_NAME, 0},
@@ -137,6 +145,7 @@ enum printer {
     PRINT_SERVICE,
     PRINT_ENDPOINTS,
     PRINT_PRIORITY_CLASS,
+    PRINT_APISERVICE,
     PRINT_CRD,
 };
 
@@ -154,6 +163,8 @@ static const struct {
     {"", "Endpoints", PRINT_ENDPOINTS, endpoints_columns, ARRAY_SIZE(endpoints_columns)},
     {"scheduling.k8s.io", "PriorityClass", PRINT_PRIORITY_CLASS, priority_class_columns,
      ARRAY_SIZE(priority_class_columns)},
+    {"apiregistration.k8s.io", "APIService", PRINT_APISERVICE, apiservice_columns,
+     ARRAY_SIZE(apiservice_columns)},
 };
 
 static cJSON *must(cJSON *v)
@@ -930,6 +941,35 @@ static void endpoints_cells(const cJSON *ep, cJSON *cells, struct strbuf *sb)
     push_str(cells, or_none(sb));
 }
 
+/* Service "namespace/name" or "Local"; Available "True", "False (Reason)" or "Unknown". */
+static void apiservice_cells(const cJSON *as, cJSON *cells, struct strbuf *sb)
+{
+    const cJSON *svc = get(get(as, "spec"), "service"), *c;
+    const char *status = "Unknown", *reason = NULL;
+
+    strbuf_reset(sb);
+    if (cJSON_IsObject(svc))
+        strbuf_addf(sb, "%s/%s", str_or(get_str(svc, "namespace"), ""),
+                    str_or(get_str(svc, "name"), ""));
+    else
+        strbuf_addstr(sb, "Local");
+    push_str(cells, sb->buf);
+    cJSON_ArrayForEach(c, get(get(as, "status"), "conditions"))
+    {
+        if (!get_str(c, "type") || strcmp(get_str(c, "type"), "Available"))
+            continue;
+        status = str_or(get_str(c, "status"), "");
+        reason = get_str(c, "reason");
+        break;
+    }
+    strbuf_reset(sb);
+    if (strcmp(status, "True") && reason && *reason)
+        strbuf_addf(sb, "%s (%s)", status, reason);
+    else
+        strbuf_addstr(sb, status);
+    push_str(cells, sb->buf);
+}
+
 static enum printer printer_of(const struct api_kind *k)
 {
     if (!k)
@@ -1027,6 +1067,12 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
         case PRINT_ENDPOINTS:
             push_str(cells, str_or(get_str(om, "name"), ""));
             endpoints_cells(obj, cells, &sb);
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        case PRINT_APISERVICE:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            apiservice_cells(obj, cells, &sb);
             age_of(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;

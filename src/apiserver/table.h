@@ -62,6 +62,10 @@ const cJSON *table_jsonpath(const cJSON *obj, const char *path);
  *    Roles (node-role.kubernetes.io/<role> and kubernetes.io/role labels, sorted, "<none>"),
  *    Age, Version (status.nodeInfo.kubeletVersion) and, priority 1, Internal-IP, External-IP,
  *    OS-Image, Kernel-Version, Container-Runtime.
+ *  - APIService (apiregistration.k8s.io v1): kube-aggregator's Name, Service ("<namespace>/
+ *    <name>" or "Local"), Available (the Available condition's status, "False (<reason>)"
+ *    when not True and a reason is given, "Unknown" without the condition), Age.
+ *  - Secret, Service, Endpoints, PriorityClass: the printers.go columns.
  *  - a kind with printer columns (k->columns): as apiextensions' tableconvertor, Name and then
  *    every column in order. A "date" column renders the age of its timestamp ("<unknown>" for
  *    an empty string, "<invalid>" when it does not parse); a "string" column renders strings as

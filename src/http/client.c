@@ -236,7 +236,7 @@ static int map_curl(CURLcode rc)
 }
 
 static void set_options(struct http_client *c, const struct http_client_req *req, CURL *e,
-                        struct curl_slist *hdrs, struct xfer *x)
+                        struct curl_slist *hdrs, struct curl_slist *connect_to, struct xfer *x)
 {
     (void)curl_easy_setopt(e, CURLOPT_URL, req->url);
     (void)curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -248,6 +248,8 @@ static void set_options(struct http_client *c, const struct http_client_req *req
     (void)curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
     (void)curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
     (void)curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+    if (connect_to)
+        (void)curl_easy_setopt(e, CURLOPT_CONNECT_TO, connect_to);
     if (c->ca_file)
         (void)curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
     if (c->cert_file) {
@@ -323,7 +325,7 @@ static int run(struct slot *s, struct http_client_cancel *k)
 int http_client_do(struct http_client *c, const struct http_client_req *req,
                    struct http_client_resp *ret)
 {
-    struct curl_slist *hdrs = NULL;
+    struct curl_slist *hdrs = NULL, *connect_to = NULL;
     struct xfer x = {.req = req, .resp = ret};
     struct slot s = {0};
     curl_off_t retry = 0;
@@ -344,11 +346,13 @@ int http_client_do(struct http_client *c, const struct http_client_req *req,
     hdrs = curl_slist_append(hdrs, "Expect:");
     for (const char *const *h = req->headers; h && *h && hdrs; h++)
         hdrs = curl_slist_append(hdrs, *h);
-    if (!hdrs) {
+    if (req->connect_to)
+        connect_to = curl_slist_append(NULL, req->connect_to);
+    if (!hdrs || (req->connect_to && !connect_to)) {
         r = -ENOMEM;
         goto out;
     }
-    set_options(c, req, s.easy, hdrs, &x);
+    set_options(c, req, s.easy, hdrs, connect_to, &x);
     r = run(&s, req->cancel);
     (void)curl_easy_getinfo(s.easy, CURLINFO_RESPONSE_CODE, &ret->status);
     if (x.err < 0)
@@ -361,6 +365,250 @@ int http_client_do(struct http_client *c, const struct http_client_req *req,
         ret->retry_after_s = (long)retry;
 out:
     curl_slist_free_all(hdrs);
+    curl_slist_free_all(connect_to);
     slot_give(c, &s);
     return r;
+}
+
+/* ---- pulled responses ---- */
+
+#define STREAM_MAX_PENDING ((size_t)1 << 20) /* body bytes held before the transfer pauses */
+#define STREAM_MAX_HEADERS 128
+
+struct http_client_stream {
+    struct http_client *c;
+    struct slot s;
+    struct http_client_cancel *k;
+    struct curl_slist *hdrs;
+    struct curl_slist *connect_to;
+    char *body;
+    char **headers; /* NULL-terminated "Name: value" lines of the current head */
+    size_t nheaders;
+    struct strbuf buf; /* received, not yet read: bytes off .. len */
+    size_t off;
+    long status;
+    bool added;     /* the easy handle is in the multi handle */
+    bool head_done; /* the final (non-1xx) response head arrived */
+    bool paused;    /* the write callback paused the transfer: buf was full */
+    bool done;
+    int err; /* the transfer's result once done */
+};
+
+static void stream_headers_reset(struct http_client_stream *st)
+{
+    for (size_t i = 0; i < st->nheaders; i++)
+        free(st->headers[i]);
+    st->nheaders = 0;
+    if (st->headers)
+        st->headers[0] = NULL;
+}
+
+/* One header line per call, CRLF included. A status line starts a head (1xx heads are followed
+ * by the real one), the empty line ends it; trailers after the body are ignored. */
+static size_t on_stream_header(char *p, size_t size, size_t n, void *ud)
+{
+    struct http_client_stream *st = ud;
+    size_t len = size * n;
+
+    if (st->head_done)
+        return len;
+    while (len && (p[len - 1] == '\n' || p[len - 1] == '\r'))
+        len--;
+    if (len >= 5 && !strncmp(p, "HTTP/", 5)) {
+        stream_headers_reset(st);
+    } else if (len == 0) {
+        long code = 0;
+        (void)curl_easy_getinfo(st->s.easy, CURLINFO_RESPONSE_CODE, &code);
+        if (code >= 200) {
+            st->status = code;
+            st->head_done = true;
+        }
+    } else if (st->nheaders < STREAM_MAX_HEADERS) {
+        if (!st->headers)
+            st->headers = xcalloc(STREAM_MAX_HEADERS + 1, sizeof(*st->headers));
+        st->headers[st->nheaders++] = xstrndup(p, len);
+        st->headers[st->nheaders] = NULL;
+    }
+    return size * n;
+}
+
+static size_t on_stream_write(char *p, size_t size, size_t n, void *ud)
+{
+    struct http_client_stream *st = ud;
+    size_t len = size * n;
+
+    if (st->buf.len - st->off >= STREAM_MAX_PENDING) {
+        st->paused = true;
+        return CURL_WRITEFUNC_PAUSE; /* delivered again once resumed */
+    }
+    strbuf_add(&st->buf, p, len);
+    return len;
+}
+
+/* Performs what is ready without waiting; notes the end of the transfer. */
+static void stream_step(struct http_client_stream *st)
+{
+    CURLcode result = CURLE_OK;
+    int running = 0, left;
+    CURLMsg *msg;
+
+    if (st->done)
+        return;
+    if (curl_multi_perform(st->s.multi, &running) != CURLM_OK) {
+        st->done = true;
+        st->err = -EIO;
+        return;
+    }
+    if (running)
+        return;
+    while ((msg = curl_multi_info_read(st->s.multi, &left)))
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == st->s.easy)
+            result = msg->data.result;
+    st->done = true;
+    st->err = map_curl(result);
+}
+
+/* Waits for the transfer's sockets (or a wake-up from the token). */
+static int stream_wait(struct http_client_stream *st)
+{
+    if (st->k && http_client_cancel_fired(st->k))
+        return -ECANCELED;
+    if (curl_multi_poll(st->s.multi, NULL, 0, POLL_MS, NULL) != CURLM_OK)
+        return -EIO;
+    if (st->k && http_client_cancel_fired(st->k))
+        return -ECANCELED;
+    return 0;
+}
+
+int http_client_open(struct http_client *c, const struct http_client_req *req,
+                     struct http_client_stream **ret)
+{
+    struct http_client_stream *st = xcalloc(1, sizeof(*st));
+    struct http_client_req copy = *req;
+    int r;
+
+    st->c = c;
+    st->k = req->cancel;
+    strbuf_init(&st->buf);
+    r = slot_take(c, &st->s);
+    if (r < 0) {
+        free(st);
+        return r;
+    }
+    curl_easy_reset(st->s.easy);
+    st->hdrs = curl_slist_append(NULL, "Expect:");
+    for (const char *const *h = req->headers; h && *h && st->hdrs; h++) {
+        struct curl_slist *next = curl_slist_append(st->hdrs, *h);
+        if (!next) {
+            curl_slist_free_all(st->hdrs);
+            st->hdrs = NULL;
+        }
+        st->hdrs = next;
+    }
+    if (req->connect_to)
+        st->connect_to = curl_slist_append(NULL, req->connect_to);
+    if (!st->hdrs || (req->connect_to && !st->connect_to)) {
+        r = -ENOMEM;
+        goto fail;
+    }
+    if (req->body) {
+        st->body = xmalloc(req->body_len + 1);
+        memcpy(st->body, req->body, req->body_len);
+        st->body[req->body_len] = '\0';
+        copy.body = st->body;
+    }
+    set_options(c, &copy, st->s.easy, st->hdrs, st->connect_to, NULL);
+    (void)curl_easy_setopt(st->s.easy, CURLOPT_WRITEFUNCTION, on_stream_write);
+    (void)curl_easy_setopt(st->s.easy, CURLOPT_WRITEDATA, st);
+    (void)curl_easy_setopt(st->s.easy, CURLOPT_HEADERFUNCTION, on_stream_header);
+    (void)curl_easy_setopt(st->s.easy, CURLOPT_HEADERDATA, st);
+    if (curl_multi_add_handle(st->s.multi, st->s.easy) != CURLM_OK) {
+        r = -EIO;
+        goto fail;
+    }
+    st->added = true;
+    if (st->k) {
+        (void)pthread_mutex_lock(&st->k->lock);
+        st->k->active = st->s.multi;
+        (void)pthread_mutex_unlock(&st->k->lock);
+    }
+    for (;;) {
+        stream_step(st);
+        if (st->head_done)
+            break;
+        if (st->done) {
+            r = st->err < 0 ? st->err : -EIO;
+            goto fail;
+        }
+        if ((r = stream_wait(st)) < 0)
+            goto fail;
+    }
+    *ret = st;
+    return 0;
+fail:
+    http_client_stream_close(st);
+    return r;
+}
+
+long http_client_stream_status(const struct http_client_stream *s)
+{
+    return s->status;
+}
+
+const char *const *http_client_stream_headers(const struct http_client_stream *s)
+{
+    static const char *const none[] = {NULL};
+    return s->headers ? (const char *const *)s->headers : none;
+}
+
+long http_client_stream_read(struct http_client_stream *s, char *buf, size_t max)
+{
+    size_t n;
+    int r;
+
+    while (s->off == s->buf.len) {
+        strbuf_reset(&s->buf);
+        s->off = 0;
+        if (s->done)
+            return s->err;
+        if (s->paused) {
+            s->paused = false;
+            (void)curl_easy_pause(s->s.easy, CURLPAUSE_CONT);
+            continue;
+        }
+        stream_step(s);
+        if (s->off < s->buf.len || s->done)
+            continue;
+        if ((r = stream_wait(s)) < 0)
+            return r;
+    }
+    n = s->buf.len - s->off;
+    if (n > max)
+        n = max;
+    memcpy(buf, s->buf.buf + s->off, n);
+    s->off += n;
+    return (long)n;
+}
+
+void http_client_stream_close(struct http_client_stream *s)
+{
+    if (!s)
+        return;
+    if (s->k) {
+        (void)pthread_mutex_lock(&s->k->lock);
+        if (s->k->active == s->s.multi)
+            s->k->active = NULL;
+        (void)pthread_mutex_unlock(&s->k->lock);
+    }
+    if (s->added)
+        (void)curl_multi_remove_handle(s->s.multi, s->s.easy);
+    if (s->s.easy)
+        slot_give(s->c, &s->s);
+    curl_slist_free_all(s->hdrs);
+    curl_slist_free_all(s->connect_to);
+    stream_headers_reset(s);
+    free(s->headers);
+    free(s->body);
+    strbuf_release(&s->buf);
+    free(s);
 }

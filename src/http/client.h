@@ -66,6 +66,10 @@ struct http_client_req {
     http_client_data_fn on_data; /* when set, the body goes here instead of resp->body */
     void *userdata;
     struct http_client_cancel *cancel; /* may be NULL */
+    /* "HOST:PORT:ADDR:PORT": connect to ADDR:PORT (an IPv6 ADDR in brackets) for a URL naming
+     * HOST:PORT, while TLS still verifies the certificate for HOST (how a proxy reaches a
+     * Service's endpoint and checks the name <service>.<namespace>.svc); NULL for none. */
+    const char *connect_to;
 };
 
 struct http_client_resp {
@@ -91,5 +95,29 @@ void http_client_resp_release(struct http_client_resp *r);
  */
 int http_client_do(struct http_client *c, const struct http_client_req *req,
                    struct http_client_resp *ret);
+
+/*
+ * A response read as it arrives, pulled by the caller (a proxy relaying a watch): open sends
+ * the request (req->on_data and req->max_body are not used; body is copied) and returns once
+ * the response head arrived; read then hands out body bytes, blocking until some arrive.
+ * Everything runs on the calling thread; another thread stops it only through req->cancel.
+ */
+struct http_client_stream;
+
+/* 0 with *ret open, or the transport errors of http_client_do() when no response head came. */
+int http_client_open(struct http_client *c, const struct http_client_req *req,
+                     struct http_client_stream **ret);
+
+/* The response status and its header lines ("Name: value", NULL-terminated, in order). */
+long http_client_stream_status(const struct http_client_stream *s);
+const char *const *http_client_stream_headers(const struct http_client_stream *s);
+
+/* Copies up to max body bytes into buf: > 0 bytes, 0 at the end of the body, or a transport
+ * error (-ECANCELED once the token fired, -ETIMEDOUT past req->timeout_ms, ...). */
+long http_client_stream_read(struct http_client_stream *s, char *buf, size_t max);
+
+/* Ends the transfer (closing its connection if the body was not read to the end) and frees.
+ * NULL is fine. */
+void http_client_stream_close(struct http_client_stream *s);
 
 #endif

@@ -74,11 +74,39 @@ const char *http_request_body(const struct http_request *req, size_t *ret_len)
     return req->body.buf;
 }
 
+struct kv_iter {
+    http_request_kv_fn fn;
+    void *userdata;
+};
+
+static enum MHD_Result kv_one(void *cls, enum MHD_ValueKind kind, const char *key,
+                              const char *value)
+{
+    struct kv_iter *it = cls;
+    (void)kind;
+
+    return it->fn(it->userdata, key, value) == 0 ? MHD_YES : MHD_NO;
+}
+
+void http_request_foreach_header(const struct http_request *req, http_request_kv_fn fn,
+                                 void *userdata)
+{
+    struct kv_iter it = {fn, userdata};
+    (void)MHD_get_connection_values(req->conn, MHD_HEADER_KIND, kv_one, &it);
+}
+
+void http_request_foreach_query(const struct http_request *req, http_request_kv_fn fn,
+                                void *userdata)
+{
+    struct kv_iter it = {fn, userdata};
+    (void)MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, kv_one, &it);
+}
+
 void http_response_header(struct http_response *resp, const char *name, const char *value)
 {
     if (resp->nheaders == HTTP_MAX_HEADERS)
         return;
-    resp->headers[resp->nheaders].name = name;
+    resp->headers[resp->nheaders].name = xstrdup(name);
     resp->headers[resp->nheaders].value = xstrdup(value);
     resp->nheaders++;
 }
@@ -274,6 +302,14 @@ static void stream_done(void *cls)
     free(st);
 }
 
+static bool has_header(const struct http_response *resp, const char *name)
+{
+    for (size_t i = 0; i < resp->nheaders; i++)
+        if (!strcasecmp(resp->headers[i].name, name))
+            return true;
+    return false;
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_response *resp)
 {
     struct MHD_Response *r;
@@ -299,8 +335,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_re
             return MHD_NO;
         }
     }
-    (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                  resp->content_type ? resp->content_type : "application/json");
+    if (resp->content_type || !has_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE))
+        (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                      resp->content_type ? resp->content_type : "application/json");
     for (size_t i = 0; i < resp->nheaders; i++)
         (void)MHD_add_response_header(r, resp->headers[i].name, resp->headers[i].value);
     ret = MHD_queue_response(conn, (unsigned)(resp->status ? resp->status : 500), r);
@@ -314,8 +351,10 @@ static void response_release(struct http_response *resp)
         resp->stream_free(resp->stream_userdata);
     resp->stream = NULL;
     strbuf_release(&resp->body);
-    for (size_t i = 0; i < resp->nheaders; i++)
+    for (size_t i = 0; i < resp->nheaders; i++) {
+        free(resp->headers[i].name);
         free(resp->headers[i].value);
+    }
     resp->nheaders = 0;
 }
 

@@ -24,6 +24,17 @@ const char *http_request_query(const struct http_request *req, const char *key);
 const char *http_request_body(const struct http_request *req, size_t *ret_len);
 
 /*
+ * Calls fn for every request header (name and value as received, repeated headers once each,
+ * in order), or for every query parameter (decoded; value NULL for a bare "?flag"). fn returns
+ * 0 to go on, anything else to stop. What a proxy needs to forward a request.
+ */
+typedef int (*http_request_kv_fn)(void *userdata, const char *name, const char *value);
+void http_request_foreach_header(const struct http_request *req, http_request_kv_fn fn,
+                                 void *userdata);
+void http_request_foreach_query(const struct http_request *req, http_request_kv_fn fn,
+                                void *userdata);
+
+/*
  * The identity of a client certificate that verified against the configured client CA:
  * *ret_user = the subject CN, ret_groups = the O values (NULL-terminated), both owned by the
  * request (either may be NULL). 0, -ENOENT when the client sent no certificate or the server has
@@ -55,7 +66,7 @@ void http_ca_list_free(struct http_ca_list *l);
 int http_request_client_cert_signed_by(const struct http_request *req,
                                        const struct http_ca_list *cas);
 
-#define HTTP_MAX_HEADERS 8
+#define HTTP_MAX_HEADERS 16
 
 /*
  * A streaming body (chunked): called on the connection's thread for the next bytes. It may
@@ -69,16 +80,18 @@ struct http_response {
     http_stream_fn stream; /* when set, the body is streamed instead of `body` */
     void *stream_userdata;
     void (*stream_free)(void *userdata); /* called once the stream is done, may be NULL */
-    const char *content_type;            /* static string; default application/json */
+    const char *content_type;            /* static string; NULL: a Content-Type header added with
+                                            http_response_header(), else application/json */
     struct strbuf body;
     struct {
-        const char *name; /* static strings */
-        char *value;      /* owned */
+        char *name; /* owned */
+        char *value;
     } headers[HTTP_MAX_HEADERS];
     size_t nheaders;
 };
 
-/* Adds a response header; value is copied. Silently ignored past HTTP_MAX_HEADERS. */
+/* Adds a response header; name and value are copied. Silently ignored past HTTP_MAX_HEADERS.
+ * Content-Length, Transfer-Encoding and Connection are the server's own: do not add them. */
 void http_response_header(struct http_response *resp, const char *name, const char *value);
 
 /* The request handler: runs on a pool thread, must fill resp (status 0 means 500). */

@@ -87,7 +87,8 @@ static void test_builtins(void **state)
     {
         /* Every built-in group in registration order; each entry has one preferred version. */
         const char *const want[] = {"coordination.k8s.io", "scheduling.k8s.io",
-                                    "apiextensions.k8s.io", "authentication.k8s.io"};
+                                    "apiregistration.k8s.io", "apiextensions.k8s.io",
+                                    "authentication.k8s.io"};
         const cJSON *groups = cJSON_GetObjectItem(doc, "groups");
         assert_int_equal(cJSON_GetArraySize(groups), ARRAY_SIZE(want));
         for (size_t i = 0; i < ARRAY_SIZE(want); i++)
@@ -102,6 +103,14 @@ static void test_builtins(void **state)
     cJSON_Delete(doc);
     assert_null(api_registry_group(r, "slo.koordinator.sh"));
     assert_null(api_registry_resource_list(r, "slo.koordinator.sh", "v1alpha1"));
+    doc = api_registry_resource_list(r, "apiregistration.k8s.io", "v1");
+    assert_json_eq(entry(doc, "apiservices"),
+                   "{\"name\":\"apiservices\",\"singularName\":\"apiservice\",\"namespaced\":"
+                   "false,\"kind\":\"APIService\",\"verbs\":[\"create\",\"delete\","
+                   "\"deletecollection\",\"get\",\"list\",\"patch\",\"update\",\"watch\"],"
+                   "\"categories\":[\"api-extensions\"]}");
+    assert_non_null(entry(doc, "apiservices/status"));
+    cJSON_Delete(doc);
     api_registry_free(r);
 }
 

@@ -762,7 +762,7 @@ static void test_generic_table(void **state)
     cJSON_Delete(t);
 }
 
-/* ---- Secret, Service, Endpoints, PriorityClass ----------------------------------------- */
+/* ---- Secret, Service, Endpoints, PriorityClass, APIService ----------------------------- */
 
 /* Cells of one object of kind av/k; builds, compares, frees. */
 static void row_at(const char *av, const char *k, const char *obj, const char *want, int line)
@@ -825,6 +825,19 @@ static void test_core_tables(void **state)
     assert_true(cJSON_IsTrue(cJSON_GetArrayItem(
         cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "rows"), 0), "cells"), 2)));
     cJSON_Delete(t);
+    /* kube-aggregator's columns: Local or namespace/name; True, "False (Reason)", Unknown. */
+    row("apiregistration.k8s.io/v1", "APIService",
+        "{\"metadata\":{\"name\":\"v1.x.io\"," CREATED "},\"spec\":{\"service\":{\"namespace\":"
+        "\"ns\",\"name\":\"svc\"}},\"status\":{\"conditions\":[{\"type\":\"Available\","
+        "\"status\":\"False\",\"reason\":\"MissingEndpoints\"}]}}",
+        "[\"v1.x.io\",\"ns/svc\",\"False (MissingEndpoints)\",\"60m\"]");
+    row("apiregistration.k8s.io/v1", "APIService",
+        "{\"metadata\":{\"name\":\"v1.\"," CREATED "},\"spec\":{},\"status\":{\"conditions\":"
+        "[{\"type\":\"Available\",\"status\":\"True\",\"reason\":\"Local\"}]}}",
+        "[\"v1.\",\"Local\",\"True\",\"60m\"]");
+    row("apiregistration.k8s.io/v1", "APIService",
+        "{\"metadata\":{\"name\":\"v1.y.io\"," CREATED "},\"spec\":{}}",
+        "[\"v1.y.io\",\"Local\",\"Unknown\",\"60m\"]");
 }
 
 /* ---- includeObject, list metadata ------------------------------------------------------- */

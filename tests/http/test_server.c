@@ -1,8 +1,10 @@
 /*
  * Tests for http/server and http/tls: a real server on 127.0.0.1 with a port the kernel picks,
- * driven by libcurl. Plain HTTP echoes method, path, query, headers and body; oversized bodies
- * get 413; over TLS the serving certificate verifies against the generated CA, and client
- * certificates yield their CN and O as the identity only when the client CA signed them.
+ * driven by libcurl. Plain HTTP echoes method, path, query, headers and body; every header and
+ * query parameter can be walked (what a proxy forwards), response header names are the
+ * handler's own, a Content-Type header stands in for content_type; oversized bodies get 413;
+ * over TLS the serving certificate verifies against the generated CA, and client certificates
+ * yield their CN and O as the identity only when the client CA signed them.
  */
 #include <curl/curl.h>
 #include <setjmp.h>
@@ -43,6 +45,33 @@ static void echo(const struct http_request *req, struct http_response *resp, voi
             strbuf_addf(&resp->body, " group=%s", *g);
     }
     http_response_header(resp, "X-Reply", "yes");
+}
+
+static int add_kv(void *ud, const char *name, const char *value)
+{
+    struct strbuf *sb = ud;
+
+    strbuf_addf(sb, "[%s=%s]", name, value ? value : "(null)");
+    return 0;
+}
+
+/* Lists every query parameter and the X- headers, in a header of a name made up at run time. */
+static void walk(const struct http_request *req, struct http_response *resp, void *ud)
+{
+    struct strbuf q = STRBUF_INIT, h = STRBUF_INIT, name = STRBUF_INIT;
+    (void)ud;
+
+    http_request_foreach_query(req, add_kv, &q);
+    http_request_foreach_header(req, add_kv, &h);
+    resp->status = 201;
+    resp->content_type = NULL;
+    strbuf_addf(&name, "X-%s", "Made-Up");
+    http_response_header(resp, name.buf, "1");
+    http_response_header(resp, "Content-Type", "application/vnd.x+json");
+    strbuf_addf(&resp->body, "%s|%s", q.buf, strstr(h.buf, "[X-Test=") ? "x-test" : "none");
+    strbuf_release(&q);
+    strbuf_release(&h);
+    strbuf_release(&name);
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *ud)
@@ -136,6 +165,46 @@ static void test_plain(void **state)
     assert_non_null(strstr(c.out.buf, "\"reason\":\"RequestEntityTooLarge\""));
     strbuf_release(&c.out);
 
+    http_server_stop(s);
+}
+
+static size_t keep_header(char *p, size_t size, size_t n, void *ud)
+{
+    strbuf_add(ud, p, size * n);
+    return size * n;
+}
+
+static void test_walk_and_headers(void **state)
+{
+    struct http_server_opts o = {.host = "127.0.0.1"};
+    struct http_server *s = NULL;
+    struct strbuf out = STRBUF_INIT, hdrs = STRBUF_INIT;
+    struct curl_slist *h = curl_slist_append(NULL, "X-Test: 1");
+    char url[128];
+    CURL *c = curl_easy_init();
+    long code = 0;
+    (void)state;
+
+    assert_int_equal(http_server_start(&o, walk, NULL, &s), 0);
+    (void)snprintf(url, sizeof(url), "http://127.0.0.1:%u/p?a=1&b=x%%20y&flag&a=2",
+                   http_server_port(s));
+    (void)curl_easy_setopt(c, CURLOPT_URL, url);
+    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+    (void)curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, keep_header);
+    (void)curl_easy_setopt(c, CURLOPT_HEADERDATA, &hdrs);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    assert_int_equal(code, 201);
+    assert_string_equal(out.buf, "[a=1][b=x y][flag=(null)][a=2]|x-test");
+    assert_non_null(strstr(hdrs.buf, "X-Made-Up: 1\r\n"));
+    assert_non_null(strstr(hdrs.buf, "Content-Type: application/vnd.x+json\r\n"));
+    assert_null(strstr(hdrs.buf, "application/json"));
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    strbuf_release(&out);
+    strbuf_release(&hdrs);
     http_server_stop(s);
 }
 
@@ -244,6 +313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain),
+        cmocka_unit_test(test_walk_and_headers),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_tls_and_client_certs),
     };

@@ -90,8 +90,16 @@ static char kt_pki_dir[64];
 
 static inline void kt_pki_remove(void)
 {
-    static const char *const files[] = {"ca.crt",        "ca.key",    "apiserver.crt",
-                                        "apiserver.key", "admin.crt", "admin.key"};
+    static const char *const files[] = {"ca.crt",
+                                        "ca.key",
+                                        "apiserver.crt",
+                                        "apiserver.key",
+                                        "admin.crt",
+                                        "admin.key",
+                                        "front-proxy-ca.crt",
+                                        "front-proxy-ca.key",
+                                        "front-proxy-client.crt",
+                                        "front-proxy-client.key"};
 
     for (size_t i = 0; i < ARRAY_SIZE(files); i++)
         kt_rm(kt_pki_dir, files[i]);
