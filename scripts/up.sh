@@ -1,35 +1,129 @@
-#!/bin/sh
-# `make up`: run the offline tools on the examples (the manifests validated, the NodeSLO the
-# manager would write for two nodes), then start the standalone API server in the foreground.
-set -eu
-KOORD=${1:-build/gcc/koord}
+#!/bin/bash
+# `make up`: the standalone control plane on this machine. Starts `koord apiserver` and
+# `koord manager` wired together the way a cluster wires them (the manager trusts the CAs the
+# API server publishes in kube-system/extension-apiserver-authentication, and registers the
+# NodeMetric API as an APIService the API server proxies to), applies the CRDs, the priority
+# classes and upstream's default slo-controller-config, registers this machine as a Node, and
+# stays in the foreground until Ctrl-C, which stops both. State lives in .koord/ and is reused.
+#
+# Environment: KOORD_LISTEN (API server, default 127.0.0.1:6443), KOORD_MANAGER_LISTEN
+# (manager, default 127.0.0.1:9443).
+set -euo pipefail
+KOORD=$(realpath "${1:-build/gcc/koord}")
 cd "$(dirname "$0")/.."
+
+LISTEN=${KOORD_LISTEN:-127.0.0.1:6443}
+MLISTEN=${KOORD_MANAGER_LISTEN:-127.0.0.1:9443}
+STATE=$PWD/.koord
+export KUBECONFIG=$STATE/kubeconfig
+apid="" mpid=""
+
+# The servers run in sessions of their own (setsid), so that Ctrl-C reaches this script only and
+# they stop in order: the manager first, releasing its Lease while the API server still serves.
+stop() {
+    trap - EXIT INT TERM
+    [ -n "$mpid" ] && kill "$mpid" 2>/dev/null && wait "$mpid" 2>/dev/null || true
+    [ -n "$apid" ] && kill "$apid" 2>/dev/null && wait "$apid" 2>/dev/null || true
+}
+trap 'stop; exit 130' INT TERM
+trap stop EXIT
+die() {
+    echo "make up: $*" >&2
+    for log in apiserver manager; do
+        [ -s "$STATE/$log.log" ] && { echo "--- last lines of $STATE/$log.log" >&2; tail -n 20 "$STATE/$log.log" >&2; }
+    done
+    exit 1
+}
+# wait_file FILE PID WHAT: until FILE is non-empty, while PID lives (30 s at most).
+wait_file() {
+    for _ in $(seq 1 300); do
+        [ -s "$1" ] && return 0
+        kill -0 "$2" 2>/dev/null || die "$3 exited"
+        sleep 0.1
+    done
+    die "$3 not ready after 30 s"
+}
 
 echo "== koord version"
 "$KOORD" version
-echo
 echo "== koord validate -f examples/seed -f examples/reference -f examples/core"
-"$KOORD" validate -f examples/seed -f examples/reference -f examples/core
-echo
-echo "== koord validate -f examples/invalid   (every object here must be rejected)"
-"$KOORD" validate -f examples/invalid || [ $? -eq 1 ]
-echo
-echo "== koord slo render --config examples/slo-controller-config.yaml --node examples/nodes/node-anolis.yaml"
-"$KOORD" slo render --config examples/slo-controller-config.yaml --node examples/nodes/node-anolis.yaml
-echo
-echo "== koord slo render --config examples/slo-controller-config.yaml --node examples/nodes/node-plain.yaml"
-"$KOORD" slo render --config examples/slo-controller-config.yaml --node examples/nodes/node-plain.yaml
-echo
-echo "== koord slo check --config examples/slo-controller-config.yaml"
-"$KOORD" slo check --config examples/slo-controller-config.yaml
+"$KOORD" validate -f examples/seed -f examples/reference -f examples/core >/dev/null
+echo "   all valid"
+
+mkdir -p "$STATE"
+rm -f "$STATE/apiserver.ready" "$STATE/manager.ready"
+echo "== koord apiserver on $LISTEN (data in $STATE/apiserver, log $STATE/apiserver.log)"
+setsid "$KOORD" apiserver --data-dir "$STATE/apiserver" --listen "$LISTEN" \
+    --ready-file "$STATE/apiserver.ready" --write-kubeconfig "$KUBECONFIG" \
+    >>"$STATE/apiserver.log" 2>&1 &
+apid=$!
+wait_file "$STATE/apiserver.ready" "$apid" "koord apiserver"
+
+echo "== kubectl apply -f deploy/crds/ -f deploy/priorityclasses.yaml -f deploy/slo-controller-config.yaml"
+kubectl apply -f deploy/crds/ -f deploy/priorityclasses.yaml >/dev/null || die "applying the CRDs failed"
+kubectl get namespace koordinator-system >/dev/null 2>&1 ||
+    kubectl create namespace koordinator-system >/dev/null || die "creating koordinator-system failed"
+# Applied only when absent, so that edits made with kubectl survive a restart.
+kubectl get configmap -n koordinator-system slo-controller-config >/dev/null 2>&1 ||
+    kubectl create -f deploy/slo-controller-config.yaml >/dev/null || die "creating slo-controller-config failed"
+
+# This machine as a Node: its name, CPUs and memory, Ready. (kubelet would keep the status
+# fresh; here it is written once.)
+node=$(hostname | tr 'A-Z_' 'a-z-')
+cpus=$(nproc)
+mem_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+arch=$(dpkg --print-architecture 2>/dev/null || uname -m)
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+echo "== node $node ($cpus CPUs, $((mem_kib / 1024)) MiB)"
+kubectl apply -f - >/dev/null <<EOF || die "registering node $node failed"
+apiVersion: v1
+kind: Node
+metadata:
+  name: $node
+  labels:
+    kubernetes.io/hostname: $node
+    kubernetes.io/os: linux
+    kubernetes.io/arch: $arch
+status:
+  capacity: {cpu: "$cpus", memory: ${mem_kib}Ki, pods: "110"}
+  allocatable: {cpu: "$cpus", memory: ${mem_kib}Ki, pods: "110"}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: "registered by make up",
+     lastHeartbeatTime: "$now", lastTransitionTime: "$now"}
+EOF
+
+echo "== koord manager on $MLISTEN (certificates in $STATE/manager, log $STATE/manager.log)"
+setsid "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen "$MLISTEN" --cert-dir "$STATE/manager" \
+    --ready-file "$STATE/manager.ready" --register-apiservice "$MLISTEN" \
+    >>"$STATE/manager.log" 2>&1 &
+mpid=$!
+wait_file "$STATE/manager.ready" "$mpid" "koord manager"
+# Available once the manager leads: at once, or when the Lease of a manager that did not stop
+# cleanly has expired (15 s).
+available() {
+    kubectl get apiservice v1alpha1.metrics.koordinator.sh \
+        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}' 2>/dev/null | grep -qx True
+}
+for _ in $(seq 1 300); do
+    available && break
+    kill -0 "$mpid" 2>/dev/null || die "koord manager exited"
+    sleep 0.1
+done
+available || die "the NodeMetric APIService v1alpha1.metrics.koordinator.sh is not Available after 30 s"
+# kubectl caches discovery for hours and would go on resolving `nodemetrics` to the
+# slo.koordinator.sh CRD it saw before the APIService existed: drop this server's cache.
+rm -rf "${HOME:-/root}/.kube/cache/discovery/$(printf %s "$LISTEN" | sed 's/[^A-Za-z0-9.-]/_/g')"
 
 echo
-echo "== koord apiserver (the standalone control plane; Ctrl-C stops it)"
-mkdir -p .koord
-LISTEN=${KOORD_LISTEN:-127.0.0.1:6443}
-echo "   data in .koord/apiserver; talk to it with:"
-echo "   export KUBECONFIG=$PWD/.koord/kubeconfig"
-echo "   kubectl apply -f deploy/crds/ -f deploy/priorityclasses.yaml"
-echo "   kubectl create -f examples/seed/ && kubectl get nodeslos"
-exec "$KOORD" apiserver --data-dir .koord/apiserver --listen "$LISTEN" \
-    --write-kubeconfig .koord/kubeconfig
+echo "The control plane is up; Ctrl-C stops it. In another shell:"
+echo
+echo "    export KUBECONFIG=$KUBECONFIG"
+echo "    kubectl get nodes,nodeslos,nodemetrics"
+echo
+kubectl get nodes,nodeslos,nodemetrics || true
+echo
+# Until Ctrl-C, or until either server stops on its own.
+set +e
+wait -n "$apid" "$mpid"
+rc=$?
+die "a server exited (status $rc)"

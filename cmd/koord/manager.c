@@ -191,6 +191,7 @@ int cmd_manager(int argc, char **argv)
     const char *listen = "0.0.0.0:9443", *ready = NULL, *cert_dir = ".koord/manager";
     const char *tls_cert = NULL, *tls_key = NULL, *client_ca_file = NULL, *rh_ca_file = NULL;
     const char *rh_names = NULL, *kubeconfig = NULL;
+    const char *const dns_names[] = {MANAGER_SERVICE_DNS, NULL};
     char *client_ca = NULL, *rh_ca = NULL, **allowed = NULL, *cert = NULL, *key = NULL;
     struct strbuf host = STRBUF_INIT, addr = STRBUF_INIT, err = STRBUF_INIT;
     struct tls_pem ca = {0}, serving = {0};
@@ -318,7 +319,8 @@ int cmd_manager(int argc, char **argv)
             log_error("manager", "cannot read --tls-cert-file/--tls-private-key-file");
             goto out;
         }
-    } else if ((r = apiserver_pki_serving(cert_dir, "koord-manager", &ca, &serving)) < 0) {
+    } else if ((r = apiserver_pki_serving(cert_dir, "koord-manager", dns_names, &ca, &serving)) <
+               0) {
         log_error("manager", "cannot prepare certificates in \"%s\": %s", cert_dir, err_str(r));
         goto out;
     }

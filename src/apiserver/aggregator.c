@@ -1197,6 +1197,24 @@ static cJSON *find_group(cJSON *groups, const char *name)
     return NULL;
 }
 
+struct prio_ctx {
+    struct backend *const *v;
+    size_t n;
+};
+
+/* A group's priority as kube-aggregator sorts it: the highest of its APIServices'; a CRD's
+ * 1000 when none of them is proxied. */
+static int group_prio(const char *group, void *ud)
+{
+    const struct prio_ctx *ctx = ud;
+    int prio = -1;
+
+    for (size_t i = 0; i < ctx->n; i++)
+        if (!strcmp(ctx->v[i]->group, group) && ctx->v[i]->group_prio > prio)
+            prio = ctx->v[i]->group_prio;
+    return prio < 0 ? 1000 : prio;
+}
+
 void aggregator_discovery(struct aggregator *a, const char *group, cJSON **doc)
 {
     struct backend **v;
@@ -1219,6 +1237,10 @@ void aggregator_discovery(struct aggregator *a, const char *group, cJSON **doc)
                 CHECK(cJSON_AddItemToArray(groups, g));
             }
             add_versions(g, v[i]->group, v, n);
+        }
+        if (cJSON_IsArray(groups)) {
+            struct prio_ctx ctx = {v, n};
+            api_registry_sort_groups(a->reg, groups, group_prio, &ctx);
         }
     } else {
         for (size_t i = 0; i < n; i++) {

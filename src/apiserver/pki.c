@@ -149,37 +149,55 @@ int apiserver_pki_load(const char *dir, struct apiserver_pki *ret)
     return 0;
 }
 
-int apiserver_pki_serving(const char *dir, const char *name, struct tls_pem *ret_ca,
-                          struct tls_pem *ret_serving)
+int apiserver_pki_serving(const char *dir, const char *name, const char *const *dns_names,
+                          struct tls_pem *ret_ca, struct tls_pem *ret_serving)
 {
     struct tls_pem ca = {0}, serving = {0};
-    struct strbuf ca_name = STRBUF_INIT, ca_cn = STRBUF_INIT;
+    struct strbuf ca_name = STRBUF_INIT;
     char host[256] = "localhost";
-    const char *sans[] = {"localhost", "127.0.0.1", "::1", host, NULL};
+    const char *sans[16] = {"localhost", "127.0.0.1", "::1"};
+    size_t nsans = 3, host_at;
     int r;
 
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         return -errno;
+    for (const char *const *n = dns_names; n && *n; n++) {
+        if (nsans + 2 >= ARRAY_SIZE(sans))
+            return -EINVAL;
+        sans[nsans++] = *n;
+    }
     (void)gethostname(host, sizeof(host) - 1);
+    host_at = nsans;
+    sans[nsans++] = host;
     strbuf_addf(&ca_name, "%s-ca", name);
-    strbuf_addf(&ca_cn, "%s-ca", name);
     r = load_pair(dir, ca_name.buf, &ca);
     if (r == -ENOENT) {
-        r = tls_make_ca(ca_cn.buf, CERT_DAYS, &ca);
+        r = tls_make_ca(ca_name.buf, CERT_DAYS, &ca);
         if (r == 0)
             r = save_pair(dir, ca_name.buf, &ca);
     }
-    if (r == 0 && (r = load_pair(dir, name, &serving)) == -ENOENT) {
+    if (r == 0)
+        r = load_pair(dir, name, &serving);
+    /* A certificate from an older start that lacks a name asked for now is made again (the
+     * host name is not required: it may have changed, and clients use the others). */
+    if (r == 0) {
+        sans[host_at] = NULL;
+        if (!tls_cert_covers(serving.cert, sans)) {
+            tls_pem_release(&serving);
+            r = -ENOENT;
+        }
+        sans[host_at] = host;
+    }
+    if (r == -ENOENT) {
         r = tls_make_cert(&ca, name, NULL, sans, true, CERT_DAYS, &serving);
         if (r == -EINVAL) { /* a host name that is not a DNS name: serve without it */
-            sans[3] = NULL;
+            sans[host_at] = NULL;
             r = tls_make_cert(&ca, name, NULL, sans, true, CERT_DAYS, &serving);
         }
         if (r == 0)
             r = save_pair(dir, name, &serving);
     }
     strbuf_release(&ca_name);
-    strbuf_release(&ca_cn);
     if (r < 0) {
         tls_pem_release(&ca);
         tls_pem_release(&serving);

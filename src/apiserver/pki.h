@@ -27,12 +27,14 @@ void apiserver_pki_release(struct apiserver_pki *p);
 
 /*
  * A serving certificate of another koord server (the manager's NodeMetric API): <dir>/<name>.crt
- * and .key for localhost/127.0.0.1/::1/the host name, signed by its own CA <dir>/<name>-ca.crt
- * (what an APIService's caBundle and a client's CA file carry), generated on first use.
- * 0, -errno, -ENOMEM, -EIO.
+ * and .key for localhost/127.0.0.1/::1/the host name and the DNS names of dns_names
+ * (NULL-terminated, may be NULL: e.g. the <service>.<namespace>.svc name an aggregating API
+ * server verifies), signed by its own CA <dir>/<name>-ca.crt (what an APIService's caBundle and
+ * a client's CA file carry). Generated on first use, and again when the stored one lacks a
+ * name. 0, -EINVAL (too many names, or a bad one), -errno, -ENOMEM, -EIO.
  */
-int apiserver_pki_serving(const char *dir, const char *name, struct tls_pem *ret_ca,
-                          struct tls_pem *ret_serving);
+int apiserver_pki_serving(const char *dir, const char *name, const char *const *dns_names,
+                          struct tls_pem *ret_ca, struct tls_pem *ret_serving);
 
 /* Writes a kubeconfig for server (e.g. "https://127.0.0.1:6443") with the CA and the admin
  * client certificate embedded; mode 0600, replaced atomically. 0 or -errno. */

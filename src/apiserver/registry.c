@@ -491,7 +491,83 @@ cJSON *api_registry_group_list(struct api_registry *r)
             CHECK(cJSON_AddItemToArray(groups, group_doc(r, group)));
     }
     CHECK(pthread_rwlock_unlock(&r->lock) == 0);
+    api_registry_sort_groups(r, groups, NULL, NULL);
     return o;
+}
+
+/* A group's place among the groups of one priority: the least name of its APIServices. */
+static void group_sort_name(const cJSON *g, struct strbuf *out)
+{
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(g, "name"));
+    struct strbuf cand = STRBUF_INIT;
+    const cJSON *v;
+
+    strbuf_reset(out);
+    cJSON_ArrayForEach(v, cJSON_GetObjectItem(g, "versions"))
+    {
+        const char *version = cJSON_GetStringValue(cJSON_GetObjectItem(v, "version"));
+
+        strbuf_reset(&cand);
+        strbuf_addf(&cand, "%s.%s", version ? version : "", name ? name : "");
+        if (!out->len || strcmp(cand.buf, out->buf) < 0) {
+            strbuf_reset(out);
+            strbuf_addstr(out, cand.buf);
+        }
+    }
+    strbuf_release(&cand);
+}
+
+struct sort_key {
+    cJSON *g;
+    int prio;
+    struct strbuf name;
+};
+
+static int sort_key_cmp(const void *x, const void *y)
+{
+    const struct sort_key *a = x, *b = y;
+
+    if (a->prio != b->prio)
+        return a->prio > b->prio ? -1 : 1;
+    return strcmp(a->name.buf, b->name.buf);
+}
+
+void api_registry_sort_groups(struct api_registry *r, cJSON *groups,
+                              int (*prio)(const char *group, void *userdata), void *userdata)
+{
+    size_t n = 0, total = (size_t)cJSON_GetArraySize(groups);
+    struct sort_key *keys;
+    cJSON *g;
+
+    if (!total)
+        return;
+    keys = xcalloc(total, sizeof(*keys));
+    /* Built-in groups keep their place in front (their priorities are all above 1000). */
+    CHECK(pthread_rwlock_rdlock(&r->lock) == 0);
+    cJSON_ArrayForEach(g, groups)
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(g, "name"));
+        bool builtin = false;
+
+        for (size_t j = 0; j < r->n && name && !builtin; j++)
+            builtin = !r->v[j]->res.crd_name && !strcmp(r->v[j]->res.group, name);
+        if (builtin)
+            continue;
+        keys[n].g = g;
+        keys[n].prio = prio && name ? prio(name, userdata) : 1000;
+        keys[n].name = (struct strbuf)STRBUF_INIT;
+        group_sort_name(g, &keys[n].name);
+        n++;
+    }
+    CHECK(pthread_rwlock_unlock(&r->lock) == 0);
+    qsort(keys, n, sizeof(*keys), sort_key_cmp);
+    for (size_t i = 0; i < n; i++)
+        keys[i].g = cJSON_DetachItemViaPointer(groups, keys[i].g);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(cJSON_AddItemToArray(groups, keys[i].g));
+        strbuf_release(&keys[i].name);
+    }
+    free(keys);
 }
 
 cJSON *api_registry_group(struct api_registry *r, const char *group)

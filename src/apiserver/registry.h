@@ -85,6 +85,16 @@ const struct api_resource *api_resource_unref(const struct api_resource *res);
 cJSON *api_registry_api_versions(struct api_registry *r);
 cJSON *api_registry_group_list(struct api_registry *r);
 cJSON *api_registry_group(struct api_registry *r, const char *group);
+
+/*
+ * Puts the groups of an APIGroupList's "groups" array in kube-aggregator's order: the built-in
+ * groups first as they are, then the others by priority (highest first; prio(group) or, when
+ * prio is NULL or for a group it does not know, 1000, a CRD's), then by the least
+ * "<version>.<group>" APIService name of the group. kubectl resolves a resource name that
+ * several groups serve (nodemetrics) to the first of them, so the order is behaviour.
+ */
+void api_registry_sort_groups(struct api_registry *r, cJSON *groups,
+                              int (*prio)(const char *group, void *userdata), void *userdata);
 cJSON *api_registry_resource_list(struct api_registry *r, const char *group, const char *version);
 
 /*

@@ -201,3 +201,19 @@ void tls_sha256(const void *data, size_t len, unsigned char ret[32])
 {
     CHECK(gnutls_hash_fast(GNUTLS_DIG_SHA256, data, len, ret) == 0);
 }
+
+bool tls_cert_covers(const char *cert_pem, const char *const *names)
+{
+    gnutls_datum_t d = {(unsigned char *)cert_pem, (unsigned)strlen(cert_pem)};
+    gnutls_x509_crt_t crt;
+    bool ok;
+
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return false;
+    ok = gnutls_x509_crt_import(crt, &d, GNUTLS_X509_FMT_PEM) >= 0;
+    /* An IP address given as text is matched against the IP SANs. */
+    for (const char *const *n = names; ok && n && *n; n++)
+        ok = gnutls_x509_crt_check_hostname2(crt, *n, 0) != 0;
+    gnutls_x509_crt_deinit(crt);
+    return ok;
+}

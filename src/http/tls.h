@@ -30,6 +30,10 @@ int tls_make_ca(const char *cn, unsigned days, struct tls_pem *ret);
 int tls_make_cert(const struct tls_pem *ca, const char *cn, const char *const *orgs,
                   const char *const *sans, bool server, unsigned days, struct tls_pem *ret);
 
+/* Whether the PEM certificate is valid for every DNS name or IP address of names
+ * (NULL-terminated), as a client verifying it would judge; false when it does not parse. */
+bool tls_cert_covers(const char *cert_pem, const char *const *names);
+
 /* The SHA-256 digest of data (e.g. to key a cache by a secret without keeping the secret). */
 void tls_sha256(const void *data, size_t len, unsigned char ret[32]);
 

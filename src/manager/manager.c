@@ -32,8 +32,6 @@
 #include "manager/noderesource/controller.h"
 #include "manager/nodeslo/nodeslo.h"
 
-#define REGISTER_NAME "koord-manager"
-
 struct manager {
     struct manager_opts o;
     struct nodemetric_auth *auth;
@@ -121,8 +119,8 @@ static const struct kube_resource res_apiservices = {"apiregistration.k8s.io", "
                                                      "APIService", false};
 
 /* Creates obj, or replaces the existing one's spec-like members with obj's. */
-static int upsert(struct manager *m, const struct kube_resource *res, const char *ns, cJSON *obj,
-                  const char *const *members)
+static int upsert_once(struct manager *m, const struct kube_resource *res, const char *ns,
+                       cJSON *obj, const char *const *members)
 {
     const char *name =
         cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "name"));
@@ -142,6 +140,18 @@ static int upsert(struct manager *m, const struct kube_resource *res, const char
     }
     r = kube_update(m->o.client, res, ns, cur, NULL, NULL, NULL);
     cJSON_Delete(cur);
+    return r;
+}
+
+/* upsert_once, read again on a conflict: the API server writes an APIService's status as soon
+ * as its Endpoints change, between our read and our write. */
+static int upsert(struct manager *m, const struct kube_resource *res, const char *ns, cJSON *obj,
+                  const char *const *members)
+{
+    int r = -ESTALE;
+
+    for (int i = 0; i < 5 && (r == -ESTALE || r == -EEXIST); i++)
+        r = upsert_once(m, res, ns, obj, members);
     return r;
 }
 
@@ -177,7 +187,7 @@ static int register_apiservice(struct manager *m)
                 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","
                 "\"namespace\":\"%s\"},\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443,"
                 "\"targetPort\":%u}]}}",
-                REGISTER_NAME, MANAGER_DEFAULT_NAMESPACE, port);
+                MANAGER_SERVICE_NAME, MANAGER_DEFAULT_NAMESPACE, port);
     CHECK(obj = cJSON_Parse(json.buf));
     r = upsert(m, &res_services, MANAGER_DEFAULT_NAMESPACE, obj, svc_members);
     cJSON_Delete(obj);
@@ -188,7 +198,7 @@ static int register_apiservice(struct manager *m)
                 "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"%s\","
                 "\"namespace\":\"%s\"},\"subsets\":[{\"addresses\":[{\"ip\":\"%s\"}],"
                 "\"ports\":[{\"name\":\"https\",\"port\":%u}]}]}",
-                REGISTER_NAME, MANAGER_DEFAULT_NAMESPACE, host.buf, port);
+                MANAGER_SERVICE_NAME, MANAGER_DEFAULT_NAMESPACE, host.buf, port);
     CHECK(obj = cJSON_Parse(json.buf));
     r = upsert(m, &res_endpoints, MANAGER_DEFAULT_NAMESPACE, obj, ep_members);
     cJSON_Delete(obj);
@@ -201,7 +211,7 @@ static int register_apiservice(struct manager *m)
                 "\"service\":{\"namespace\":\"%s\",\"name\":\"%s\",\"port\":443},"
                 "\"caBundle\":\"%s\",\"groupPriorityMinimum\":1000,\"versionPriority\":100}}",
                 NODEMETRIC_VERSION, NODEMETRIC_GROUP, NODEMETRIC_GROUP, NODEMETRIC_VERSION,
-                MANAGER_DEFAULT_NAMESPACE, REGISTER_NAME, ca.buf);
+                MANAGER_DEFAULT_NAMESPACE, MANAGER_SERVICE_NAME, ca.buf);
     CHECK(obj = cJSON_Parse(json.buf));
     r = upsert(m, &res_apiservices, NULL, obj, svc_members);
     cJSON_Delete(obj);

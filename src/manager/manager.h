@@ -25,6 +25,10 @@ struct kube_client;
 /* Upstream's defaults (manager-behaviour.md 1.1, 10, 11). */
 #define MANAGER_DEFAULT_NAMESPACE  "koordinator-system"
 #define MANAGER_DEFAULT_LEASE_NAME "koordinator-manager"
+/* The Service an APIService for the NodeMetric API names, and the DNS name an aggregating API
+ * server checks the serving certificate for (<service>.<namespace>.svc). */
+#define MANAGER_SERVICE_NAME "koord-manager"
+#define MANAGER_SERVICE_DNS  MANAGER_SERVICE_NAME "." MANAGER_DEFAULT_NAMESPACE ".svc"
 
 struct manager_opts {
     struct kube_client *client; /* borrowed; must outlive the manager */

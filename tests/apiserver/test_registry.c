@@ -1,7 +1,8 @@
 /*
  * Tests for apiserver/registry: the built-in resources and their discovery entries (reference
  * kubernetes-api.md 1.3), CRDs served at once and withdrawn, lookups by plural, singular,
- * short name and kind, and references that outlive a CRD's removal.
+ * short name and kind, references that outlive a CRD's removal, and the order of /apis
+ * (kube-aggregator's: kubectl resolves a resource name several groups serve to the first).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include "api/crd.h"
 #include "apiserver/registry.h"
 #include "base/base.h"
+#include "base/strbuf.h"
 #include "codec/codec.h"
 #include "testutil.h"
 
@@ -181,6 +183,81 @@ static void test_crds(void **state)
     api_registry_free(r);
 }
 
+/* The names in an APIGroupList after the built-in groups, comma-separated. */
+static void tail_names(const cJSON *groups, struct strbuf *out)
+{
+    const cJSON *g;
+
+    strbuf_reset(out);
+    cJSON_ArrayForEach(g, groups)
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(g, "name"));
+        if (strstr(name, "koordinator.sh") || strstr(name, "sigs.k8s.io"))
+            strbuf_addf(out, "%s%s", out->len ? "," : "", name);
+        else
+            assert_int_equal(out->len, 0); /* a built-in group after a CRD's */
+    }
+}
+
+static int prio_of(const char *group, void *ud)
+{
+    return !strcmp(group, "metrics.koordinator.sh") ? *(int *)ud : 1000;
+}
+
+static void test_group_order(void **state)
+{
+    struct api_registry *r = api_registry_new();
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    const struct api_kind *crds[16];
+    struct strbuf names = STRBUF_INIT;
+    size_t n = 0;
+    cJSON *doc, *groups;
+    int prio;
+    (void)state;
+
+    for (const struct api_kind *const *k = api_kinds(); *k; k++)
+        if ((*k)->crd)
+            crds[n++] = *k;
+    /* Created in reverse: the order served is the APIService names', not creation order. */
+    while (n--) {
+        cJSON *crd = NULL;
+        assert_int_equal(api_crd_build(crds[n], &crd), 0);
+        if (api_registry_add_crd(r, crd, &errs) != 0)
+            fail_with_errors(&errs, "%s not served", crds[n]->kind);
+        cJSON_Delete(crd);
+    }
+    doc = api_registry_group_list(r);
+    groups = cJSON_GetObjectItem(doc, "groups");
+    tail_names(groups, &names);
+    assert_string_equal(names.buf, "analysis.koordinator.sh,config.koordinator.sh,"
+                                   "quota.koordinator.sh,scheduling.koordinator.sh,"
+                                   "scheduling.sigs.k8s.io,slo.koordinator.sh");
+
+    /* An aggregated group at a CRD's priority goes by name (before slo.koordinator.sh, which
+     * also serves nodemetrics); above it, first; below, last. */
+    CHECK(cJSON_AddItemToArray(
+        groups, J("{\"name\":\"metrics.koordinator.sh\",\"versions\":[{\"groupVersion\":"
+                  "\"metrics.koordinator.sh/v1alpha1\",\"version\":\"v1alpha1\"}]}")));
+    prio = 1000;
+    api_registry_sort_groups(r, groups, prio_of, &prio);
+    tail_names(groups, &names);
+    assert_string_equal(names.buf, "analysis.koordinator.sh,config.koordinator.sh,"
+                                   "metrics.koordinator.sh,quota.koordinator.sh,"
+                                   "scheduling.koordinator.sh,scheduling.sigs.k8s.io,"
+                                   "slo.koordinator.sh");
+    prio = 2000;
+    api_registry_sort_groups(r, groups, prio_of, &prio);
+    tail_names(groups, &names);
+    assert_true(!strncmp(names.buf, "metrics.koordinator.sh,analysis", 31));
+    prio = 100;
+    api_registry_sort_groups(r, groups, prio_of, &prio);
+    tail_names(groups, &names);
+    assert_true(strstr(names.buf, ",slo.koordinator.sh,metrics.koordinator.sh"));
+    strbuf_release(&names);
+    cJSON_Delete(doc);
+    api_registry_free(r);
+}
+
 static void test_bad_crds(void **state)
 {
     struct api_registry *r = api_registry_new();
@@ -257,9 +334,8 @@ static void test_kinds_profile(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_builtins),
-        cmocka_unit_test(test_crds),
-        cmocka_unit_test(test_bad_crds),
+        cmocka_unit_test(test_builtins),      cmocka_unit_test(test_crds),
+        cmocka_unit_test(test_group_order),   cmocka_unit_test(test_bad_crds),
         cmocka_unit_test(test_kinds_profile),
     };
 
