@@ -155,14 +155,14 @@ static int upsert(struct manager *m, const struct kube_resource *res, const char
     return r;
 }
 
-/* "IP:PORT" (an Endpoints address must be an IP): 0 or -EINVAL. */
+/* "IP:PORT" (an Endpoints address must be an IP; port 0 = the port served on): 0 or -EINVAL. */
 static int parse_register_address(const char *addr, struct strbuf *ret_host, uint32_t *ret_port)
 {
     const char *colon = strrchr(addr, ':');
     unsigned char buf[sizeof(struct in6_addr)];
     uint32_t port;
 
-    if (!colon || parse_u32(colon + 1, &port) < 0 || port == 0 || port > 65535)
+    if (!colon || parse_u32(colon + 1, &port) < 0 || port > 65535)
         return -EINVAL;
     strbuf_reset(ret_host);
     strbuf_add(ret_host, addr, (size_t)(colon - addr));
@@ -182,6 +182,8 @@ static int register_apiservice(struct manager *m)
     int r;
 
     CHECK(parse_register_address(m->o.register_address, &host, &port) == 0); /* at start */
+    if (port == 0)
+        port = http_server_port(m->http);
     strbuf_add_base64(&ca, m->o.register_ca_pem, strlen(m->o.register_ca_pem));
     strbuf_addf(&json,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\","

@@ -58,7 +58,8 @@ struct manager_opts {
     long degrade_scale_ms; /* length of one "minute" of degradeTimeMinutes, 0 = 60000 */
 
     /*
-     * Standalone registration: when set ("IP:PORT"; anything else fails start with -EINVAL),
+     * Standalone registration: when set ("IP:PORT", port 0 for the port served on; anything
+     * else fails start with -EINVAL),
      * the leader points the v1alpha1.metrics.koordinator.sh APIService (caBundle = register_ca_pem)
      * and its Service and Endpoints (koordinator-system/koord-manager) at this address, so koord
      * apiserver proxies the NodeMetric API to whichever manager leads.
