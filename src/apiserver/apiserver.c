@@ -1340,8 +1340,15 @@ static cJSON *read_current(struct call *c, uint64_t *ret_rv)
     return pod;
 }
 
-/* PUT semantics for a complete new object (owned), shared by update and patch. */
-static void update_with(struct call *c, cJSON *obj)
+/*
+ * PUT semantics for a complete new object (owned), shared by update and patch. The client's
+ * metadata.resourceVersion, when there is one, is its precondition (409 when stale). Without
+ * one the write is unconditional (kube's AllowUnconditionalUpdate), and a write racing ours is
+ * not the client's conflict: with `based_on` (the revision obj was computed from, for a patch)
+ * or else the revision read here, such a race returns true without replying when `may_retry`,
+ * for the caller to do it again over the newer object, as kube's GuaranteedUpdate does.
+ */
+static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_retry)
 {
     cJSON *meta, *old = NULL, *old_meta;
     struct store_item it = {0};
@@ -1349,6 +1356,7 @@ static void update_with(struct call *c, cJSON *obj)
     const char *name, *rvs;
     uint64_t expect = 0, rv = 0;
     int64_t v;
+    bool by_client = false, again = false;
     int r;
     char msg[256];
 
@@ -1370,6 +1378,9 @@ static void update_with(struct call *c, cJSON *obj)
             goto out;
         }
         expect = (uint64_t)v;
+        by_client = true;
+    } else {
+        expect = based_on;
     }
     r = store_get(c->srv->store, c->key.buf, &it);
     if (r < 0) {
@@ -1382,7 +1393,10 @@ static void update_with(struct call *c, cJSON *obj)
         goto out;
     }
     if (expect && expect != it.rv) {
-        reply_status(c, api_status_conflict(&c->target));
+        if (!by_client && may_retry)
+            again = true;
+        else
+            reply_status(c, api_status_conflict(&c->target));
         goto out;
     }
     expect = it.rv;
@@ -1475,6 +1489,10 @@ static void update_with(struct call *c, cJSON *obj)
         goto out;
     }
     r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, expect, &rv);
+    if (r == -ESTALE && !by_client && may_retry) {
+        again = true;
+        goto out;
+    }
     if (r < 0) {
         reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
                                      : api_status_from_errno(r, NULL, &c->target));
@@ -1494,7 +1512,13 @@ out:
     strbuf_release(&bytes);
     cJSON_Delete(obj);
     cJSON_Delete(old);
+    return again;
 }
+
+/* Tries of an unconditional write that keeps losing races before it answers 409. Every lost
+ * race is another writer's success, so this bounds only a pathological stream of writers
+ * (kube's GuaranteedUpdate retries until the request's deadline). */
+#define UPDATE_TRIES 64
 
 static int first_key(const struct store_item *it, void *ud)
 {
@@ -1507,8 +1531,15 @@ static void do_update(struct call *c)
 {
     cJSON *obj = read_body(c);
 
-    if (obj)
-        update_with(c, obj);
+    for (int i = 1; obj; i++) {
+        cJSON *copy = i < UPDATE_TRIES ? cJSON_Duplicate(obj, true) : NULL;
+
+        if (!update_once(c, obj, 0, copy != NULL)) {
+            cJSON_Delete(copy);
+            break;
+        }
+        obj = copy;
+    }
 }
 
 /* ---- patch (reference 3.5) ---- */
@@ -1580,40 +1611,46 @@ static void do_patch(struct call *c)
                                            "the JSON patch has more than 10000 operations", NULL));
         goto out;
     }
-    if (!(obj = read_current(c, &rv)))
-        goto out;
-    if (json_patch)
-        r = json_patch_apply(&obj, patch, MAX_PATCH_OPS, &err);
-    else if (smp)
-        r = strategic_merge_patch_apply(&obj, patch, api_patch_meta_lookup, meta, &err);
-    else
-        r = merge_patch_apply(&obj, patch, &err);
-    if (r == -ENOMEM || r == -E2BIG) {
-        reply_status(c, api_status_from_errno(r, err.msg, NULL));
-        goto out;
+    /* Applied to the object read; done again over a newer one when a write raced ours
+     * (update_once), unless the patch itself names the resourceVersion. */
+    for (int i = 1;; i++) {
+        if (!(obj = read_current(c, &rv)))
+            goto out;
+        if (json_patch)
+            r = json_patch_apply(&obj, patch, MAX_PATCH_OPS, &err);
+        else if (smp)
+            r = strategic_merge_patch_apply(&obj, patch, api_patch_meta_lookup, meta, &err);
+        else
+            r = merge_patch_apply(&obj, patch, &err);
+        if (r == -ENOMEM || r == -E2BIG) {
+            reply_status(c, api_status_from_errno(r, err.msg, NULL));
+            goto out;
+        }
+        /* A strategic merge patch that does not apply is malformed (smp.h). */
+        if (r < 0 && smp) {
+            reply_bad_request(c, err.msg);
+            goto out;
+        }
+        if (r < 0) {
+            struct field_errors errs = FIELD_ERRORS_INIT;
+            field_error_add(&errs, FIELD_INVALID, "", NULL, "%s", err.msg);
+            reply_status(c, api_status_invalid(c->res->kind, c->res->group, c->ri.name, &errs));
+            field_errors_release(&errs);
+            goto out;
+        }
+        if (!cJSON_IsObject(obj)) {
+            reply_bad_request(c, "the patched object is not a JSON object");
+            goto out;
+        }
+        /* Only a resourceVersion the patch itself sets is a precondition (reference 3.5). */
+        if (!patch_sets_rv(patch, json_patch))
+            cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(obj, "metadata"),
+                                                    "resourceVersion");
+        r = update_once(c, obj, rv, i < UPDATE_TRIES);
+        obj = NULL;
+        if (!r)
+            break;
     }
-    /* A strategic merge patch that does not apply is malformed (smp.h). */
-    if (r < 0 && smp) {
-        reply_bad_request(c, err.msg);
-        goto out;
-    }
-    if (r < 0) {
-        struct field_errors errs = FIELD_ERRORS_INIT;
-        field_error_add(&errs, FIELD_INVALID, "", NULL, "%s", err.msg);
-        reply_status(c, api_status_invalid(c->res->kind, c->res->group, c->ri.name, &errs));
-        field_errors_release(&errs);
-        goto out;
-    }
-    if (!cJSON_IsObject(obj)) {
-        reply_bad_request(c, "the patched object is not a JSON object");
-        goto out;
-    }
-    /* Only a resourceVersion the patch itself sets is a precondition (reference 3.5). */
-    if (!patch_sets_rv(patch, json_patch))
-        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(obj, "metadata"),
-                                                "resourceVersion");
-    update_with(c, obj);
-    obj = NULL;
 out:
     cJSON_Delete(patch);
     cJSON_Delete(obj);

@@ -771,6 +771,80 @@ static void test_patch(void **state)
 }
 
 /* The cases a review found (each failed before its fix). */
+/* Patches from several clients at once: each adds its own keys to the same ConfigMap. */
+struct patcher {
+    struct env *e;
+    int id;
+    int failed; /* responses other than 200 */
+};
+
+#define PATCHES_PER_CLIENT 100
+
+static void *patcher_run(void *ud)
+{
+    struct patcher *p = ud;
+    CURL *h = curl_easy_init();
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/merge-patch+json");
+    struct strbuf url = STRBUF_INIT, body = STRBUF_INIT, out = STRBUF_INIT;
+
+    strbuf_addf(&url, "%s/api/v1/namespaces/default/configmaps/race", p->e->base);
+    for (int i = 0; i < PATCHES_PER_CLIENT; i++) {
+        long code = 0;
+
+        strbuf_reset(&body);
+        strbuf_reset(&out);
+        strbuf_addf(&body, "{\"data\":{\"c%d-%d\":\"x\"}}", p->id, i);
+        (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+        (void)curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PATCH");
+        (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+        (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, &out);
+        (void)curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.buf);
+        if (curl_easy_perform(h) != CURLE_OK ||
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK || code != 200)
+            p->failed++;
+    }
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
+    strbuf_release(&body);
+    strbuf_release(&out);
+    return NULL;
+}
+
+/*
+ * Writes without a resourceVersion are unconditional: racing each other they all succeed (no
+ * 409 the client did not ask for), and a patch is applied to the object it lands on, so no
+ * client's change is lost. A stale resourceVersion the client gives is still a conflict.
+ */
+static void test_unconditional_writes_race(void **state)
+{
+    struct env *e = *state;
+    struct patcher p[3];
+    pthread_t t[3];
+    cJSON *b = NULL;
+
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/configmaps",
+                          "{\"metadata\":{\"name\":\"race\"},\"data\":{}}", NULL, NULL),
+                     201);
+    for (int i = 0; i < 3; i++) {
+        p[i] = (struct patcher){.e = e, .id = i};
+        assert_int_equal(pthread_create(&t[i], NULL, patcher_run, &p[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(p[i].failed, 0);
+    }
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/default/configmaps/race", NULL, &b, NULL),
+                     200);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(b, "data")), 3 * PATCHES_PER_CLIENT);
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "PUT", "/api/v1/namespaces/default/configmaps/race",
+                          "{\"metadata\":{\"name\":\"race\",\"resourceVersion\":\"1\"}}", NULL,
+                          NULL),
+                     409);
+}
+
 static void test_review_cases(void **state)
 {
     struct env *e = *state;
@@ -1513,6 +1587,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crds_served_and_persisted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unconditional_writes_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_review_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_authorization, setup, teardown),
