@@ -61,7 +61,8 @@ void nodemetric_server_handle(const struct http_request *req, struct http_respon
  * Makes sure the NodeMetric of node exists with this spec (a metricCollectPolicy object;
  * borrowed), creating it with an empty status or updating only the spec (never the status).
  * Writes nothing when the spec is already that. 0, -EAGAIN before activation, -ENOMEM,
- * -EINVAL for a name that is not a valid object name.
+ * -EINVAL for a name that is not a valid object name, -E2BIG when the object would exceed the
+ * size bound.
  */
 int nodemetric_server_set_spec(struct nodemetric_server *s, const char *node, const cJSON *spec);
 
@@ -72,8 +73,10 @@ int nodemetric_server_remove(struct nodemetric_server *s, const char *node);
 int nodemetric_server_get(struct nodemetric_server *s, const char *node, cJSON **ret);
 
 /*
- * Calls fn(userdata, node) after each write of a NodeMetric's status by a client (reports),
- * on the writing thread: it must be quick (enqueue a key). Set before activation.
+ * Calls fn(userdata, node) after each write that leaves a NodeMetric in place: a client's
+ * status write (a report) and the manager's own spec writes (one no-op reconcile each); not
+ * after a removal. On the writing thread: it must be quick (enqueue a key). Set before
+ * activation.
  */
 void nodemetric_server_set_listener(struct nodemetric_server *s,
                                     void (*fn)(void *userdata, const char *node), void *userdata);
