@@ -69,6 +69,7 @@ struct call {
     const char *node;     /* the node a node identity speaks for, else NULL */
     bool check_objects;   /* node identity: every object touched must be about c->node */
     bool dry_run;         /* dryRun=All: everything but the write */
+    bool warned;          /* Warning headers added (a write done again adds none) */
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
@@ -234,6 +235,9 @@ static char *generate_name(const char *prefix)
 /* Kubernetes' warning header for an unknown field: 299 - "unknown field \"spec.x\"". */
 static void add_warnings(struct call *c, const struct field_errors *errs)
 {
+    if (c->warned)
+        return;
+    c->warned = true;
     for (size_t i = 0; i < errs->n; i++) {
         struct strbuf w = STRBUF_INIT;
         if (errs->v[i].type != FIELD_WARNING)
