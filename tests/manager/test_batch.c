@@ -788,81 +788,78 @@ static void test_priority_and_qos(void **state)
 {
     static const struct {
         const char *pod;
-        enum noderesource_priority prio;
-        enum noderesource_qos qos;
+        enum api_priority prio;
+        enum api_qos qos;
     } cases[] = {
         /* Label wins over spec.priority. */
         {"{\"metadata\":{\"labels\":{\"koordinator.sh/priority-class\":\"koord-mid\"}},"
          "\"spec\":{\"priority\":5500}}",
-         NODERESOURCE_PRIORITY_MID, NODERESOURCE_QOS_BE},
+         API_PRIORITY_MID, API_QOS_BE},
         /* An unknown label value is "none": spec.priority is not read, QoS decides. */
         {"{\"metadata\":{\"labels\":{\"koordinator.sh/priority-class\":\"gold\","
          "\"koordinator.sh/qosClass\":\"BE\"}},\"spec\":{\"priority\":9500}}",
-         NODERESOURCE_PRIORITY_BATCH, NODERESOURCE_QOS_BE},
+         API_PRIORITY_BATCH, API_QOS_BE},
         /* Bands, inclusive. */
-        {"{\"spec\":{\"priority\":9000}}", NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_BE},
-        {"{\"spec\":{\"priority\":9999}}", NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_BE},
-        {"{\"spec\":{\"priority\":7500}}", NODERESOURCE_PRIORITY_MID, NODERESOURCE_QOS_BE},
-        {"{\"spec\":{\"priority\":5999}}", NODERESOURCE_PRIORITY_BATCH, NODERESOURCE_QOS_BE},
-        {"{\"spec\":{\"priority\":3000}}", NODERESOURCE_PRIORITY_FREE, NODERESOURCE_QOS_BE},
+        {"{\"spec\":{\"priority\":9000}}", API_PRIORITY_PROD, API_QOS_BE},
+        {"{\"spec\":{\"priority\":9999}}", API_PRIORITY_PROD, API_QOS_BE},
+        {"{\"spec\":{\"priority\":7500}}", API_PRIORITY_MID, API_QOS_BE},
+        {"{\"spec\":{\"priority\":5999}}", API_PRIORITY_BATCH, API_QOS_BE},
+        {"{\"spec\":{\"priority\":3000}}", API_PRIORITY_FREE, API_QOS_BE},
         /* Outside every band: from QoS (BestEffort -> BE -> batch). */
-        {"{\"spec\":{\"priority\":6000}}", NODERESOURCE_PRIORITY_BATCH, NODERESOURCE_QOS_BE},
+        {"{\"spec\":{\"priority\":6000}}", API_PRIORITY_BATCH, API_QOS_BE},
         {"{\"spec\":{\"priority\":10000,\"containers\":[{\"resources\":{\"requests\":{\"cpu\":"
          "\"1\"}}}]}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_LS},
+         API_PRIORITY_PROD, API_QOS_LS},
         /* QoS label. */
-        {"{\"metadata\":{\"labels\":{\"koordinator.sh/qosClass\":\"SYSTEM\"}}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_SYSTEM},
-        {"{\"metadata\":{\"labels\":{\"koordinator.sh/qosClass\":\"LSE\"}}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_LSE},
+        {"{\"metadata\":{\"labels\":{\"koordinator.sh/qosClass\":\"SYSTEM\"}}}", API_PRIORITY_PROD,
+         API_QOS_SYSTEM},
+        {"{\"metadata\":{\"labels\":{\"koordinator.sh/qosClass\":\"LSE\"}}}", API_PRIORITY_PROD,
+         API_QOS_LSE},
         /* Unknown QoS label: Kubernetes QoS. Guaranteed (limits = requests, both resources). */
         {"{\"metadata\":{\"labels\":{\"koordinator.sh/qosClass\":\"gold\"}},\"spec\":{"
          "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
          "\"limits\":{\"cpu\":\"1000m\",\"memory\":\"1Gi\"}}}]}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_LSR},
+         API_PRIORITY_PROD, API_QOS_LSR},
         /* Limits without requests (not defaulted): Burstable. */
         {"{\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\"cpu\":\"1\",\"memory\":"
          "\"1Gi\"}}}]}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_LS},
+         API_PRIORITY_PROD, API_QOS_LS},
         /* Limits on both, but requests below them: Burstable. */
         {"{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"500m\","
          "\"memory\":\"1Gi\"},\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_LS},
+         API_PRIORITY_PROD, API_QOS_LS},
         /* One container misses a memory limit: Burstable. */
         {"{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
          "\"1Gi\"},\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}},{\"resources\":{\"requests\":"
          "{\"cpu\":\"1\"},\"limits\":{\"cpu\":\"1\"}}}]}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_LS},
+         API_PRIORITY_PROD, API_QOS_LS},
         /* Init containers count for QoS. */
         {"{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
          "\"1Gi\"},\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}],\"initContainers\":[{"
          "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}",
-         NODERESOURCE_PRIORITY_PROD, NODERESOURCE_QOS_LS},
+         API_PRIORITY_PROD, API_QOS_LS},
         /* Zero requests are not requests. */
         {"{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"0\"}}}]}}",
-         NODERESOURCE_PRIORITY_BATCH, NODERESOURCE_QOS_BE},
+         API_PRIORITY_BATCH, API_QOS_BE},
         /* status.qosClass wins over the computation. */
         {"{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
          "\"status\":{\"qosClass\":\"BestEffort\"}}",
-         NODERESOURCE_PRIORITY_BATCH, NODERESOURCE_QOS_BE},
-        {"{\"status\":{\"qosClass\":\"Guaranteed\"}}", NODERESOURCE_PRIORITY_PROD,
-         NODERESOURCE_QOS_LSR},
-        {"{\"status\":{\"qosClass\":\"Odd\"}}", NODERESOURCE_PRIORITY_NONE, NODERESOURCE_QOS_NONE},
+         API_PRIORITY_BATCH, API_QOS_BE},
+        {"{\"status\":{\"qosClass\":\"Guaranteed\"}}", API_PRIORITY_PROD, API_QOS_LSR},
+        {"{\"status\":{\"qosClass\":\"Odd\"}}", API_PRIORITY_NONE, API_QOS_NONE},
     };
 
     (void)state;
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         cJSON *pod = J(cases[i].pod);
 
-        if (noderesource_pod_priority(pod) != cases[i].prio ||
-            noderesource_pod_qos(pod) != cases[i].qos)
-            fail_msg("case %zu: priority %d qos %d, want %d %d", i,
-                     (int)noderesource_pod_priority(pod), (int)noderesource_pod_qos(pod),
-                     (int)cases[i].prio, (int)cases[i].qos);
+        if (api_pod_priority(pod) != cases[i].prio || api_pod_qos(pod) != cases[i].qos)
+            fail_msg("case %zu: priority %d qos %d, want %d %d", i, (int)api_pod_priority(pod),
+                     (int)api_pod_qos(pod), (int)cases[i].prio, (int)cases[i].qos);
         cJSON_Delete(pod);
     }
-    assert_int_equal(noderesource_pod_priority(NULL), NODERESOURCE_PRIORITY_NONE);
-    assert_int_equal(noderesource_pod_qos(NULL), NODERESOURCE_QOS_NONE);
+    assert_int_equal(api_pod_priority(NULL), API_PRIORITY_NONE);
+    assert_int_equal(api_pod_qos(NULL), API_QOS_NONE);
 }
 
 static void test_pod_request(void **state)

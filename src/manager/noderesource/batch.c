@@ -339,176 +339,7 @@ static bool strategy_is(const cJSON *s, const char *key, const char *want)
     return v && !strcmp(v, want);
 }
 
-/* ---- classification (manager-behaviour.md 4.3) ---- */
-
-static enum noderesource_qos qos_by_name(const char *s)
-{
-    static const struct {
-        const char *name;
-        enum noderesource_qos qos;
-    } tab[] = {
-        {"LSE", NODERESOURCE_QOS_LSE},       {"LSR", NODERESOURCE_QOS_LSR},
-        {"LS", NODERESOURCE_QOS_LS},         {"BE", NODERESOURCE_QOS_BE},
-        {"SYSTEM", NODERESOURCE_QOS_SYSTEM},
-    };
-
-    for (size_t i = 0; s && i < ARRAY_SIZE(tab); i++) {
-        if (!strcmp(s, tab[i].name))
-            return tab[i].qos;
-    }
-    return NODERESOURCE_QOS_NONE;
-}
-
-static enum noderesource_priority priority_by_name(const char *s)
-{
-    static const struct {
-        const char *name;
-        enum noderesource_priority prio;
-    } tab[] = {
-        {"koord-prod", NODERESOURCE_PRIORITY_PROD},
-        {"koord-mid", NODERESOURCE_PRIORITY_MID},
-        {"koord-batch", NODERESOURCE_PRIORITY_BATCH},
-        {"koord-free", NODERESOURCE_PRIORITY_FREE},
-    };
-
-    for (size_t i = 0; s && i < ARRAY_SIZE(tab); i++) {
-        if (!strcmp(s, tab[i].name))
-            return tab[i].prio;
-    }
-    return NODERESOURCE_PRIORITY_NONE;
-}
-
-/* GetDefaultPriorityByPriorityClass: the value a class stands for (host applications). */
-static int priority_value(enum noderesource_priority p)
-{
-    switch (p) {
-    case NODERESOURCE_PRIORITY_PROD:
-        return 9500;
-    case NODERESOURCE_PRIORITY_MID:
-        return 7500;
-    case NODERESOURCE_PRIORITY_BATCH:
-        return 5500;
-    case NODERESOURCE_PRIORITY_FREE:
-        return 3500;
-    case NODERESOURCE_PRIORITY_NONE:
-        break;
-    }
-    return 0;
-}
-
-/*
- * Kubernetes ComputePodQOS (pkg/apis/core/v1/helper/qos/qos.go), over cpu and memory of
- * containers and init containers: positive requests and limits are summed per resource;
- * Guaranteed needs every container to limit both and the sums of requests to equal the sums of
- * limits; nothing requested or limited is BestEffort.
- */
-static enum noderesource_qos kube_qos(const cJSON *pod)
-{
-    static const char *const lists[] = {"containers", "initContainers"};
-    static const char *const names[] = {"cpu", "memory"};
-    static const int units[] = {UNIT_MILLI, UNIT_ONE};
-    const struct amount zero = {0, 0};
-    struct amount req[2] = {{0, 0}, {0, 0}}, lim[2] = {{0, 0}, {0, 0}};
-    bool has_req[2] = {false, false}, has_lim[2] = {false, false}, guaranteed = true;
-    const cJSON *spec = obj_get(pod, "spec"), *c;
-    const char *kq = obj_string(obj_get(pod, "status"), "qosClass");
-
-    if (kq && *kq) {
-        if (!strcmp(kq, "Guaranteed"))
-            return NODERESOURCE_QOS_LSR;
-        if (!strcmp(kq, "Burstable"))
-            return NODERESOURCE_QOS_LS;
-        if (!strcmp(kq, "BestEffort"))
-            return NODERESOURCE_QOS_BE;
-        return NODERESOURCE_QOS_NONE;
-    }
-    for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
-        const cJSON *arr = obj_get(spec, lists[l]);
-
-        if (!cJSON_IsArray(arr))
-            continue;
-        cJSON_ArrayForEach(c, arr)
-        {
-            const cJSON *rs = obj_get(c, "resources");
-            int found = 0;
-
-            for (size_t i = 0; i < 2; i++) {
-                struct amount a;
-
-                if (list_amount(obj_get(rs, "requests"), names[i], units[i], &a) == 0 &&
-                    amount_cmp(&a, &zero) > 0 && amount_add(&req[i], &a) == 0)
-                    has_req[i] = true;
-                if (list_amount(obj_get(rs, "limits"), names[i], units[i], &a) == 0 &&
-                    amount_cmp(&a, &zero) > 0) {
-                    found++;
-                    if (amount_add(&lim[i], &a) == 0)
-                        has_lim[i] = true;
-                }
-            }
-            if (found != 2)
-                guaranteed = false;
-        }
-    }
-    if (!has_req[0] && !has_req[1] && !has_lim[0] && !has_lim[1])
-        return NODERESOURCE_QOS_BE;
-    for (size_t i = 0; guaranteed && i < 2; i++) {
-        if (has_req[i] && (!has_lim[i] || amount_cmp(&req[i], &lim[i]) != 0))
-            guaranteed = false;
-    }
-    if (guaranteed && has_req[0] + has_req[1] == has_lim[0] + has_lim[1])
-        return NODERESOURCE_QOS_LSR;
-    return NODERESOURCE_QOS_LS;
-}
-
-enum noderesource_qos noderesource_pod_qos(const cJSON *pod)
-{
-    enum noderesource_qos q;
-
-    if (!pod)
-        return NODERESOURCE_QOS_NONE;
-    q = qos_by_name(meta_string(pod, "labels", "koordinator.sh/qosClass"));
-    return q != NODERESOURCE_QOS_NONE ? q : kube_qos(pod);
-}
-
-enum noderesource_priority noderesource_pod_priority(const cJSON *pod)
-{
-    const cJSON *labels = obj_get(obj_get(pod, "metadata"), "labels");
-    const cJSON *label = obj_get(labels, "koordinator.sh/priority-class");
-    const cJSON *prio = obj_get(obj_get(pod, "spec"), "priority");
-    enum noderesource_priority p = NODERESOURCE_PRIORITY_NONE;
-
-    if (!pod)
-        return p;
-    if (label) {
-        /* Present, whatever its value: an unknown one is "none", spec.priority is not read. */
-        p = priority_by_name(cJSON_IsString(label) ? label->valuestring : NULL);
-    } else if (cJSON_IsNumber(prio)) {
-        double v = prio->valuedouble;
-
-        if (v >= 9000 && v <= 9999)
-            p = NODERESOURCE_PRIORITY_PROD;
-        else if (v >= 7000 && v <= 7999)
-            p = NODERESOURCE_PRIORITY_MID;
-        else if (v >= 5000 && v <= 5999)
-            p = NODERESOURCE_PRIORITY_BATCH;
-        else if (v >= 3000 && v <= 3999)
-            p = NODERESOURCE_PRIORITY_FREE;
-    }
-    if (p != NODERESOURCE_PRIORITY_NONE)
-        return p;
-    switch (noderesource_pod_qos(pod)) {
-    case NODERESOURCE_QOS_SYSTEM:
-    case NODERESOURCE_QOS_LSE:
-    case NODERESOURCE_QOS_LSR:
-    case NODERESOURCE_QOS_LS:
-        return NODERESOURCE_PRIORITY_PROD;
-    case NODERESOURCE_QOS_BE:
-        return NODERESOURCE_PRIORITY_BATCH;
-    case NODERESOURCE_QOS_NONE:
-        break;
-    }
-    return NODERESOURCE_PRIORITY_NONE;
-}
+/* ---- pod requests (classification is api/pod.h) ---- */
 
 /* resource.PodRequests (k8s.io/component-helpers/resource/helpers.go), exact. */
 static int pod_request(const cJSON *pod, struct res *ret)
@@ -849,7 +680,7 @@ static int sum_pods(const struct noderesource_batch_input *in, const cJSON *nm_s
     for (size_t i = 0; i < in->npods; i++) {
         const cJSON *pod = in->pods[i];
         const char *phase = obj_string(obj_get(pod, "status"), "phase");
-        enum noderesource_priority prio;
+        enum api_priority prio;
         struct metric_ref *ref;
         struct res req, u, mix;
 
@@ -860,8 +691,8 @@ static int sum_pods(const struct noderesource_batch_input *in, const cJSON *nm_s
                           str_or_empty(obj_string(obj_get(pod, "metadata"), "name")));
         if (ref)
             ref->matched = true;
-        prio = noderesource_pod_priority(pod);
-        if (prio == NODERESOURCE_PRIORITY_BATCH || prio == NODERESOURCE_PRIORITY_FREE)
+        prio = api_pod_priority(pod);
+        if (prio == API_PRIORITY_BATCH || prio == API_PRIORITY_FREE)
             continue;
         r = pod_request(pod, &req);
         if (r == 0)
@@ -874,7 +705,7 @@ static int sum_pods(const struct noderesource_batch_input *in, const cJSON *nm_s
         } else {
             u = metric_usage(ref->m);
             mix = u;
-            if (noderesource_pod_qos(pod) == NODERESOURCE_QOS_LSE)
+            if (api_pod_qos(pod) == API_QOS_LSE)
                 mix.cpu = req.cpu; /* LSE pods do not give back their cpu */
             r = res_add(&s.used, &mix);
             res_max(&req, &u);
@@ -885,7 +716,7 @@ static int sum_pods(const struct noderesource_batch_input *in, const cJSON *nm_s
             goto out;
     }
     for (size_t i = 0; i < nrefs; i++) {
-        enum noderesource_priority prio;
+        enum api_priority prio;
         struct res u;
 
         /* Only the last entry of a key counts (the one upstream's map holds). */
@@ -893,8 +724,8 @@ static int sum_pods(const struct noderesource_batch_input *in, const cJSON *nm_s
             continue;
         if (refs[i].matched)
             continue;
-        prio = priority_by_name(obj_string(refs[i].m, "priority"));
-        if (prio == NODERESOURCE_PRIORITY_BATCH || prio == NODERESOURCE_PRIORITY_FREE)
+        prio = api_priority_by_name(obj_string(refs[i].m, "priority"));
+        if (prio == API_PRIORITY_BATCH || prio == API_PRIORITY_FREE)
             continue;
         u = metric_usage(refs[i].m);
         r = res_add(&s.used, &u);
@@ -935,8 +766,8 @@ static int calculate(const struct noderesource_batch_input *in, struct noderesou
     apps = array_or_null(obj_get(nm_status, "hostApplicationMetric"));
     cJSON_ArrayForEach(app, apps)
     {
-        if (priority_value(priority_by_name(obj_string(app, "priority"))) <=
-            priority_value(NODERESOURCE_PRIORITY_BATCH))
+        if (api_priority_value(api_priority_by_name(obj_string(app, "priority"))) <=
+            api_priority_value(API_PRIORITY_BATCH))
             continue;
         t = list_res(obj_get(obj_get(app, "usage"), "resources"));
         r = res_add(&sys, &t);

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/pod.h"
+
 /* Resource names (reference/api-types.md 7.3). */
 #define NODERESOURCE_BATCH_CPU    "kubernetes.io/batch-cpu"
 #define NODERESOURCE_BATCH_MEMORY "kubernetes.io/batch-memory"
@@ -52,44 +54,6 @@
 #define NODERESOURCE_MSG_GRACE                                                                     \
     "keep node resource: nodeMetric missing or stale, manager became leader less than "            \
     "degradeTimeMinutes ago"
-
-/* Koordinator priority classes (manager-behaviour.md 4.3). */
-enum noderesource_priority {
-    NODERESOURCE_PRIORITY_NONE,
-    NODERESOURCE_PRIORITY_PROD,  /* koord-prod, default value 9500 */
-    NODERESOURCE_PRIORITY_MID,   /* koord-mid, 7500 */
-    NODERESOURCE_PRIORITY_BATCH, /* koord-batch, 5500 */
-    NODERESOURCE_PRIORITY_FREE,  /* koord-free, 3500 */
-};
-
-/* Koordinator QoS classes (manager-behaviour.md 4.3). */
-enum noderesource_qos {
-    NODERESOURCE_QOS_NONE,
-    NODERESOURCE_QOS_LSE,
-    NODERESOURCE_QOS_LSR,
-    NODERESOURCE_QOS_LS,
-    NODERESOURCE_QOS_BE,
-    NODERESOURCE_QOS_SYSTEM,
-};
-
-/*
- * A pod's Koordinator QoS class "with default" (upstream GetPodQoSClassWithDefault): label
- * `koordinator.sh/qosClass` when it names one of LSE, LSR, LS, BE, SYSTEM; otherwise from the
- * Kubernetes QoS class, status.qosClass or, when that is empty, computed as kubelet does
- * (k8s.io/kubernetes pkg/apis/core/v1/helper/qos ComputePodQOS over cpu and memory of containers
- * and init containers; pod-level resources are not considered): Guaranteed -> LSR, Burstable -> LS,
- * BestEffort -> BE, anything else -> NONE. pod NULL -> NONE.
- */
-enum noderesource_qos noderesource_pod_qos(const cJSON *pod);
-
-/*
- * A pod's priority class "with default" (upstream GetPodPriorityClassWithDefault): label
- * `koordinator.sh/priority-class` when present (an unknown value counts as none); else the band of
- * spec.priority ([9000,9999] prod, [7000,7999] mid, [5000,5999] batch, [3000,3999] free); if that
- * gives none, from the QoS class of noderesource_pod_qos() (SYSTEM, LSE, LSR, LS -> prod; BE ->
- * batch; none -> none). pod NULL -> NONE.
- */
-enum noderesource_priority noderesource_pod_priority(const cJSON *pod);
 
 /*
  * The pod's effective cpu and memory request as kube-scheduler computes it
