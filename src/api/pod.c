@@ -94,7 +94,7 @@ static int list_quantity(const cJSON *list, const char *name, struct quantity *r
  * decimal sums); Guaranteed needs every container to limit both and the sums of requests to
  * equal the sums of limits; nothing requested or limited is BestEffort.
  */
-static enum api_qos kube_qos(const cJSON *pod)
+static enum api_kube_qos kube_qos(const cJSON *pod)
 {
     static const char *const lists[] = {"containers", "initContainers"};
     static const char *const names[] = {"cpu", "memory"};
@@ -105,12 +105,12 @@ static enum api_qos kube_qos(const cJSON *pod)
 
     if (cJSON_IsString(kq) && *kq->valuestring) {
         if (!strcmp(kq->valuestring, "Guaranteed"))
-            return API_QOS_LSR;
+            return API_KUBE_QOS_GUARANTEED;
         if (!strcmp(kq->valuestring, "Burstable"))
-            return API_QOS_LS;
+            return API_KUBE_QOS_BURSTABLE;
         if (!strcmp(kq->valuestring, "BestEffort"))
-            return API_QOS_BE;
-        return API_QOS_NONE;
+            return API_KUBE_QOS_BESTEFFORT;
+        return API_KUBE_QOS_UNKNOWN;
     }
     for (size_t i = 0; i < 2; i++) {
         quantity_from_int(0, QUANTITY_DECIMAL_SI, &req[i]);
@@ -143,14 +143,19 @@ static enum api_qos kube_qos(const cJSON *pod)
         }
     }
     if (!has_req[0] && !has_req[1] && !has_lim[0] && !has_lim[1])
-        return API_QOS_BE;
+        return API_KUBE_QOS_BESTEFFORT;
     for (size_t i = 0; guaranteed && i < 2; i++) {
         if (has_req[i] && (!has_lim[i] || quantity_cmp(&req[i], &lim[i]) != 0))
             guaranteed = false;
     }
     if (guaranteed && has_req[0] + has_req[1] == has_lim[0] + has_lim[1])
-        return API_QOS_LSR;
-    return API_QOS_LS;
+        return API_KUBE_QOS_GUARANTEED;
+    return API_KUBE_QOS_BURSTABLE;
+}
+
+enum api_kube_qos api_pod_kube_qos(const cJSON *pod)
+{
+    return pod ? kube_qos(pod) : API_KUBE_QOS_UNKNOWN;
 }
 
 enum api_qos api_pod_qos(const cJSON *pod)
@@ -161,7 +166,19 @@ enum api_qos api_pod_qos(const cJSON *pod)
     if (!pod)
         return API_QOS_NONE;
     q = api_qos_by_name(cJSON_IsString(label) ? label->valuestring : NULL);
-    return q != API_QOS_NONE ? q : kube_qos(pod);
+    if (q != API_QOS_NONE)
+        return q;
+    switch (kube_qos(pod)) {
+    case API_KUBE_QOS_GUARANTEED:
+        return API_QOS_LSR;
+    case API_KUBE_QOS_BURSTABLE:
+        return API_QOS_LS;
+    case API_KUBE_QOS_BESTEFFORT:
+        return API_QOS_BE;
+    case API_KUBE_QOS_UNKNOWN:
+        break;
+    }
+    return API_QOS_NONE;
 }
 
 enum api_priority api_pod_priority(const cJSON *pod)

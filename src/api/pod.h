@@ -28,13 +28,26 @@ enum api_priority {
     API_PRIORITY_FREE,  /* koord-free, [3000, 3999], 3500 */
 };
 
+/* Kubernetes QoS classes (status.qosClass), which name a pod's cgroup directory. */
+enum api_kube_qos {
+    API_KUBE_QOS_UNKNOWN, /* status.qosClass names something else */
+    API_KUBE_QOS_GUARANTEED,
+    API_KUBE_QOS_BURSTABLE,
+    API_KUBE_QOS_BESTEFFORT,
+};
+
+/*
+ * A pod's Kubernetes QoS class: status.qosClass, or when that is empty computed as kubelet does
+ * (k8s.io/kubernetes pkg/apis/core/v1/helper/qos ComputePodQOS over cpu and memory of containers
+ * and init containers; pod-level resources are not considered). pod NULL -> UNKNOWN.
+ */
+enum api_kube_qos api_pod_kube_qos(const cJSON *pod);
+
 /*
  * A pod's Koordinator QoS class "with default" (upstream GetPodQoSClassWithDefault): label
- * `koordinator.sh/qosClass` when it names one of LSE, LSR, LS, BE, SYSTEM; otherwise from the
- * Kubernetes QoS class, status.qosClass or, when that is empty, computed as kubelet does
- * (k8s.io/kubernetes pkg/apis/core/v1/helper/qos ComputePodQOS over cpu and memory of containers
- * and init containers; pod-level resources are not considered): Guaranteed -> LSR, Burstable -> LS,
- * BestEffort -> BE, anything else -> NONE. pod NULL -> NONE.
+ * `koordinator.sh/qosClass` when it names one of LSE, LSR, LS, BE, SYSTEM; otherwise from
+ * api_pod_kube_qos(): Guaranteed -> LSR, Burstable -> LS, BestEffort -> BE, anything else -> NONE.
+ * pod NULL -> NONE.
  */
 enum api_qos api_pod_qos(const cJSON *pod);
 
