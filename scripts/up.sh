@@ -3,25 +3,29 @@
 # `koord manager` wired together the way a cluster wires them (the manager trusts the CAs the
 # API server publishes in kube-system/extension-apiserver-authentication, and registers the
 # NodeMetric API as an APIService the API server proxies to), applies the CRDs, the priority
-# classes and upstream's default slo-controller-config, registers this machine as a Node, and
-# stays in the foreground until Ctrl-C, which stops both. State lives in .koord/ and is reused.
+# classes and upstream's default slo-controller-config, registers this machine as a Node, runs
+# `koord agent` for it (so its NodeMetric shows this host's real usage), and stays in the
+# foreground until Ctrl-C, which stops all three. State lives in .koord/ and is reused.
 #
 # Environment: KOORD_LISTEN (API server, default 127.0.0.1:6443), KOORD_MANAGER_LISTEN
-# (manager, default 127.0.0.1:9443).
+# (manager, default 127.0.0.1:9443), KOORD_AGENT_LISTEN (agent /metrics, 127.0.0.1:9316).
 set -euo pipefail
 KOORD=$(realpath "${1:-build/gcc/koord}")
 cd "$(dirname "$0")/.."
 
 LISTEN=${KOORD_LISTEN:-127.0.0.1:6443}
 MLISTEN=${KOORD_MANAGER_LISTEN:-127.0.0.1:9443}
+ALISTEN=${KOORD_AGENT_LISTEN:-127.0.0.1:9316}
 STATE=$PWD/.koord
 export KUBECONFIG=$STATE/kubeconfig
-apid="" mpid=""
+apid="" mpid="" agpid=""
 
 # The servers run in sessions of their own (setsid), so that Ctrl-C reaches this script only and
-# they stop in order: the manager first, releasing its Lease while the API server still serves.
+# they stop in order: the agent, the manager (releasing its Lease while the API server still
+# serves), the API server.
 stop() {
     trap - EXIT INT TERM
+    [ -n "$agpid" ] && kill "$agpid" 2>/dev/null && wait "$agpid" 2>/dev/null || true
     [ -n "$mpid" ] && kill "$mpid" 2>/dev/null && wait "$mpid" 2>/dev/null || true
     [ -n "$apid" ] && kill "$apid" 2>/dev/null && wait "$apid" 2>/dev/null || true
 }
@@ -29,7 +33,7 @@ trap 'stop; exit 130' INT TERM
 trap stop EXIT
 die() {
     echo "make up: $*" >&2
-    for log in apiserver manager; do
+    for log in apiserver manager agent; do
         [ -s "$STATE/$log.log" ] && { echo "--- last lines of $STATE/$log.log" >&2; tail -n 20 "$STATE/$log.log" >&2; }
     done
     exit 1
@@ -51,7 +55,7 @@ echo "== koord validate -f examples/seed -f examples/reference -f examples/core"
 echo "   all valid"
 
 mkdir -p "$STATE"
-rm -f "$STATE/apiserver.ready" "$STATE/manager.ready"
+rm -f "$STATE/apiserver.ready" "$STATE/manager.ready" "$STATE/agent.ready"
 echo "== koord apiserver on $LISTEN (data in $STATE/apiserver, log $STATE/apiserver.log)"
 setsid "$KOORD" apiserver --data-dir "$STATE/apiserver" --listen "$LISTEN" \
     --ready-file "$STATE/apiserver.ready" --write-kubeconfig "$KUBECONFIG" \
@@ -114,16 +118,39 @@ available || die "the NodeMetric APIService v1alpha1.metrics.koordinator.sh is n
 # slo.koordinator.sh CRD it saw before the APIService existed: drop this server's cache.
 rm -rf "${HOME:-/root}/.kube/cache/discovery/$(printf %s "$LISTEN" | sed 's/[^A-Za-z0-9.-]/_/g')"
 
+# The agent for this machine: its usage, reported to the manager (through the admin
+# credentials of the kubeconfig; in a cluster it would use the node's own).
+echo "== koord agent for node $node (metrics on $ALISTEN, log $STATE/agent.log)"
+setsid "$KOORD" agent --node-name "$node" --kubeconfig "$KUBECONFIG" \
+    --manager-address "https://$MLISTEN" --manager-ca-file "$STATE/manager/koord-manager-ca.crt" \
+    --listen "$ALISTEN" --ready-file "$STATE/agent.ready" >>"$STATE/agent.log" 2>&1 &
+agpid=$!
+wait_file "$STATE/agent.ready" "$agpid" "koord agent"
+reported() {
+    [ -n "$(kubectl get nodemetrics.metrics.koordinator.sh "$node" \
+        -o jsonpath='{.status.nodeMetric.nodeUsage.resources.cpu}' 2>/dev/null)" ]
+}
+for _ in $(seq 1 300); do
+    reported && break
+    kill -0 "$agpid" 2>/dev/null || die "koord agent exited"
+    sleep 0.1
+done
+reported || die "no NodeMetric report from the agent after 30 s"
+
 echo
 echo "The control plane is up; Ctrl-C stops it. In another shell:"
 echo
 echo "    export KUBECONFIG=$KUBECONFIG"
 echo "    kubectl get nodes,nodeslos,nodemetrics"
+echo "    kubectl get nodemetric $node -o yaml     # this host's usage, as the agent reports it"
 echo
 kubectl get nodes,nodeslos,nodemetrics || true
 echo
+kubectl get nodemetric "$node" \
+    -o jsonpath='node usage: cpu {.status.nodeMetric.nodeUsage.resources.cpu}, memory {.status.nodeMetric.nodeUsage.resources.memory}{"\n"}' || true
+echo
 # Until Ctrl-C, or until either server stops on its own.
 set +e
-wait -n "$apid" "$mpid"
+wait -n "$apid" "$mpid" "$agpid"
 rc=$?
 die "a server exited (status $rc)"

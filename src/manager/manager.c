@@ -102,7 +102,12 @@ static void *spec_worker(void *arg)
         if (r == 0) {
             kube_workqueue_forget(m->specq, key);
         } else {
-            log_warn("manager", "NodeMetric spec of node \"%s\": %s, retrying", key, err_str(r));
+            /* -EAGAIN: the configuration is not read yet (leader start-up): expected. */
+            if (r == -EAGAIN)
+                log_debug("manager", "NodeMetric spec of node \"%s\": not ready, retrying", key);
+            else
+                log_warn("manager", "NodeMetric spec of node \"%s\": %s, retrying", key,
+                         err_str(r));
             kube_workqueue_add_rate_limited(m->specq, key);
         }
         kube_workqueue_done(m->specq, key);

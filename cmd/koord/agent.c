@@ -1,0 +1,264 @@
+/* koord agent: flags and wiring of the node agent (src/agent/agent.h). */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cgroup/cgroup.h"
+#include "base/base.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "cmd.h"
+#include "kube/client.h"
+#include "kube/config.h"
+
+static const char usage[] =
+    "usage: koord agent --node-name NAME [--kubeconfig FILE] [--manager-address URL]\n"
+    "                   [--manager-ca-file FILE] [--report-mode manager|crd] [flags...]\n"
+    "\n"
+    "The node agent (koordlet): collects this node's and its pods' CPU and memory usage from\n"
+    "/proc and cgroups every collect interval, keeps a bounded history in memory, and reports\n"
+    "the NodeMetric status to koord manager (PUT .../nodemetrics/NAME/status).\n"
+    "\n"
+    "  --node-name NAME             this node (default $NODE_NAME)\n"
+    "  --kubeconfig FILE            API server and the node's credentials (default\n"
+    "                               $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+    "  --manager-address URL        the manager's NodeMetric API (default\n"
+    "                               https://koord-manager.koordinator-system.svc:443)\n"
+    "  --manager-ca-file FILE       CA of the manager's serving certificate (default: the\n"
+    "                               kubeconfig's CA)\n"
+    "  --report-mode MODE           manager (default), or crd: write the slo.koordinator.sh\n"
+    "                               NodeMetric through the API server, as upstream's koordlet\n"
+    "  --collect-interval-seconds N collection period (default 1)\n"
+    "  --cgroup-root DIR            default /sys/fs/cgroup\n"
+    "  --proc-root DIR              default /proc\n"
+    "  --sys-root DIR               default /sys\n"
+    "  --resctrl-root DIR           default /sys/fs/resctrl\n"
+    "  --cgroup-version auto|v1|v2  default auto (detected from the cgroup root)\n"
+    "  --cgroup-driver auto|cgroupfs|systemd\n"
+    "                               default auto (from the kubepods directory)\n"
+    "  --listen HOST:PORT           /healthz and /metrics (default 127.0.0.1:9316; \"\" = none)\n"
+    "  --ready-file FILE            write the bound HOST:PORT here once running\n"
+    "  --log-level LEVEL            error, warn, info (default) or debug\n"
+    "\n"
+    "Stops cleanly on SIGINT or SIGTERM.\n";
+
+enum {
+    OPT_NODE = 256,
+    OPT_KUBECONFIG,
+    OPT_MANAGER,
+    OPT_MANAGER_CA,
+    OPT_MODE,
+    OPT_INTERVAL,
+    OPT_CGROUP_ROOT,
+    OPT_PROC_ROOT,
+    OPT_SYS_ROOT,
+    OPT_RESCTRL_ROOT,
+    OPT_CG_VERSION,
+    OPT_CG_DRIVER,
+    OPT_LISTEN,
+    OPT_READY,
+    OPT_LOG_LEVEL,
+};
+
+/* A second client for the manager: the same credentials, another server and CA. */
+static int manager_client(const char *kubeconfig, const char *address, const char *ca,
+                          struct kube_client **ret, struct strbuf *err)
+{
+    struct kube_config *cfg = NULL;
+    int r = cmd_kube_config(kubeconfig, &cfg, err);
+
+    if (r < 0)
+        return r;
+    free(cfg->server);
+    cfg->server = xstrdup(address);
+    if (ca) {
+        free(cfg->ca_file);
+        cfg->ca_file = xstrdup(ca);
+    }
+    cfg->timeout_ms = 10000; /* a report must not outlive a failover by much */
+    return kube_client_new(cfg, ret);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"node-name", required_argument, NULL, OPT_NODE},
+        {"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+        {"manager-address", required_argument, NULL, OPT_MANAGER},
+        {"manager-ca-file", required_argument, NULL, OPT_MANAGER_CA},
+        {"report-mode", required_argument, NULL, OPT_MODE},
+        {"collect-interval-seconds", required_argument, NULL, OPT_INTERVAL},
+        {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
+        {"proc-root", required_argument, NULL, OPT_PROC_ROOT},
+        {"sys-root", required_argument, NULL, OPT_SYS_ROOT},
+        {"resctrl-root", required_argument, NULL, OPT_RESCTRL_ROOT},
+        {"cgroup-version", required_argument, NULL, OPT_CG_VERSION},
+        {"cgroup-driver", required_argument, NULL, OPT_CG_DRIVER},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"ready-file", required_argument, NULL, OPT_READY},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *node = getenv("NODE_NAME"), *kubeconfig = NULL, *ready = NULL;
+    const char *manager = "https://koord-manager.koordinator-system.svc:443", *manager_ca = NULL;
+    const char *listen = "127.0.0.1:9316";
+    struct agent_opts ao = {0};
+    struct cg_roots roots;
+    enum cg_version version = CG_VERSION_UNKNOWN;
+    enum cg_driver driver = CG_DRIVER_UNKNOWN;
+    struct strbuf err = STRBUF_INIT, host = STRBUF_INIT, addr = STRBUF_INIT;
+    struct kube_config *cfg = NULL;
+    struct kube_client *client = NULL, *mclient = NULL;
+    struct agent *a = NULL;
+    uint32_t port = 0, interval = 1;
+    sigset_t sigs;
+    int c, sig, r, rc = 1;
+
+    cg_roots_default(&roots);
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_NODE:
+            node = optarg;
+            break;
+        case OPT_KUBECONFIG:
+            kubeconfig = optarg;
+            break;
+        case OPT_MANAGER:
+            manager = optarg;
+            break;
+        case OPT_MANAGER_CA:
+            manager_ca = optarg;
+            break;
+        case OPT_MODE:
+            if (strcmp(optarg, "manager") && strcmp(optarg, "crd"))
+                goto bad;
+            ao.crd_mode = !strcmp(optarg, "crd");
+            break;
+        case OPT_INTERVAL:
+            if (parse_u32(optarg, &interval) < 0 || interval < 1 || interval > 3600)
+                goto bad;
+            break;
+        case OPT_CGROUP_ROOT:
+            roots.cgroup_root = optarg;
+            break;
+        case OPT_PROC_ROOT:
+            roots.proc_root = optarg;
+            break;
+        case OPT_SYS_ROOT:
+            roots.sys_root = optarg;
+            break;
+        case OPT_RESCTRL_ROOT:
+            roots.resctrl_root = optarg;
+            break;
+        case OPT_CG_VERSION:
+            if (strcmp(optarg, "auto") && cg_version_parse(optarg, &version) < 0)
+                goto bad;
+            break;
+        case OPT_CG_DRIVER:
+            if (strcmp(optarg, "auto") && cg_driver_parse(optarg, &driver) < 0)
+                goto bad;
+            break;
+        case OPT_LISTEN:
+            listen = optarg;
+            break;
+        case OPT_READY:
+            ready = optarg;
+            break;
+        case OPT_LOG_LEVEL:
+            if (log_set_level(optarg) < 0)
+                goto bad;
+            break;
+        case 'h':
+            (void)fputs(usage, stdout);
+            return 0;
+        default:
+            (void)fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (!node || !*node) {
+        (void)fputs("koord agent: --node-name (or $NODE_NAME) is required\n", stderr);
+        return 2;
+    }
+    if (*listen) {
+        const char *colon = strrchr(listen, ':');
+        if (!colon || colon == listen || parse_u32(colon + 1, &port) < 0 || port > 65535) {
+            (void)fprintf(stderr, "koord agent: --listen must be HOST:PORT, not \"%s\"\n", listen);
+            return 2;
+        }
+        strbuf_add(&host, listen, (size_t)(colon - listen));
+    }
+    (void)sigemptyset(&sigs);
+    (void)sigaddset(&sigs, SIGINT);
+    (void)sigaddset(&sigs, SIGTERM);
+    (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+    r = version == CG_VERSION_UNKNOWN ? cg_detect_version(roots.cgroup_root, &version) : 0;
+    if (r == 0)
+        r = cg_layout_init(&ao.layout, &roots, version, driver);
+    if (r == -ENOENT && driver == CG_DRIVER_UNKNOWN) {
+        /* No kubepods hierarchy yet (no kubelet, or no pod started): kubelet's default. */
+        log_warn("agent", "no kubepods cgroup under \"%s\"; assuming the cgroupfs driver",
+                 roots.cgroup_root);
+        r = cg_layout_init(&ao.layout, &roots, version, CG_DRIVER_CGROUPFS);
+    }
+    if (r < 0) {
+        log_error("agent", "cannot tell the cgroup %s under \"%s\": %s (set --cgroup-%s)",
+                  version == CG_VERSION_UNKNOWN ? "version" : "driver", roots.cgroup_root,
+                  err_str(r), version == CG_VERSION_UNKNOWN ? "version" : "driver");
+        goto out;
+    }
+    if ((r = cmd_kube_config(kubeconfig, &cfg, &err)) < 0) {
+        log_error("agent", "%s", err.len ? err.buf : err_str(r));
+        goto out;
+    }
+    if ((r = kube_client_new(cfg, &client)) < 0) {
+        cfg = NULL;
+        log_error("agent", "cannot create the API client: %s", err_str(r));
+        goto out;
+    }
+    cfg = NULL;
+    if (!ao.crd_mode && (r = manager_client(kubeconfig, manager, manager_ca, &mclient, &err)) < 0) {
+        log_error("agent", "manager client: %s", err.len ? err.buf : err_str(r));
+        goto out;
+    }
+    ao.node = node;
+    ao.client = client;
+    ao.metrics_client = ao.crd_mode ? client : mclient;
+    ao.collect_interval_ms = (long)interval * 1000;
+    ao.host = *listen ? host.buf : NULL;
+    ao.port = (uint16_t)port;
+    if ((r = agent_start(&ao, &a)) < 0) {
+        log_error("agent", "cannot start: %s", err_str(r));
+        goto out;
+    }
+    if (ready) {
+        strbuf_addf(&addr, "%s:%u", host.buf, agent_port(a));
+        if ((r = cmd_write_file(ready, addr.buf)) < 0) {
+            log_error("agent", "cannot write ready file \"%s\": %s", ready, err_str(r));
+            goto out;
+        }
+    }
+    (void)sigwait(&sigs, &sig);
+    log_info("agent", "stopping on signal %d", sig);
+    rc = 0;
+out:
+    agent_stop(a);
+    kube_client_free(mclient);
+    kube_client_free(client);
+    kube_config_free(cfg);
+    strbuf_release(&err);
+    strbuf_release(&host);
+    strbuf_release(&addr);
+    return rc;
+bad:
+    (void)fprintf(stderr, "koord agent: bad value \"%s\" for --%s\n", optarg,
+                  longopts[c - OPT_NODE].name);
+    return 2;
+}
