@@ -142,8 +142,25 @@ static void test_v1_cgroupfs(void **state)
     assert_int_equal(st.pods, 1);
     assert_int_equal(st.containers, 1);
 
-    /* The pod is gone: its series go with it. */
-    assert_int_equal(collect_round(c, NULL, 0, T0 + 2000, 12 * SEC), 0);
+    /* A pod appears: its first round only seeds, so the pods' sum is incomplete and no system
+     * usage is recorded for that round (it would count the new pod as system usage). */
+    {
+        cJSON *two[2] = {pods[0], pod_json(UID2, "Burstable", "", false)};
+        struct mc_result r;
+
+        put(t, "cpuacct", "kubepods/burstable/pod" UID2, "cpuacct.usage", "1\n");
+        put(t, "memory", "kubepods/burstable/pod" UID2, "memory.stat", CGT_V1_MEMORY_STAT);
+        put_proc(t, 1300, 12288000);
+        assert_int_equal(collect_round(c, (const cJSON *const *)two, 2, T0 + 2000, 12 * SEC), 0);
+        assert_int_equal(
+            mc_query(mc, &(struct mc_select){.kind = MC_SYS_CPU_USAGE}, 0, INT64_MAX, NULL, &r), 0);
+        assert_int_equal(r.last_ms, T0 + 1000);
+        assert_true(last(mc, MC_NODE_CPU_USAGE, NULL) == 1.5);
+        cJSON_Delete(two[1]);
+    }
+
+    /* The pods are gone: their series go with them. */
+    assert_int_equal(collect_round(c, NULL, 0, T0 + 3000, 13 * SEC), 0);
     assert_true(last(mc, MC_POD_CPU_USAGE, UID) < 0);
     assert_true(last(mc, MC_CONTAINER_CPU_USAGE, CID) < 0);
     collect_free(c);

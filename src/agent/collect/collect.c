@@ -166,10 +166,12 @@ struct sample {
     double cores, mem, mem_cache, throttled;
 };
 
-/* Reads one cgroup's counters. The first read only seeds them (false); later ones give the cpu
- * rate, memory and throttling of this round (true). */
-static bool read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mono_ns,
-                        struct sample *ret)
+enum { READ_FAILED = -1, READ_SEEDED = 0, READ_SAMPLE = 1 };
+
+/* Reads one cgroup's counters. The first read only seeds them (READ_SEEDED); later ones give the
+ * cpu rate, memory and throttling of this round (READ_SAMPLE). */
+static int read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mono_ns,
+                       struct sample *ret)
 {
     const enum cg_version v = c->o.layout->version;
     struct cg_memory_stat ms;
@@ -185,7 +187,7 @@ static bool read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mon
         c->stats.read_errors++;
         cgroup_state_release(s);
         s->seeded = false;
-        return false;
+        return READ_FAILED;
     }
     have_throttle = ensure(c, &s->cpustat, CG_CPU_STAT, s->dir) &&
                     cg_read_cpu_stat(&s->cpustat, v, &cs) == 0 && cs.has_throttling;
@@ -195,7 +197,7 @@ static bool read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mon
         s->mono_ns = mono_ns;
         s->periods = cs.nr_periods;
         s->throttled = cs.nr_throttled;
-        return false;
+        return READ_SEEDED;
     }
     ret->cores = (double)(cpu_ns - s->cpu_ns) / (double)(mono_ns - s->mono_ns);
     ret->mem = (double)cg_memory_stat_usage(&ms);
@@ -209,7 +211,7 @@ static bool read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mon
     }
     s->cpu_ns = cpu_ns;
     s->mono_ns = mono_ns;
-    return true;
+    return READ_SAMPLE;
 }
 
 /* Opens f on path unless open; false when it cannot be. */
@@ -409,6 +411,7 @@ int collect_round(struct collector *c, const cJSON *const *pods, size_t npods, i
     bool node_cpu_ok = node_round(c, wall_ms, mono_ns, &node_cores, &node_mem);
     int64_t be_request = 0;
     size_t sampled = 0, sampled_ctrs = 0;
+    bool partial = false; /* a pod only seeded this round: the pods' sum is incomplete */
 
     for (size_t i = 0; i < c->npods; i++)
         c->pods[i].seen = false;
@@ -417,13 +420,17 @@ int collect_round(struct collector *c, const cJSON *const *pods, size_t npods, i
         const char *phase = get_str(get(pods[i], "status"), "phase");
         struct sample s;
         struct pod *p;
+        int r;
 
         if (!uid || !*uid || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
             continue; /* completed pods have no cgroup left: dropped below */
         p = track_pod(c, pods[i], uid);
         if (p->be_label)
             be_request += batch_cpu_request(pods[i]);
-        if (p->cg.dir[0] && read_cgroup(c, &p->cg, mono_ns, &s)) {
+        r = p->cg.dir[0] ? read_cgroup(c, &p->cg, mono_ns, &s) : READ_FAILED;
+        if (r == READ_SEEDED)
+            partial = true;
+        if (r == READ_SAMPLE) {
             append(c, MC_POD_CPU_USAGE, p->uid, NULL, wall_ms, s.cores);
             append(c, MC_POD_MEMORY_USAGE, p->uid, NULL, wall_ms, s.mem);
             append(c, MC_POD_MEMORY_USAGE_WITH_PAGE_CACHE, p->uid, NULL, wall_ms, s.mem_cache);
@@ -438,7 +445,7 @@ int collect_round(struct collector *c, const cJSON *const *pods, size_t npods, i
             struct container *ct = &p->ctrs[k];
             struct sample cs;
 
-            if (!ct->cg.dir[0] || !read_cgroup(c, &ct->cg, mono_ns, &cs))
+            if (!ct->cg.dir[0] || read_cgroup(c, &ct->cg, mono_ns, &cs) != READ_SAMPLE)
                 continue;
             append(c, MC_CONTAINER_CPU_USAGE, ct->id, p->uid, wall_ms, cs.cores);
             append(c, MC_CONTAINER_MEMORY_USAGE, ct->id, p->uid, wall_ms, cs.mem);
@@ -459,7 +466,9 @@ int collect_round(struct collector *c, const cJSON *const *pods, size_t npods, i
         pod_release(&c->pods[i]);
         c->pods[i] = c->pods[--c->npods];
     }
-    if (node_cpu_ok) {
+    /* System usage only from a complete sum: upstream would count a pod seen for the first
+     * time as system usage for one round. */
+    if (node_cpu_ok && !partial) {
         append(c, MC_SYS_CPU_USAGE, NULL, NULL, wall_ms,
                node_cores > pods_cores ? node_cores - pods_cores : 0);
         append(c, MC_SYS_MEMORY_USAGE, NULL, NULL, wall_ms,

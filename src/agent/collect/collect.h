@@ -10,7 +10,8 @@
  *   pod/container mem  inactive_anon + active_anon + unevictable (memory.stat); with page
  *                      cache also active_file + inactive_file
  *   *_cpu_throttled    delta(nr_throttled) / delta(nr_periods), 0 when no period passed
- *   sys_*_usage        max(node - sum of pods, 0)
+ *   sys_*_usage        max(node - sum of pods, 0); not in a round where a pod was only
+ *                      seeded (upstream would count that pod as system usage once)
  *   node_be (cpu)      real-limit, request, usage of the BestEffort QoS level, milli-cores
  *
  * A pod's first round only seeds its counters and records nothing, as upstream does (its first

@@ -1,0 +1,178 @@
+#!/bin/bash
+# koord agent end to end: koord apiserver, two koord managers behind its aggregation layer, and
+# the agent of node-a on a prepared host tree (cgroup v1, cgroupfs, /proc) whose counters a
+# writer advances at known rates (node 1.5 cores, pod web 0.5 cores) computed from the clock, so
+# the rates are exact whatever the scheduling. The agent reports with node-a's own token through
+# the API server (the aggregation layer finds the leading manager):
+#  - kubectl get nodemetrics shows the node's and the pods' usage with the expected values;
+#  - kill -9 of the leading manager: the agent's reports reach the new leader within seconds;
+#  - /metrics of the agent counts rounds and reports; SIGTERM stops it cleanly.
+. "$(dirname "$0")/lib.sh"
+command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 0; }
+command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 0; }
+
+NM=nodemetrics.metrics.koordinator.sh
+cat >"$TMP/tokens.csv" <<'EOF'
+tok-a,system:node:node-a,uid-a,"system:nodes"
+EOF
+start_apiserver "$TMP/data" --token-auth-file "$TMP/tokens.csv"
+m1="" m2="" agent="" writer=""
+cleanup() {
+    kill -9 $pid $m1 $m2 $agent $writer 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# wait_for DESC CMD...: retries CMD every 0.1 s for up to 30 s.
+wait_for() {
+    local desc=$1
+    shift
+    for _ in $(seq 1 300); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    fail "$desc (30 s)"
+    tail -n 20 "$TMP"/*.log >&2 || true
+    return 1
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+k apply -f "$KOORD_SOURCE_DIR/deploy/crds/" -f "$KOORD_SOURCE_DIR/deploy/priorityclasses.yaml"
+expect_rc 0 "apply CRDs and priority classes"
+k create -f - <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+status:
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"}
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+EOF
+expect_rc 0 "create node-a"
+for p in web batch; do
+    k create -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $p
+  namespace: default
+  labels: $([ $p = batch ] && echo '{koordinator.sh/qosClass: BE}' || echo '{}')
+spec:
+  nodeName: node-a
+  priorityClassName: $([ $p = batch ] && echo koord-batch || echo koord-prod)
+  containers: [{name: c, image: busybox}]
+EOF
+    expect_rc 0 "create pod $p"
+done
+uid() { kubectl get pod "$1" -o jsonpath='{.metadata.uid}'; }
+uid_web=$(uid web)
+uid_batch=$(uid batch)
+
+# The host tree: pods without requests are BestEffort in kube's terms, so their cgroups sit
+# under kubepods/besteffort. Memory: web anon 100 MiB + unevictable 4 KiB; batch 50 MiB.
+host="$TMP/host"
+cg="$host/cgroup"
+mkdir -p "$host/proc"
+memstat() {
+    printf 'cache 0\nrss %s\nrss_huge 0\nshmem 0\nmapped_file 0\ntotal_cache 8192\ntotal_rss %s\n' "$1" "$1"
+    printf 'total_inactive_anon %s\ntotal_active_anon 0\ntotal_inactive_file 4096\n' "$1"
+    printf 'total_active_file 4096\ntotal_unevictable %s\n' "$2"
+}
+for p in "web:$uid_web:104857600:4096" "batch:$uid_batch:52428800:0"; do
+    IFS=: read -r _ u anon unev <<<"$p"
+    for sub in cpuacct memory cpu; do mkdir -p "$cg/$sub/kubepods/besteffort/pod$u"; done
+    memstat "$anon" "$unev" >"$cg/memory/kubepods/besteffort/pod$u/memory.stat"
+    printf 'nr_periods 0\nnr_throttled 0\nthrottled_time 0\n' >"$cg/cpu/kubepods/besteffort/pod$u/cpu.stat"
+done
+mkdir -p "$cg/cpuacct/kubepods/besteffort" "$cg/cpuset/kubepods/besteffort"
+echo 0-7 >"$cg/cpuset/kubepods/besteffort/cpuset.cpus"
+# MemTotal 32 GiB, MemAvailable 24 GiB: node memory 8 GiB.
+printf 'MemTotal:       33554432 kB\nMemFree:        20971520 kB\nMemAvailable:   25165824 kB\n' \
+    >"$host/proc/meminfo"
+# Counters as functions of time (ns since t0): node ticks at 100 Hz x 1.5 cores, web 0.5
+# cores, batch 0.25 cores. Written in place, as the kernel's files change (the agent keeps them
+# open); a read that meets a file being rewritten fails and is only a lost sample.
+t0=$(date +%s%N)
+advance() {
+    local el=$(( $(date +%s%N) - t0 )) d="$cg/cpuacct/kubepods/besteffort"
+    printf 'cpu  %d 0 0 1000 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\n' $((el * 150 / 1000000000)) \
+        >"$host/proc/stat"
+    echo $((el / 2)) >"$d/pod$uid_web/cpuacct.usage"
+    echo $((el / 4)) >"$d/pod$uid_batch/cpuacct.usage"
+    echo $((el * 3 / 4)) >"$d/cpuacct.usage"
+}
+advance
+(while :; do advance; sleep 0.05; done) &
+writer=$!
+
+start_manager() {
+    "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --ready-file "$TMP/m$1.ready" \
+        --cert-dir "$TMP/certs" --register-apiservice 127.0.0.1:0 \
+        --leader-election-lease-duration 3 --leader-election-renew-deadline 2 \
+        --leader-election-retry-period 1 >>"$TMP/m$1.log" 2>&1 &
+}
+start_manager 1
+m1=$!
+wait_for "manager 1 listening" test -s "$TMP/m1.ready"
+start_manager 2
+m2=$!
+wait_for "manager 2 listening" test -s "$TMP/m2.ready"
+available() {
+    [ "$(kubectl get apiservice v1alpha1.metrics.koordinator.sh \
+        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
+}
+wait_for "APIService Available" available
+
+# The agent of node-a: its own token; the NodeMetric API through the API server.
+cat >"$TMP/kubeconfig-a" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
+users: [{name: u, user: {token: tok-a}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+EOF
+"$KOORD" agent --node-name node-a --kubeconfig "$TMP/kubeconfig-a" --manager-address "https://$server" \
+    --cgroup-root "$cg" --proc-root "$host/proc" --cgroup-version v1 --cgroup-driver cgroupfs \
+    --listen 127.0.0.1:0 --ready-file "$TMP/agent.ready" >>"$TMP/agent.log" 2>&1 &
+agent=$!
+wait_for "agent running" test -s "$TMP/agent.ready"
+
+# in_range V LO HI: V is "<n>m" with LO <= n <= HI.
+in_range() { local v=${1%m}; [ -n "$v" ] && [ "$v" -ge "$2" ] && [ "$v" -le "$3" ]; }
+nm() { kubectl get $NM node-a -o jsonpath="$1"; }
+pods_reported() { [ "$(nm '{.status.podsMetric[*].name}')" = "batch web" ]; }
+wait_for "a report with both pods" pods_reported
+k get $NM node-a -o jsonpath='{.status.nodeMetric.nodeUsage.resources.cpu} {.status.nodeMetric.nodeUsage.resources.memory} {.status.podsMetric[1].podUsage.resources.cpu} {.status.podsMetric[1].podUsage.resources.memory} {.status.podsMetric[1].priority} {.status.podsMetric[0].qos} {.status.podsMetric[0].podUsage.resources.memory}'
+read -r node_cpu node_mem web_cpu web_mem web_prio batch_qos batch_mem <"$TMP/out" || true # no newline
+in_range "$node_cpu" 1400 1600 || fail "node cpu $node_cpu, want about 1500m"
+[ "$node_mem" = 8Gi ] || fail "node memory $node_mem, want 8Gi"
+in_range "$web_cpu" 450 550 || fail "web cpu $web_cpu, want about 500m"
+# anon + unevictable = 104857600 + 4096 bytes = 102404Ki
+[ "$web_mem" = 102404Ki ] || fail "web memory $web_mem, want 102404Ki"
+[ "$web_prio" = koord-prod ] || fail "web priority $web_prio"
+[ "$batch_qos" = BE ] || fail "batch qos $batch_qos"
+[ "$batch_mem" = 50Mi ] || fail "batch memory $batch_mem"
+# System usage: node - pods = 1.5 - 0.75 cores.
+k get $NM node-a -o jsonpath='{.status.nodeMetric.systemUsage.resources.cpu}'
+in_range "$(cat "$TMP/out")" 650 850 || fail "system cpu $(cat "$TMP/out"), want about 750m"
+
+# Failover: the leader killed; the agent's next report lands on the new leader within seconds
+# (its NodeMetric watch sees the new leader's object and reports at once).
+if curl -sfk "https://$(cat "$TMP/m1.ready")/readyz" >/dev/null; then leader=$m1; else leader=$m2; fi
+kill -9 "$leader"
+killed=$(now_ms)
+[ "$leader" = "$m1" ] && m1="" || m2=""
+wait_for "the agent's report on the new leader" pods_reported
+took=$(($(now_ms) - killed))
+echo "report on the new leader $took ms after the kill"
+# Lease 3 s + 2 jittered retries (up to 4.4 s) + start-up, then the agent's retry (at most 2 s).
+[ "$took" -le 12000 ] || fail "reports resumed after $took ms"
+
+run curl -sf "http://$(cat "$TMP/agent.ready")/metrics"
+expect_out "koord_agent_reports_total" "agent /metrics"
+grep -q '^koord_agent_collect_rounds_total [1-9]' "$TMP/out" || fail "no collection rounds counted"
+grep -q '^koord_agent_collect_pods 2$' "$TMP/out" || fail "agent /metrics: not 2 pods sampled"
+kill -TERM "$agent"
+wait "$agent" || fail "agent exit status $?"
+agent=""
+finish
