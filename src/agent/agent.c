@@ -81,7 +81,7 @@ static void collect_once(struct agent *a)
 {
     struct kube_object **pods = NULL;
     size_t n = states_pods(a->st, &pods);
-    const cJSON **objs = xcalloc(n ? n : 1, sizeof(*objs));
+    const cJSON **objs = xcalloc(n ? n : 1, sizeof(const cJSON *));
     struct collect_stats cs;
 
     for (size_t i = 0; i < n; i++)

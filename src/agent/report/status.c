@@ -152,10 +152,10 @@ cJSON *report_build_status(struct mc *mc, const struct report_policy *policy,
             nm, "aggregatedSystemUsages",
             aggregated_list(mc, policy, MC_SYS_CPU_USAGE, MC_SYS_MEMORY_USAGE, now_ms, scratch)));
     }
-    sorted = xcalloc(npods ? npods : 1, sizeof(*sorted));
+    sorted = xcalloc(npods ? npods : 1, sizeof(const struct report_pod *));
     for (size_t i = 0; i < npods; i++)
         sorted[i] = &pods[i];
-    qsort(sorted, npods, sizeof(*sorted), pod_cmp);
+    qsort(sorted, npods, sizeof(const struct report_pod *), pod_cmp);
     CHECK(list = cJSON_AddArrayToObject(status, "podsMetric"));
     for (size_t i = 0; i < npods; i++) {
         const struct report_pod *p = sorted[i];
