@@ -266,7 +266,8 @@ test_round_single_task(void **state)
     assert_int_equal(res.nevicted, 2);
     assert_int_equal(res.released[QOS_RELEASE_USED].v[QOS_RES_MEMORY], 80);
 
-    /* Recently evicted pods are skipped, without counting, until they expire. */
+    /* Recently evicted pods are not evicted again but count as being released, until they
+     * expire: a's 40 + b's 30 meet 70 with one eviction. */
     {
         struct qos_evicted recent;
 
@@ -274,11 +275,23 @@ test_round_single_task(void **state)
         assert_int_equal(qos_evicted_add(&recent, "ua", 0), 0);
         memset(&f, 0, sizeof(f));
         assert_int_equal(qos_evict_run(&t, 1, &recent, 120000, fake_evict, &f, &res), 0);
-        expect_log(&f, "b c");
-        assert_int_equal(res.released[QOS_RELEASE_USED].v[QOS_RES_MEMORY], 80);
+        expect_log(&f, "b");
+        assert_int_equal(res.nevicted, 1);
+        assert_int_equal(res.nrecent, 1);
+        assert_int_equal(res.released[QOS_RELEASE_USED].v[QOS_RES_MEMORY], 70);
+        /* All three recently evicted: nothing is evicted; a and b already count 70. */
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(qos_evicted_add(&recent, "ub", 0), 0);
+        assert_int_equal(qos_evicted_add(&recent, "uc", 0), 0);
+        assert_int_equal(qos_evict_run(&t, 1, &recent, 1000, fake_evict, &f, &res), 0);
+        assert_int_equal(f.n, 0);
+        assert_int_equal(res.nevicted, 0);
+        assert_int_equal(res.nrecent, 2);
+        assert_int_equal(res.released[QOS_RELEASE_USED].v[QOS_RES_MEMORY], 70);
         memset(&f, 0, sizeof(f));
         assert_int_equal(qos_evict_run(&t, 1, &recent, 120001, fake_evict, &f, &res), 0);
         expect_log(&f, "a b");
+        assert_int_equal(res.nrecent, 0);
         qos_evicted_release(&recent);
     }
 

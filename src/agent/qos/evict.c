@@ -218,14 +218,14 @@ int qos_evict_run(const struct qos_evict_task *tasks, size_t ntasks,
                   const struct qos_evicted *recent, int64_t now_ms, qos_evict_fn evict, void *ctx,
                   struct qos_evict_result *ret)
 {
-    const struct qos_pod **evicted;
+    const struct qos_pod **handled;
     struct qos_evict_result res;
-    size_t total = 0;
+    size_t total = 0, nhandled = 0;
 
     for (size_t i = 0; i < ntasks; i++)
         total += tasks[i].nvictims;
-    evicted = ccalloc(total ? total : 1, sizeof(const struct qos_pod *));
-    if (!evicted)
+    handled = ccalloc(total ? total : 1, sizeof(const struct qos_pod *));
+    if (!handled)
         return -ENOMEM;
     memset(&res, 0, sizeof(res));
     for (size_t i = 0; i < ntasks; i++) {
@@ -237,19 +237,23 @@ int qos_evict_run(const struct qos_evict_task *tasks, size_t ntasks,
             const struct qos_evict_victim *v = &t->victims[j];
             bool seen = false;
 
+            for (size_t k = 0; k < nhandled && !seen; k++)
+                seen = same_pod(handled[k], v->pod);
+            if (seen)
+                continue;
             if (qos_evicted_contains(recent, v->pod->uid, now_ms))
+                res.nrecent++;
+            else if (evict(ctx, t, v->pod))
+                res.nevicted++;
+            else
                 continue;
-            for (size_t k = 0; k < res.nevicted && !seen; k++)
-                seen = same_pod(evicted[k], v->pod);
-            if (seen || !evict(ctx, t, v->pod))
-                continue;
-            evicted[res.nevicted++] = v->pod;
+            handled[nhandled++] = v->pod;
             account(tasks, ntasks, v, &res);
             if (task_done(t, &res.released[t->target]))
                 break;
         }
     }
-    free(evicted);
+    free(handled);
     *ret = res;
     return 0;
 }

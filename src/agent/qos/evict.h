@@ -135,23 +135,29 @@ typedef bool (*qos_evict_fn)(void *ctx, const struct qos_evict_task *task,
 struct qos_evict_result {
     struct qos_resources released[QOS_RELEASE_TARGET_COUNT];
     size_t nevicted; /* pods evicted in this round: when > 0 the cool-down restarts */
+    size_t nrecent;  /* recently evicted pods counted as being released, not evicted again */
 };
 
 /*
  * One eviction round (upstream KillAndEvictPods). Tasks run in the given order. A task whose
  * target is already met by the round's running total of its kind is skipped; otherwise its
- * victims are tried in order, skipping pods recently evicted (recent, may be NULL; they are
- * skipped without counting) and pods already evicted this round (same UID), until the total
- * meets every positive entry of its release. A successful eviction adds, for every kind used by
- * a non-empty task, the largest contribution any such task assigns the pod: its `used` under
- * used_res for USED tasks, its class request for REQUEST tasks whose classes include the pod's
- * raw priority class, its batch-cpu request (under QOS_RES_CPU) for BATCH_REQUEST tasks. A
- * failed eviction counts nothing and the next victim is tried.
+ * victims are taken in order until the total meets every positive entry of its release:
+ *  - a pod already handled this round (same UID) is passed over;
+ *  - a pod evicted less than 2 minutes ago (in recent, which may be NULL) is not evicted again,
+ *    but what it releases is counted as "already being released" (reference section 4);
+ *  - any other is evicted through evict(); a failure counts nothing and the next is tried.
+ * A pod evicted or counted adds, for every kind used by a non-empty task, the largest
+ * contribution any such task assigns it: its `used` under used_res for USED tasks, its class
+ * request for REQUEST tasks whose classes include the pod's raw priority class, its batch-cpu
+ * request (under QOS_RES_CPU) for BATCH_REQUEST tasks.
  *
- * Not copied from upstream: it tests "done" as (to release - already released) - released,
- * counting an earlier task's release twice; here a task is done when the running total reaches
- * its own target, as the reference states. Pods are identified by UID (upstream keys its
- * per-round map by namespace/name).
+ * Not copied from upstream (the version the reference describes predates both):
+ *  - newer upstream skips recently evicted pods without counting them; the reference counts
+ *    them, which keeps pods that are still terminating from causing extra evictions;
+ *  - newer upstream tests "done" as (to release - already released) - released, counting an
+ *    earlier task's release twice; here a task is done when the running total reaches its own
+ *    target, as the reference states.
+ * Pods are identified by UID (upstream keys its per-round map by namespace/name).
  *
  * Returns 0 with *ret; -ENOMEM (checked allocation, before any eviction).
  */
