@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -425,12 +426,67 @@ static void test_cfs_quota(void **state)
     }
 }
 
+static void test_host_apps(void **state)
+{
+    struct qos_host_app *apps;
+    size_t n;
+    cJSON *doc;
+
+    (void)state;
+    doc = cJSON_Parse("{\"spec\":{\"hostApplications\":[{\"name\":\"nm\",\"qos\":\"BE\","
+                      "\"priority\":\"koord-batch\",\"cgroupPath\":{\"base\":"
+                      "\"KubepodsBesteffort\",\"parentDir\":\"hadoop\"}},"
+                      "{\"name\":\"agent\",\"qos\":\"LS\"},{\"name\":\"odd\",\"qos\":\"X\","
+                      "\"cgroupPath\":{\"base\":\"CgroupRoot\"}}]}}");
+    assert_non_null(doc);
+    assert_int_equal(qos_host_apps_from_nodeslo(doc, &apps, &n), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(apps[0].name, "nm");
+    assert_int_equal(apps[0].qos, API_QOS_BE);
+    assert_true(apps[0].besteffort_base);
+    assert_false(apps[0].has_cpu_usage);
+    assert_int_equal(apps[1].qos, API_QOS_LS);
+    assert_false(apps[1].besteffort_base);
+    assert_int_equal(apps[2].qos, API_QOS_NONE);
+    free(apps);
+    cJSON_Delete(doc);
+
+    doc = cJSON_Parse("{\"spec\":{}}");
+    assert_int_equal(qos_host_apps_from_nodeslo(doc, &apps, &n), 0);
+    assert_null(apps);
+    assert_int_equal(n, 0);
+    cJSON_Delete(doc);
+    assert_int_equal(qos_host_apps_from_nodeslo(NULL, &apps, &n), 0);
+    doc = cJSON_Parse("{\"spec\":{\"hostApplications\":[{\"qos\":1}]}}");
+    assert_int_equal(qos_host_apps_from_nodeslo(doc, &apps, &n), -EINVAL);
+    assert_null(apps);
+    cJSON_Delete(doc);
+    doc = cJSON_Parse("{\"spec\":{\"hostApplications\":{}}}");
+    assert_int_equal(qos_host_apps_from_nodeslo(doc, &apps, &n), -EINVAL);
+    cJSON_Delete(doc);
+    doc = cJSON_Parse("{\"spec\":{\"hostApplications\":[{}]}}");
+    alloc_fail_after(1);
+    assert_int_equal(qos_host_apps_from_nodeslo(doc, &apps, &n), -ENOMEM);
+    alloc_fail_after(0);
+    cJSON_Delete(doc);
+    {
+        cJSON *big = cJSON_CreateObject(), *spec = cJSON_AddObjectToObject(big, "spec");
+        cJSON *arr = cJSON_AddArrayToObject(spec, "hostApplications");
+
+        for (int i = 0; i <= QOS_HOST_APPS_MAX; i++)
+            cJSON_AddItemToArray(arr, cJSON_CreateObject());
+        assert_int_equal(qos_host_apps_from_nodeslo(big, &apps, &n), -E2BIG);
+        cJSON_Delete(big);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_suppress_milli), cmocka_unit_test(test_picker),
         cmocka_unit_test(test_cpuset),         cmocka_unit_test(test_growth_limit),
         cmocka_unit_test(test_plans),          cmocka_unit_test(test_cfs_quota),
+        cmocka_unit_test(test_host_apps),
     };
 
     codec_init();

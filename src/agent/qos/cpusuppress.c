@@ -8,6 +8,46 @@
 #include "agent/qos/qos-int.h"
 #include "base/base.h"
 
+int qos_host_apps_from_nodeslo(const cJSON *nodeslo, struct qos_host_app **ret_apps, size_t *ret_n)
+{
+    const cJSON *list = qos__member(qos__get(nodeslo, "spec"), "hostApplications"), *e;
+    struct qos_host_app *apps;
+    size_t n = 0;
+
+    *ret_apps = NULL;
+    *ret_n = 0;
+    if (!list)
+        return 0;
+    if (!cJSON_IsArray(list))
+        return -EINVAL;
+    if (cJSON_GetArraySize(list) > QOS_HOST_APPS_MAX)
+        return -E2BIG;
+    if (cJSON_GetArraySize(list) == 0)
+        return 0;
+    apps = ccalloc((size_t)cJSON_GetArraySize(list), sizeof(*apps));
+    if (!apps)
+        return -ENOMEM;
+    cJSON_ArrayForEach(e, list)
+    {
+        const cJSON *name = qos__member(e, "name"), *q = qos__member(e, "qos");
+        const cJSON *path = qos__member(e, "cgroupPath");
+        const cJSON *base = qos__member(path, "base");
+
+        if (!cJSON_IsObject(e) || (name && !cJSON_IsString(name)) || (q && !cJSON_IsString(q)) ||
+            (path && !cJSON_IsObject(path)) || (base && !cJSON_IsString(base))) {
+            free(apps);
+            return -EINVAL;
+        }
+        apps[n].name = name ? name->valuestring : "";
+        apps[n].qos = api_qos_by_name(q ? q->valuestring : NULL);
+        apps[n].besteffort_base = base && !strcmp(base->valuestring, "KubepodsBesteffort");
+        n++;
+    }
+    *ret_apps = apps;
+    *ret_n = n;
+    return 0;
+}
+
 int64_t qos_cpusuppress_milli(const struct qos_suppress_input *in)
 {
     const struct qos_threshold *cfg = in->cfg;

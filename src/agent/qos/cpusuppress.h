@@ -35,6 +35,18 @@ struct qos_host_app {
     double cpu_usage; /* cores */
 };
 
+/* Bound on spec.hostApplications entries qos_host_apps_from_nodeslo() accepts. */
+#define QOS_HOST_APPS_MAX 1024
+
+/*
+ * The host applications of a NodeSLO (spec.hostApplications[]: name, qos, cgroupPath.base)
+ * into a new array (*ret_apps, free() it; NULL when there are none) of *ret_n entries with
+ * usage fields zeroed; names are borrowed from nodeslo. An unknown qos string is no class; base
+ * "KubepodsBesteffort" sets besteffort_base. Returns 0; -EINVAL when the list or an entry has
+ * the wrong JSON type (nothing returned); -E2BIG beyond QOS_HOST_APPS_MAX; -ENOMEM.
+ */
+int qos_host_apps_from_nodeslo(const cJSON *nodeslo, struct qos_host_app **ret_apps, size_t *ret_n);
+
 struct qos_suppress_input {
     const struct qos_threshold *cfg;
     const struct qos_node *node;
