@@ -5,6 +5,9 @@ set -eu
 : "${KOORD_SOURCE_DIR:?KOORD_SOURCE_DIR must point at the source tree}"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# kubectl's discovery cache is keyed by host:port and kept for hours: a random port another
+# test used before would bring that server's groups along. Each test has its own.
+export KUBECACHEDIR="$TMP/kube-cache"
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # run CMD...: captures stdout+stderr in $TMP/out and the exit status in $rc.

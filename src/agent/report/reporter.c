@@ -80,8 +80,9 @@ static cJSON *envelope(struct reporter *r, cJSON *status)
     return obj;
 }
 
-/* One report: built, then sent until accepted, refused for good, or due is reached. */
-static void report_once(struct reporter *r, int64_t *interval_ms)
+/* One report: built, then sent until accepted, refused for good, or due is reached. Returns
+ * whether there was one to send. */
+static bool report_once(struct reporter *r, int64_t *interval_ms)
 {
     cJSON *status = r->o.build(r->o.userdata, interval_ms), *obj;
     int64_t due = now_ms() + *interval_ms, backoff = r->o.retry_initial_ms;
@@ -89,7 +90,7 @@ static void report_once(struct reporter *r, int64_t *interval_ms)
     int err;
 
     if (!status)
-        return;
+        return false;
     obj = envelope(r, status);
     for (;;) {
         /* A status write needs no resourceVersion: unconditional, like koord report's. */
@@ -117,12 +118,14 @@ static void report_once(struct reporter *r, int64_t *interval_ms)
         backoff = backoff * 2 > r->o.retry_max_ms ? r->o.retry_max_ms : backoff * 2;
     }
     cJSON_Delete(obj);
+    return true;
 }
 
 static void *loop(void *arg)
 {
     struct reporter *r = arg;
     int64_t interval = 60000, next = now_ms() + r->o.first_delay_ms;
+    bool built;
 
     CHECK(pthread_mutex_lock(&r->lock) == 0);
     for (;;) {
@@ -131,10 +134,10 @@ static void *loop(void *arg)
             break;
         r->now = false;
         CHECK(pthread_mutex_unlock(&r->lock) == 0);
-        report_once(r, &interval);
+        built = report_once(r, &interval);
         CHECK(pthread_mutex_lock(&r->lock) == 0);
         /* Nothing to report yet: look again soon rather than after a whole interval. */
-        next = now_ms() + (r->stats.last_ok_ms ? interval : r->o.retry_max_ms);
+        next = now_ms() + (built ? interval : r->o.retry_max_ms);
     }
     CHECK(pthread_mutex_unlock(&r->lock) == 0);
     return NULL;
