@@ -69,6 +69,7 @@ struct call {
     const char *node;     /* the node a node identity speaks for, else NULL */
     bool check_objects;   /* node identity: every object touched must be about c->node */
     bool dry_run;         /* dryRun=All: everything but the write */
+    bool warned;          /* Warning headers added (a write tried again adds none) */
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
@@ -234,6 +235,9 @@ static char *generate_name(const char *prefix)
 /* Kubernetes' warning header for an unknown field: 299 - "unknown field \"spec.x\"". */
 static void add_warnings(struct call *c, const struct field_errors *errs)
 {
+    if (c->warned)
+        return;
+    c->warned = true;
     for (size_t i = 0; i < errs->n; i++) {
         struct strbuf w = STRBUF_INIT;
         if (errs->v[i].type != FIELD_WARNING)
@@ -1340,8 +1344,22 @@ static cJSON *read_current(struct call *c, uint64_t *ret_rv)
     return pod;
 }
 
-/* PUT semantics for a complete new object (owned), shared by update and patch. */
-static void update_with(struct call *c, cJSON *obj)
+/*
+ * A write without a resourceVersion precondition that loses a race with another write is
+ * tried again on the new object, as kube-apiserver's GuaranteedUpdate does
+ * (staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go): only a client that named a
+ * resourceVersion gets 409. Each lost attempt means another write landed, so this only
+ * bounds pathological contention.
+ */
+#define UPDATE_ATTEMPTS 16
+
+/*
+ * PUT semantics for a complete new object (owned), shared by update and patch. Replies and
+ * returns 0; or, when may_retry and the object changed between our read and our write and the
+ * client set no resourceVersion, replies nothing and returns -EAGAIN: the caller builds obj
+ * again from the current object and calls again.
+ */
+static int update_with(struct call *c, cJSON *obj, bool may_retry)
 {
     cJSON *meta, *old = NULL, *old_meta;
     struct store_item it = {0};
@@ -1349,7 +1367,8 @@ static void update_with(struct call *c, cJSON *obj)
     const char *name, *rvs;
     uint64_t expect = 0, rv = 0;
     int64_t v;
-    int r;
+    int r, ret = 0;
+    bool precondition = false;
     char msg[256];
 
     meta = meta_of(obj);
@@ -1370,6 +1389,7 @@ static void update_with(struct call *c, cJSON *obj)
             goto out;
         }
         expect = (uint64_t)v;
+        precondition = true;
     }
     r = store_get(c->srv->store, c->key.buf, &it);
     if (r < 0) {
@@ -1475,6 +1495,10 @@ static void update_with(struct call *c, cJSON *obj)
         goto out;
     }
     r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, expect, &rv);
+    if (r == -ESTALE && may_retry && !precondition) {
+        ret = -EAGAIN;
+        goto out;
+    }
     if (r < 0) {
         reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
                                      : api_status_from_errno(r, NULL, &c->target));
@@ -1494,6 +1518,7 @@ out:
     strbuf_release(&bytes);
     cJSON_Delete(obj);
     cJSON_Delete(old);
+    return ret;
 }
 
 static int first_key(const struct store_item *it, void *ud)
@@ -1505,10 +1530,11 @@ static int first_key(const struct store_item *it, void *ud)
 
 static void do_update(struct call *c)
 {
-    cJSON *obj = read_body(c);
-
-    if (obj)
-        update_with(c, obj);
+    for (int i = 0; i < UPDATE_ATTEMPTS; i++) {
+        cJSON *obj = read_body(c); /* parsed again only after a lost race */
+        if (!obj || update_with(c, obj, i + 1 < UPDATE_ATTEMPTS) != -EAGAIN)
+            return;
+    }
 }
 
 /* ---- patch (reference 3.5) ---- */
@@ -1531,6 +1557,53 @@ static bool patch_sets_rv(const cJSON *patch, bool json_patch)
     return false;
 }
 
+/* Applies patch to the current object *obj (owned) and writes the result as update_with(),
+ * whose result it returns. */
+static int apply_patch(struct call *c, cJSON **objp, const cJSON *patch, bool json_patch, bool smp,
+                       const struct api_patch_meta *meta, bool may_retry)
+{
+    struct codec_error err = {0};
+    cJSON *obj = *objp;
+    int r, ret = 0;
+
+    *objp = NULL;
+    if (json_patch)
+        r = json_patch_apply(&obj, patch, MAX_PATCH_OPS, &err);
+    else if (smp)
+        r = strategic_merge_patch_apply(&obj, patch, api_patch_meta_lookup, meta, &err);
+    else
+        r = merge_patch_apply(&obj, patch, &err);
+    if (r == -ENOMEM || r == -E2BIG) {
+        reply_status(c, api_status_from_errno(r, err.msg, NULL));
+        goto out;
+    }
+    /* A strategic merge patch that does not apply is malformed (smp.h). */
+    if (r < 0 && smp) {
+        reply_bad_request(c, err.msg);
+        goto out;
+    }
+    if (r < 0) {
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        field_error_add(&errs, FIELD_INVALID, "", NULL, "%s", err.msg);
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group, c->ri.name, &errs));
+        field_errors_release(&errs);
+        goto out;
+    }
+    if (!cJSON_IsObject(obj)) {
+        reply_bad_request(c, "the patched object is not a JSON object");
+        goto out;
+    }
+    /* Only a resourceVersion the patch itself sets is a precondition (reference 3.5). */
+    if (!patch_sets_rv(patch, json_patch))
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(obj, "metadata"),
+                                                "resourceVersion");
+    ret = update_with(c, obj, may_retry);
+    obj = NULL;
+out:
+    cJSON_Delete(obj);
+    return ret;
+}
+
 static void do_patch(struct call *c)
 {
     const char *ct = http_request_header(c->req, "Content-Type");
@@ -1544,7 +1617,6 @@ static void do_patch(struct call *c)
     bool json_patch = ct && !strncmp(ct, "application/json-patch+json", 27);
     bool merge = ct && !strncmp(ct, "application/merge-patch+json", 28);
     bool smp = ct && !strncmp(ct, "application/strategic-merge-patch+json", 38);
-    int r;
 
     if (!json_patch && !merge && !smp) {
         reply_status(c, api_status_failure(415, "UnsupportedMediaType",
@@ -1580,43 +1652,14 @@ static void do_patch(struct call *c)
                                            "the JSON patch has more than 10000 operations", NULL));
         goto out;
     }
-    if (!(obj = read_current(c, &rv)))
-        goto out;
-    if (json_patch)
-        r = json_patch_apply(&obj, patch, MAX_PATCH_OPS, &err);
-    else if (smp)
-        r = strategic_merge_patch_apply(&obj, patch, api_patch_meta_lookup, meta, &err);
-    else
-        r = merge_patch_apply(&obj, patch, &err);
-    if (r == -ENOMEM || r == -E2BIG) {
-        reply_status(c, api_status_from_errno(r, err.msg, NULL));
-        goto out;
+    for (int i = 0; i < UPDATE_ATTEMPTS; i++) {
+        if (!(obj = read_current(c, &rv)))
+            goto out;
+        if (apply_patch(c, &obj, patch, json_patch, smp, meta, i + 1 < UPDATE_ATTEMPTS) != -EAGAIN)
+            break;
     }
-    /* A strategic merge patch that does not apply is malformed (smp.h). */
-    if (r < 0 && smp) {
-        reply_bad_request(c, err.msg);
-        goto out;
-    }
-    if (r < 0) {
-        struct field_errors errs = FIELD_ERRORS_INIT;
-        field_error_add(&errs, FIELD_INVALID, "", NULL, "%s", err.msg);
-        reply_status(c, api_status_invalid(c->res->kind, c->res->group, c->ri.name, &errs));
-        field_errors_release(&errs);
-        goto out;
-    }
-    if (!cJSON_IsObject(obj)) {
-        reply_bad_request(c, "the patched object is not a JSON object");
-        goto out;
-    }
-    /* Only a resourceVersion the patch itself sets is a precondition (reference 3.5). */
-    if (!patch_sets_rv(patch, json_patch))
-        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(obj, "metadata"),
-                                                "resourceVersion");
-    update_with(c, obj);
-    obj = NULL;
 out:
     cJSON_Delete(patch);
-    cJSON_Delete(obj);
     strbuf_release(&msg);
 }
 

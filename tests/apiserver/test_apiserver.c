@@ -2,9 +2,9 @@
  * Tests for apiserver/apiserver: the REST verbs over a real HTTP server and SQLite store,
  * driven by libcurl. Status codes, reasons and bodies follow reference kubernetes-api.md
  * sections 1-3: discovery, create (201, generateName, 409, 422 with causes, namespace rules),
- * get (404 message), list (selectors, paging), update (409 on a stale resourceVersion, the
- * status subresource), delete (finalizers, namespace cascade), and CRDs served at once after
- * they are created, surviving a restart of the server.
+ * get (404 message), list (selectors, paging), update (409 on a stale resourceVersion, racing
+ * writes without one all landing, the status subresource), delete (finalizers, namespace cascade),
+ * and CRDs served at once after they are created, surviving a restart of the server.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -771,6 +771,70 @@ static void test_patch(void **state)
 }
 
 /* The cases a review found (each failed before its fix). */
+/* Writers racing on one object without a resourceVersion (a NodeMetric report, kubectl
+ * replace): each write must land, as kube-apiserver's GuaranteedUpdate retries them; only a
+ * write that names a resourceVersion may get 409. */
+enum { RACERS = 4, RACE_WRITES = 40 };
+
+struct racer {
+    struct env *e;
+    int id;
+    long codes[RACE_WRITES];
+    int warnings[RACE_WRITES]; /* Warning headers of each PUT */
+};
+
+static void *race_writes(void *ud)
+{
+    struct racer *r = ud;
+    struct strbuf w = STRBUF_INIT;
+    char body[160];
+
+    for (int i = 0; i < RACE_WRITES; i++) {
+        (void)snprintf(body, sizeof(body),
+                       "{\"metadata\":{\"name\":\"n1\"},\"status\":{\"capacity\":{\"cpu\":"
+                       "\"%d\"},\"bogus\":1}}",
+                       r->id * 1000 + i + 1);
+        if (i % 2) {
+            strbuf_reset(&w);
+            r->codes[i] = http(r->e, "PUT", "/api/v1/nodes/n1/status", body, NULL, &w);
+            for (const char *p = w.buf; (p = strstr(p, "Warning:")); p++)
+                r->warnings[i]++;
+        } else {
+            r->codes[i] =
+                patch(r->e, "/api/v1/nodes/n1/status", "application/merge-patch+json", body, NULL);
+            r->warnings[i] = 1;
+        }
+    }
+    strbuf_release(&w);
+    return NULL;
+}
+
+static void test_unconditional_update_race(void **state)
+{
+    struct env *e = *state;
+    struct racer r[RACERS];
+    pthread_t th[RACERS];
+
+    assert_int_equal(
+        http(e, "POST", "/api/v1/nodes", "{\"metadata\":{\"name\":\"n1\"}}", NULL, NULL), 201);
+    for (int i = 0; i < RACERS; i++) {
+        r[i] = (struct racer){.e = e, .id = i};
+        assert_int_equal(pthread_create(&th[i], NULL, race_writes, &r[i]), 0);
+    }
+    for (int i = 0; i < RACERS; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    for (int i = 0; i < RACERS; i++) {
+        for (int k = 0; k < RACE_WRITES; k++) {
+            assert_int_equal(r[i].codes[k], 200);
+            assert_int_equal(r[i].warnings[k], 1); /* the unknown field, once */
+        }
+    }
+    /* A stale resourceVersion still conflicts. */
+    assert_int_equal(http(e, "PUT", "/api/v1/nodes/n1/status",
+                          "{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"1\"}}", NULL, NULL),
+                     409);
+}
+
 static void test_review_cases(void **state)
 {
     struct env *e = *state;
@@ -1521,6 +1585,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_services, setup, teardown),
         cmocka_unit_test_setup_teardown(test_priority_classes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spliced_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unconditional_update_race, setup, teardown),
     };
     int r;
 
