@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,23 +26,91 @@
 
 #define READY_SECONDS 30
 
-static volatile pid_t live_pids[4];
+/* Children alive now and their temp dirs, for the signal thread to clean up. */
+static struct {
+    pid_t pid;
+    const char *dir; /* borrowed from the server; NULL for other children */
+} live[8];
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void server_kill_all(void)
+void bench_child_started(pid_t pid, const char *dir)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(live_pids); i++)
-        if (live_pids[i] > 0)
-            (void)kill(live_pids[i], SIGKILL);
-}
-
-static void track(pid_t pid, pid_t old)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(live_pids); i++) {
-        if (live_pids[i] == old) {
-            live_pids[i] = pid;
-            return;
+    CHECK(pthread_mutex_lock(&live_lock) == 0);
+    for (size_t i = 0; i < ARRAY_SIZE(live); i++) {
+        if (live[i].pid == 0) {
+            live[i].pid = pid;
+            live[i].dir = dir;
+            break;
         }
     }
+    CHECK(pthread_mutex_unlock(&live_lock) == 0);
+}
+
+void bench_child_stopped(pid_t pid)
+{
+    CHECK(pthread_mutex_lock(&live_lock) == 0);
+    for (size_t i = 0; i < ARRAY_SIZE(live); i++)
+        if (live[i].pid == pid) {
+            live[i].pid = 0;
+            live[i].dir = NULL;
+        }
+    CHECK(pthread_mutex_unlock(&live_lock) == 0);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    (void)remove(path);
+    return 0;
+}
+
+/* SIGINT, SIGTERM, SIGHUP: kill the children, remove their temp dirs, exit 128 + signal. A
+ * thread of its own (sigwait), so the cleanup needs no async-signal-safety. */
+static void *signal_thread(void *arg)
+{
+    const sigset_t *set = arg;
+    int sig = 0;
+
+    if (sigwait(set, &sig) != 0)
+        return NULL;
+    (void)pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < ARRAY_SIZE(live); i++) {
+        if (live[i].pid <= 0)
+            continue;
+        (void)kill(live[i].pid, SIGKILL);
+        (void)waitpid(live[i].pid, NULL, 0);
+        if (live[i].dir)
+            (void)nftw(live[i].dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    (void)fprintf(stderr, "%s: interrupted by signal %d; servers stopped\n",
+                  program_invocation_short_name, sig);
+    _exit(128 + sig);
+}
+
+void bench_catch_signals(void)
+{
+    static sigset_t set;
+    pthread_t th;
+
+    (void)sigemptyset(&set);
+    (void)sigaddset(&set, SIGINT);
+    (void)sigaddset(&set, SIGTERM);
+    (void)sigaddset(&set, SIGHUP);
+    CHECK(pthread_sigmask(SIG_BLOCK, &set, NULL) == 0);
+    CHECK(pthread_create(&th, NULL, signal_thread, &set) == 0);
+    CHECK(pthread_detach(th) == 0);
+    (void)signal(SIGPIPE, SIG_IGN);
+}
+
+void bench_child_setup(void)
+{
+    sigset_t none;
+
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    (void)sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 static int make_dir(struct server *s)
@@ -52,7 +121,8 @@ static int make_dir(struct server *s)
     strbuf_addf(&p, "%s/koord-bench-%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", s->name);
     if (!mkdtemp(p.buf)) {
         int r = -errno;
-        (void)fprintf(stderr, "bench_apiserver: mkdtemp %s: %s\n", p.buf, strerror(-r));
+        (void)fprintf(stderr, "%s: mkdtemp %s: %s\n", program_invocation_short_name, p.buf,
+                      strerror(-r));
         strbuf_release(&p);
         return r;
     }
@@ -94,7 +164,7 @@ static int spawn(struct server *s, const char *const argv[])
         return r;
     }
     if (pid == 0) {
-        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        bench_child_setup();
         if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
             _exit(127);
         (void)execvp(argv[0], (char *const *)argv);
@@ -103,7 +173,7 @@ static int spawn(struct server *s, const char *const argv[])
     }
     (void)close(fd);
     s->pid = pid;
-    track(pid, 0);
+    bench_child_started(pid, s->dir);
     s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     return s->pidfd < 0 ? -errno : 0;
 }
@@ -116,7 +186,7 @@ static bool exited_within(const struct server *s, int ms)
     return poll(&p, 1, ms) > 0;
 }
 
-static void print_log(const struct server *s)
+void server_print_log(const struct server *s)
 {
     struct strbuf p = STRBUF_INIT, text = STRBUF_INIT;
 
@@ -130,15 +200,6 @@ static void print_log(const struct server *s)
     strbuf_release(&text);
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    (void)remove(path);
-    return 0;
-}
-
 void server_stop(struct server *s)
 {
     if (s->pid > 0) {
@@ -146,7 +207,7 @@ void server_stop(struct server *s)
         if (!exited_within(s, 10000))
             (void)kill(s->pid, SIGKILL);
         (void)waitpid(s->pid, NULL, 0);
-        track(0, s->pid);
+        bench_child_stopped(s->pid);
         s->pid = 0;
     }
     if (s->pidfd > 0)
@@ -157,6 +218,9 @@ void server_stop(struct server *s)
     FREE_AND_NULL(s->dir);
     FREE_AND_NULL(s->cafile);
     FREE_AND_NULL(s->auth);
+    FREE_AND_NULL(s->certfile);
+    FREE_AND_NULL(s->keyfile);
+    FREE_AND_NULL(s->kubeconfig);
 }
 
 double server_cpu(const struct server *s)
@@ -184,23 +248,26 @@ double server_cpu(const struct server *s)
 /* Fails the start: prints why and the log, stops the server. */
 static int give_up(struct server *s, int r, const char *why)
 {
-    (void)fprintf(stderr, "bench_apiserver: %s: %s\n", s->name, why);
+    (void)fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, s->name, why);
     if (s->dir)
-        print_log(s);
+        server_print_log(s);
     server_stop(s);
     return r < 0 ? r : -EIO;
 }
 
-/* Waits until `ok` holds, the process exits, or READY_SECONDS pass. */
-static int wait_ready(struct server *s, bool (*ok)(struct server *s))
+/* Waits until `ok` holds, the process exits, or `seconds` pass. */
+static int wait_ready(struct server *s, bool (*ok)(struct server *s), int seconds)
 {
-    double deadline = now_s() + READY_SECONDS;
+    double deadline = now_s() + seconds;
 
     while (!ok(s)) {
         if (exited_within(s, 20))
             return give_up(s, -ECHILD, "exited while starting");
-        if (now_s() > deadline)
-            return give_up(s, -ETIMEDOUT, "not ready after 30 s");
+        if (now_s() > deadline) {
+            char why[64];
+            (void)snprintf(why, sizeof(why), "not ready after %d s", seconds);
+            return give_up(s, -ETIMEDOUT, why);
+        }
     }
     return 0;
 }
@@ -217,7 +284,8 @@ static bool get_ok(struct server *s, const char *path, const char *want)
     return ok;
 }
 
-static bool koord_ready(struct server *s)
+/* Reads the address the server wrote to DIR/ready into s->url; false while it has not. */
+static bool read_ready_file(struct server *s)
 {
     struct strbuf p = STRBUF_INIT, addr = STRBUF_INIT;
     bool ok = false;
@@ -227,11 +295,21 @@ static bool koord_ready(struct server *s)
         while (addr.len && (addr.buf[addr.len - 1] == '\n' || addr.buf[addr.len - 1] == ' '))
             strbuf_setlen(&addr, addr.len - 1);
         (void)snprintf(s->url, sizeof(s->url), "https://%s", addr.buf);
-        ok = get_ok(s, "/healthz", "ok");
+        ok = true;
     }
     strbuf_release(&p);
     strbuf_release(&addr);
     return ok;
+}
+
+static bool koord_ready(struct server *s)
+{
+    return read_ready_file(s) && get_ok(s, "/healthz", "ok");
+}
+
+static bool manager_ready(struct server *s)
+{
+    return read_ready_file(s) && get_ok(s, "/readyz", "ok");
 }
 
 static bool etcd_ready(struct server *s)
@@ -239,44 +317,69 @@ static bool etcd_ready(struct server *s)
     return get_ok(s, "/health", "\"true\"");
 }
 
-/* POSTs the NodeSLO CRD (YAML from deploy/crds) and checks NodeSLOs are served. */
-static int create_crd(struct server *s, const char *crd_path)
+/* POSTs one CRD (a YAML file from deploy/crds) and checks that its kind is served. */
+static int create_crd(struct conn *c, const char *crd_path)
 {
-    struct strbuf yaml = STRBUF_INIT, json = STRBUF_INIT;
+    struct strbuf yaml = STRBUF_INIT, json = STRBUF_INIT, path = STRBUF_INIT;
     struct codec_error err = {0};
+    const cJSON *spec, *plural, *group, *version;
     cJSON **docs = NULL;
     size_t n = 0;
-    struct conn c;
     int r;
 
-    conn_init(&c, s);
     r = codec_read_file(crd_path, 1u << 20, &yaml);
     if (r == 0)
         r = yaml_parse_stream(yaml.buf, yaml.len, NULL, &docs, &n, &err);
-    if (r == 0 && n != 1)
+    if (r == 0 && (n != 1 || !docs))
         r = -EINVAL;
-    if (r < 0) {
-        (void)fprintf(stderr, "bench_apiserver: %s: %s\n", crd_path,
+    if (r == 0) {
+        spec = cJSON_GetObjectItemCaseSensitive(docs[0], "spec");
+        group = cJSON_GetObjectItemCaseSensitive(spec, "group");
+        plural = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "names"),
+                                                  "plural");
+        version = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(spec, "versions"), 0), "name");
+        if (!cJSON_IsString(group) || !cJSON_IsString(plural) || !cJSON_IsString(version))
+            r = -EINVAL;
+        else
+            strbuf_addf(&path, "/apis/%s/%s/%s", group->valuestring, version->valuestring,
+                        plural->valuestring);
+    }
+    if (r != 0) {
+        r = r < 0 ? r : -EINVAL;
+        (void)fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, crd_path,
                       *err.msg ? err.msg : err_str(r));
         goto out;
     }
     CHECK(json_print(docs[0], &json) == 0);
-    r = conn_do(&c, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json.buf,
+    r = conn_do(c, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json.buf,
                 json.len);
-    if (r == 0 && c.status != 201) {
-        (void)fprintf(stderr, "bench_apiserver: creating the NodeSLO CRD: HTTP %ld: %s\n", c.status,
-                      c.body.buf);
+    if (r == 0 && c->status != 201) {
+        (void)fprintf(stderr, "%s: creating the CRD of %s: HTTP %ld: %s\n",
+                      program_invocation_short_name, crd_path, c->status, c->body.buf);
         r = -EIO;
     }
-    if (r == 0 && (conn_do(&c, "GET", "/apis/slo.koordinator.sh/v1alpha1/nodeslos", NULL, 0) < 0 ||
-                   c.status != 200)) {
-        (void)fprintf(stderr, "bench_apiserver: NodeSLOs not served after creating the CRD\n");
+    if (r == 0 && (conn_do(c, "GET", path.buf, NULL, 0) < 0 || c->status != 200)) {
+        (void)fprintf(stderr, "%s: %s not served after creating its CRD\n",
+                      program_invocation_short_name, path.buf);
         r = -EIO;
     }
 out:
     codec_docs_free(docs, n);
     strbuf_release(&yaml);
     strbuf_release(&json);
+    strbuf_release(&path);
+    return r;
+}
+
+static int create_crds(struct server *s, const char *const *crd_paths)
+{
+    struct conn c;
+    int r = 0;
+
+    conn_init(&c, s);
+    for (size_t i = 0; crd_paths && crd_paths[i] && r == 0; i++)
+        r = create_crd(&c, crd_paths[i]);
     conn_release(&c);
     return r;
 }
@@ -295,11 +398,45 @@ static int write_file(const char *path, const char *text)
     return r;
 }
 
-int server_start_koord(struct server *s, const char *koord_path, const char *crd_path)
+static char *path_in(const char *dir, const char *rel)
 {
-    struct strbuf tokens = STRBUF_INIT, ready = STRBUF_INIT, data = STRBUF_INIT, tok = STRBUF_INIT;
+    struct strbuf p = STRBUF_INIT;
+
+    strbuf_addf(&p, "%s/%s", dir, rel);
+    return strbuf_detach(&p, NULL);
+}
+
+/* A bearer token of a system:masters user in DIR/tokens.csv, and its header in s->auth. */
+static int write_token(struct server *s, const char *tokens_path)
+{
+    struct strbuf tok = STRBUF_INIT, line = STRBUF_INIT;
     unsigned char rnd[16];
     FILE *f;
+    int r = -EIO;
+
+    f = fopen("/dev/urandom", "re");
+    if (!f || fread(rnd, 1, sizeof(rnd), f) != sizeof(rnd))
+        goto out;
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        strbuf_addf(&tok, "%02x", rnd[i]);
+    strbuf_addf(&line, "%s,bench,1000,\"system:masters\"\n", tok.buf);
+    if ((r = write_file(tokens_path, line.buf)) == 0) {
+        strbuf_reset(&line);
+        strbuf_addf(&line, "Authorization: Bearer %s", tok.buf);
+        s->auth = strbuf_detach(&line, NULL);
+    }
+out:
+    if (f)
+        (void)fclose(f);
+    strbuf_release(&tok);
+    strbuf_release(&line);
+    return r;
+}
+
+int server_start_koord(struct server *s, const char *koord_path, const char *const *crd_paths,
+                       enum server_auth auth)
+{
+    char *tokens = NULL, *ready = NULL, *data = NULL;
     int r;
 
     memset(s, 0, sizeof(*s));
@@ -307,53 +444,80 @@ int server_start_koord(struct server *s, const char *koord_path, const char *crd
     s->name = "koord";
     if ((r = make_dir(s)) < 0)
         return r;
-    f = fopen("/dev/urandom", "re");
-    if (!f || fread(rnd, 1, sizeof(rnd), f) != sizeof(rnd)) {
-        if (f)
-            (void)fclose(f);
-        return give_up(s, -EIO, "cannot read /dev/urandom");
-    }
-    (void)fclose(f);
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        strbuf_addf(&tok, "%02x", rnd[i]);
-    strbuf_addf(&tokens, "%s/tokens.csv", s->dir);
-    strbuf_addf(&ready, "%s/ready", s->dir);
-    strbuf_addf(&data, "%s/data", s->dir);
-    {
-        struct strbuf line = STRBUF_INIT;
-        strbuf_addf(&line, "%s,bench,1000,\"system:masters\"\n", tok.buf);
-        r = write_file(tokens.buf, line.buf);
-        strbuf_release(&line);
+    tokens = path_in(s->dir, "tokens.csv");
+    ready = path_in(s->dir, "ready");
+    data = path_in(s->dir, "data");
+    s->kubeconfig = path_in(s->dir, "kubeconfig");
+    s->cafile = path_in(data, "pki/ca.crt");
+    if (auth == SERVER_AUTH_CERT) {
+        s->certfile = path_in(data, "pki/admin.crt");
+        s->keyfile = path_in(data, "pki/admin.key");
+        r = 0;
+    } else {
+        r = write_token(s, tokens);
     }
     if (r == 0) {
-        const char *argv[] = {koord_path,
-                              "apiserver",
-                              "--data-dir",
-                              data.buf,
-                              "--listen",
-                              "127.0.0.1:0",
-                              "--ready-file",
-                              ready.buf,
-                              "--token-auth-file",
-                              tokens.buf,
-                              "--log-level",
-                              "warn",
-                              NULL};
-        struct strbuf x = STRBUF_INIT;
-        strbuf_addf(&x, "%s/pki/ca.crt", data.buf);
-        s->cafile = strbuf_detach(&x, NULL);
-        strbuf_addf(&x, "Authorization: Bearer %s", tok.buf);
-        s->auth = strbuf_detach(&x, NULL);
+        const char *argv[16];
+        size_t n = 0;
+        argv[n++] = koord_path;
+        argv[n++] = "apiserver";
+        argv[n++] = "--data-dir";
+        argv[n++] = data;
+        argv[n++] = "--listen";
+        argv[n++] = "127.0.0.1:0";
+        argv[n++] = "--ready-file";
+        argv[n++] = ready;
+        argv[n++] = "--write-kubeconfig";
+        argv[n++] = s->kubeconfig;
+        if (auth == SERVER_AUTH_TOKEN) {
+            argv[n++] = "--token-auth-file";
+            argv[n++] = tokens;
+        }
+        argv[n++] = "--log-level";
+        argv[n++] = "warn";
+        argv[n] = NULL;
         r = spawn(s, argv);
     }
     if (r < 0)
         r = give_up(s, r, "cannot start");
-    else if ((r = wait_ready(s, koord_ready)) == 0 && (r = create_crd(s, crd_path)) < 0)
-        r = give_up(s, r, "cannot serve NodeSLOs");
-    strbuf_release(&tokens);
-    strbuf_release(&ready);
-    strbuf_release(&data);
-    strbuf_release(&tok);
+    else if ((r = wait_ready(s, koord_ready, READY_SECONDS)) == 0 &&
+             (r = create_crds(s, crd_paths)) < 0)
+        r = give_up(s, r, "cannot serve the CRDs");
+    free(tokens);
+    free(ready);
+    free(data);
+    return r;
+}
+
+int server_start_manager(struct server *s, const char *koord_path, const struct server *api,
+                         int ready_seconds)
+{
+    char *ready = NULL, *certs = NULL;
+    int r;
+
+    memset(s, 0, sizeof(*s));
+    s->kind = SERVER_MANAGER;
+    s->name = "manager";
+    if ((r = make_dir(s)) < 0)
+        return r;
+    ready = path_in(s->dir, "ready");
+    certs = path_in(s->dir, "certs");
+    s->cafile = path_in(certs, "koord-manager-ca.crt");
+    s->certfile = path_in(api->dir, "data/pki/admin.crt");
+    s->keyfile = path_in(api->dir, "data/pki/admin.key");
+    {
+        const char *argv[] = {
+            koord_path,         "manager",      "--kubeconfig", api->kubeconfig, "--listen",
+            "127.0.0.1:0",      "--ready-file", ready,          "--cert-dir",    certs,
+            "--client-ca-file", api->cafile,    "--log-level",  "warn",          NULL};
+        r = spawn(s, argv);
+    }
+    if (r < 0)
+        r = give_up(s, r, "cannot start");
+    else
+        r = wait_ready(s, manager_ready, ready_seconds);
+    free(ready);
+    free(certs);
     return r;
 }
 
@@ -396,7 +560,7 @@ int server_start_etcd(struct server *s, const char *etcd_path)
     if (r < 0)
         r = give_up(s, r, "cannot start");
     else
-        r = wait_ready(s, etcd_ready);
+        r = wait_ready(s, etcd_ready, READY_SECONDS);
     strbuf_release(&data);
     strbuf_release(&client);
     strbuf_release(&peer);
