@@ -925,6 +925,8 @@ int main(int argc, char **argv)
     CHECK(curl_global_init(CURL_GLOBAL_DEFAULT) == 0);
     if (tpl_init() < 0) {
         tpl_release();
+        curl_global_cleanup();
+        bench_release_signals();
         return 1;
     }
     crds = bench_crd_paths(crd_names);
@@ -953,6 +955,7 @@ int main(int argc, char **argv)
     bench_paths_free(crds);
     tpl_release();
     curl_global_cleanup();
+    bench_release_signals();
     if (bench_failures())
         (void)fprintf(stderr, "bench_apiserver: %d failure(s)\n", bench_failures());
     return bench_failures() ? 1 : 0;

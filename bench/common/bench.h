@@ -32,11 +32,13 @@ struct server {
     const char *name; /* "koord", "etcd" or "manager" */
     char *dir;        /* temp dir: data, log, ready file; removed by server_stop() */
     pid_t pid;        /* 0 when not running */
-    int pidfd;        /* becomes readable when the process exits */
-    char url[64];     /* https://127.0.0.1:PORT */
-    char *cafile;     /* the CA that signed its serving certificate; NULL: etcd --auto-tls */
-    char *auth;       /* an "Authorization: Bearer" header, or NULL */
-    char *certfile;   /* a client certificate and its key, or NULL */
+    int pidfd;        /* becomes readable when the process exits; < 0 without pidfd_open */
+    bool reaped;      /* without a pidfd: waitpid has returned its wstatus */
+    int wstatus;
+    char url[64];   /* https://127.0.0.1:PORT */
+    char *cafile;   /* the CA that signed its serving certificate; NULL: etcd --auto-tls */
+    char *auth;     /* an "Authorization: Bearer" header, or NULL */
+    char *certfile; /* a client certificate and its key, or NULL */
     char *keyfile;
     char *kubeconfig; /* koord: an admin kubeconfig for other servers to use; else NULL */
 };
@@ -62,7 +64,8 @@ int server_start_manager(struct server *s, const char *koord_path, const struct 
                          int ready_seconds);
 
 /* SIGTERM, up to 10 s to exit, then SIGKILL; removes the temp dir. A zeroed or stopped server
- * is fine. */
+ * is fine. A koord server that was running and does not exit 0 counts as a failure
+ * (bench_fail()), with its log printed. */
 void server_stop(struct server *s);
 
 /* CPU seconds (user + system) the server process has used so far. */
@@ -77,6 +80,9 @@ void server_print_log(const struct server *s);
  * signal (on a thread of its own, through sigwait). SIGPIPE is ignored.
  */
 void bench_catch_signals(void);
+
+/* Stops that thread (main() calls it last, so that nothing is left running). */
+void bench_release_signals(void);
 
 /* Tells that signal thread about a child (and its temp dir, or NULL) and that it is gone. */
 void bench_child_started(pid_t pid, const char *dir);
