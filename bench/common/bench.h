@@ -147,6 +147,10 @@ struct dist bench_dist(double *v, size_t n);
 /* CPU seconds (user + system) this process has used so far. */
 double bench_self_cpu(void);
 
+/* CPU seconds the whole machine has been busy (all CPUs, /proc/stat; steal included): with
+ * the CPU of the processes under test, what other work took while a benchmark ran. */
+double bench_machine_cpu(void);
+
 /* Parses a decimal in [min, max] into *ret. 0 or -EINVAL. */
 int bench_parse_size(const char *s, size_t min, size_t max, size_t *ret);
 

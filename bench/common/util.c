@@ -66,6 +66,23 @@ double bench_self_cpu(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+double bench_machine_cpu(void)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "re");
+    int n = 0;
+
+    if (f) {
+        /* cpu user nice system idle iowait irq softirq steal */
+        n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+        (void)fclose(f);
+    }
+    if (n != 8)
+        return 0;
+    return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+}
+
 int bench_parse_size(const char *s, size_t min, size_t max, size_t *ret)
 {
     int64_t v;
