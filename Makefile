@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 30
 SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
 
 .PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench bench-deps \
-	bench-apiserver fuzz crds clean
+	bench-apiserver bench-nodemetric fuzz crds clean
 
 all: build
 
@@ -64,6 +64,13 @@ bench-apiserver: deps bench-deps
 	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
 	cmake --build build/release --target bench_apiserver -j $(JOBS)
 	build/release/bench_apiserver $(BENCH_ARGS)
+
+# Only bench/nodemetric (koord manager's NodeMetric API against the CRD path); BENCH_ARGS
+# passes flags (e.g. BENCH_ARGS="--nodes 1000 --perf /tmp/manager.perf").
+bench-nodemetric: deps
+	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
+	cmake --build build/release --target bench_nodemetric -j $(JOBS)
+	build/release/bench_nodemetric $(BENCH_ARGS)
 
 # libFuzzer targets, each run for FUZZ_SECONDS on its seed corpus.
 fuzz: deps

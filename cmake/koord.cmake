@@ -52,17 +52,22 @@ endfunction()
 
 # bench/<name>/*.c -> bench_<name>; not tests: `make bench` runs them. They are built with
 # everything else so they cannot rot; a benchmark that drives the koord binary finds it
-# through KOORD_BINARY (and the `benches` target builds it too).
+# through KOORD_BINARY (and the `benches` target builds it too). bench/common/ is not a
+# benchmark: the library of what they share (servers under test, client, figures).
 function(koord_bench)
+  file(GLOB common CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/bench/common/*.c)
+  add_library(bench_common STATIC ${common})
+  target_include_directories(bench_common PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/bench)
+  target_link_libraries(bench_common PUBLIC codec base PkgConfig::CURL Threads::Threads)
+  target_compile_definitions(bench_common PRIVATE KOORD_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   file(GLOB dirs LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/bench/*)
   foreach(d ${dirs})
-    if(IS_DIRECTORY ${d})
-      get_filename_component(name ${d} NAME)
+    get_filename_component(name ${d} NAME)
+    if(IS_DIRECTORY ${d} AND NOT name STREQUAL "common")
       file(GLOB srcs CONFIGURE_DEPENDS ${d}/*.c)
       if(srcs)
         add_executable(bench_${name} ${srcs})
-        target_include_directories(bench_${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)
-        target_link_libraries(bench_${name} PRIVATE apiserver slo api codec base
+        target_link_libraries(bench_${name} PRIVATE bench_common apiserver slo api codec base
           PkgConfig::CURL Threads::Threads)
         target_compile_definitions(bench_${name} PRIVATE KOORD_BINARY="$<TARGET_FILE:koord>"
           KOORD_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
@@ -76,6 +81,10 @@ function(koord_bench)
   if(TARGET bench_apiserver)
     add_test(NAME bench.apiserver_smoke COMMAND bench_apiserver --smoke --no-etcd)
     set_tests_properties(bench.apiserver_smoke PROPERTIES LABELS e2e TIMEOUT 120)
+  endif()
+  if(TARGET bench_nodemetric)
+    add_test(NAME bench.nodemetric_smoke COMMAND bench_nodemetric --smoke)
+    set_tests_properties(bench.nodemetric_smoke PROPERTIES LABELS e2e TIMEOUT 120)
   endif()
 endfunction()
 

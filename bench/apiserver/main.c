@@ -32,18 +32,16 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/base.h"
-#include "bench.h"
 #include "codec/codec.h"
+#include "common/bench.h"
 #include "slo/slo.h"
 
 #define KOORD_PATH_PREFIX "/apis/slo.koordinator.sh/v1alpha1/nodeslos"
@@ -80,27 +78,6 @@ struct objtpl {
 
 static struct objtpl tpl;
 
-static cJSON *read_doc(const char *rel)
-{
-    struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
-    struct codec_error err = {0};
-    cJSON **docs = NULL, *doc = NULL;
-    size_t n = 0;
-
-    strbuf_addf(&path, "%s/%s", KOORD_SOURCE_DIR, rel);
-    if (codec_read_file(path.buf, 1u << 20, &text) == 0 &&
-        yaml_parse_stream(text.buf, text.len, NULL, &docs, &n, &err) == 0 && n == 1) {
-        doc = docs[0];
-        docs[0] = NULL;
-    } else {
-        (void)fprintf(stderr, "bench_apiserver: cannot read %s\n", path.buf);
-    }
-    codec_docs_free(docs, n);
-    strbuf_release(&path);
-    strbuf_release(&text);
-    return doc;
-}
-
 /* Splits printed JSON at a placeholder string value. */
 static void split_at(const char *s, const char *ph, struct strbuf *before, const char **rest)
 {
@@ -113,8 +90,8 @@ static void split_at(const char *s, const char *ph, struct strbuf *before, const
 
 static int tpl_init(void)
 {
-    cJSON *cm = read_doc("examples/slo-controller-config.yaml");
-    cJSON *node = read_doc("examples/nodes/node-pool-a.yaml"), *obj = NULL, *meta, *ann;
+    cJSON *cm = bench_read_doc("examples/slo-controller-config.yaml");
+    cJSON *node = bench_read_doc("examples/nodes/node-pool-a.yaml"), *obj = NULL, *meta, *ann;
     struct slo_config *cfg = slo_config_new();
     struct slo_events ev = {0};
     struct strbuf json = STRBUF_INIT;
@@ -246,39 +223,6 @@ static int send_write(struct conn *c, bool update, const struct request *rq)
 
 /* ---- figures ---- */
 
-struct dist {
-    double p50, p99, max;
-};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts v; nearest-rank percentiles. */
-static struct dist dist_of(double *v, size_t n)
-{
-    struct dist d = {0};
-
-    if (!n)
-        return d;
-    qsort(v, n, sizeof(*v), cmp_double);
-    d.p50 = v[(n * 50 + 99) / 100 - 1];
-    d.p99 = v[(n * 99 + 99) / 100 - 1];
-    d.max = v[n - 1];
-    return d;
-}
-
-static double self_cpu(void)
-{
-    struct rusage ru;
-
-    (void)getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
 struct result {
     bool ran;
     double creates_per_s, create_srv_cpu, create_cli_cpu;
@@ -291,21 +235,6 @@ struct result {
     double achieved_rate, watch_srv_cpu, watch_cli_cpu;
     size_t delivered, expected, dups, stream_errors;
 };
-
-static int failures;
-
-static void failed(const char *side, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void failed(const char *side, const char *fmt, ...)
-{
-    va_list ap;
-
-    (void)fprintf(stderr, "bench_apiserver: FAIL %s: ", side);
-    va_start(ap, fmt);
-    (void)vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    (void)fputc('\n', stderr);
-    failures++;
-}
 
 /* ---- create ---- */
 
@@ -350,7 +279,7 @@ static int run_creates(const struct server *s, struct result *res)
 {
     struct create_run run = {.srv = s};
     pthread_t *th = xcalloc(opt.clients, sizeof(*th));
-    double t0, cpu0 = server_cpu(s), cli0 = self_cpu();
+    double t0, cpu0 = server_cpu(s), cli0 = bench_self_cpu();
 
     run.ms = xcalloc(opt.objects, sizeof(double));
     t0 = now_s();
@@ -360,12 +289,12 @@ static int run_creates(const struct server *s, struct result *res)
         CHECK(pthread_join(th[i], NULL) == 0);
     res->creates_per_s = (double)opt.objects / (now_s() - t0);
     res->create_srv_cpu = server_cpu(s) - cpu0;
-    res->create_cli_cpu = self_cpu() - cli0;
-    res->create_ms = dist_of(run.ms, opt.objects);
+    res->create_cli_cpu = bench_self_cpu() - cli0;
+    res->create_ms = bench_dist(run.ms, opt.objects);
     free(run.ms);
     free(th);
     if (run.errors) {
-        failed(s->name, "%d create requests failed", (int)run.errors);
+        bench_fail(s->name, "%d create requests failed", (int)run.errors);
         return -EIO;
     }
     return 0;
@@ -432,19 +361,20 @@ static int run_lists(const struct server *s, struct result *res)
         ms[i] = (now_s() - t0) * 1e3;
         ttfb[i] = c.ttfb * 1e3;
         if (r == 0 && c.status != 200) {
-            failed(s->name, "list: HTTP %ld: %.300s", c.status, c.body.buf);
+            bench_fail(s->name, "list: HTTP %ld: %.300s", c.status, c.body.buf);
             r = -EIO;
         } else if (r == 0 && (parse_list(s, &c.body, &res->list_count, &res->rev) < 0 ||
                               res->list_count != opt.objects)) {
-            failed(s->name, "list returned %zu objects, want %zu", res->list_count, opt.objects);
+            bench_fail(s->name, "list returned %zu objects, want %zu", res->list_count,
+                       opt.objects);
             r = -EIO;
         }
         res->list_mb = (double)c.body.len / 1e6;
     }
     if (r == 0) {
-        res->list_ms = dist_of(ms, opt.lists).p50;
+        res->list_ms = bench_dist(ms, opt.lists).p50;
         res->list_min_ms = ms[0];
-        res->list_ttfb_ms = dist_of(ttfb, opt.lists).p50;
+        res->list_ttfb_ms = bench_dist(ttfb, opt.lists).p50;
     }
     free(ms);
     free(ttfb);
@@ -745,15 +675,15 @@ static int run_watch(const struct server *s, struct result *res)
     obj_render(0, 0, now_ns(), &obj);
     build_write(s, true, 0, &obj, &rq);
     if (send_write(&c, true, &rq) < 0) {
-        failed(s->name, "warm-up write failed");
+        bench_fail(s->name, "warm-up write failed");
         r = -EIO;
     } else if (!wait_count(&run, &run.live, &run.ended, opt.watchers, now_s() + 30) || run.ended) {
-        failed(s->name, "%zu of %zu watches started", run.live, opt.watchers);
+        bench_fail(s->name, "%zu of %zu watches started", run.live, opt.watchers);
         r = -EIO;
     }
     conn_release(&c);
     cpu0 = server_cpu(s);
-    cli0 = self_cpu();
+    cli0 = bench_self_cpu();
     if (r == 0) {
         run.t0_ns = now_ns();
         for (size_t i = 0; i < opt.clients; i++)
@@ -763,7 +693,7 @@ static int run_watch(const struct server *s, struct result *res)
         (void)wait_count(&run, &run.settled, NULL, opt.watchers, now_s() + DRAIN_SECONDS);
     }
     res->watch_srv_cpu = server_cpu(s) - cpu0;
-    res->watch_cli_cpu = self_cpu() - cli0;
+    res->watch_cli_cpu = bench_self_cpu() - cli0;
     atomic_store(&run.stop, true);
     all = xcalloc(opt.watchers * (run.total ? run.total : 1), sizeof(double));
     for (size_t i = 0; i < opt.watchers; i++) {
@@ -781,20 +711,20 @@ static int run_watch(const struct server *s, struct result *res)
         res->watched = true;
         res->delivered = nall;
         res->expected = opt.watchers * run.total;
-        res->watch_ms = dist_of(all, nall);
-        res->update_ms = dist_of(run.update_ms, run.total);
+        res->watch_ms = bench_dist(all, nall);
+        res->update_ms = bench_dist(run.update_ms, run.total);
         res->achieved_rate =
             run.total > 1 && run.last_send > (double)run.t0_ns / 1e9
                 ? (double)(run.total - 1) / (run.last_send - (double)run.t0_ns / 1e9)
                 : 0;
         if (run.write_errors)
-            failed(s->name, "%d update requests failed", (int)run.write_errors);
+            bench_fail(s->name, "%d update requests failed", (int)run.write_errors);
         if (res->delivered != res->expected)
-            failed(s->name, "watchers missed %zu of %zu events", res->expected - res->delivered,
-                   res->expected);
+            bench_fail(s->name, "watchers missed %zu of %zu events", res->expected - res->delivered,
+                       res->expected);
         if (res->stream_errors || res->dups)
-            failed(s->name, "%zu watch streams failed, %zu duplicate events", res->stream_errors,
-                   res->dups);
+            bench_fail(s->name, "%zu watch streams failed, %zu duplicate events",
+                       res->stream_errors, res->dups);
     }
     free(all);
     free(run.w);
@@ -905,45 +835,6 @@ static void report(const struct result *k, const struct result *e)
         (void)printf("  (etcd not run: ratios need it; `make bench` installs etcd-server)\n");
 }
 
-/* etcd on PATH (or the given path) can be run. */
-static bool runnable(const char *name)
-{
-    const char *path = getenv("PATH");
-    struct strbuf p = STRBUF_INIT;
-    bool ok = false;
-
-    if (strchr(name, '/'))
-        return access(name, X_OK) == 0;
-    while (path && *path && !ok) {
-        const char *colon = strchr(path, ':');
-        size_t n = colon ? (size_t)(colon - path) : strlen(path);
-        strbuf_reset(&p);
-        strbuf_add(&p, path, n);
-        strbuf_addf(&p, "/%s", name);
-        ok = access(p.buf, X_OK) == 0;
-        path = colon ? colon + 1 : NULL;
-    }
-    strbuf_release(&p);
-    return ok;
-}
-
-static void on_fatal_signal(int sig)
-{
-    server_kill_all();
-    (void)signal(sig, SIG_DFL);
-    (void)raise(sig);
-}
-
-static int parse_size(const char *s, size_t min, size_t max, size_t *ret)
-{
-    int64_t v;
-
-    if (parse_i64(s, &v) < 0 || v < (int64_t)min || v > (int64_t)max)
-        return -EINVAL;
-    *ret = (size_t)v;
-    return 0;
-}
-
 static int parse_opts(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -967,23 +858,23 @@ static int parse_opts(int argc, char **argv)
     while (r == 0 && (ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (ch) {
         case 'n':
-            r = parse_size(optarg, 1, 999999, &opt.objects);
+            r = bench_parse_size(optarg, 1, 999999, &opt.objects);
             break;
         case 'c':
-            r = parse_size(optarg, 1, 256, &opt.clients);
+            r = bench_parse_size(optarg, 1, 256, &opt.clients);
             break;
         case 'l':
-            r = parse_size(optarg, 1, 100, &opt.lists);
+            r = bench_parse_size(optarg, 1, 100, &opt.lists);
             break;
         case 'w':
-            r = parse_size(optarg, 0, 1000, &opt.watchers);
+            r = bench_parse_size(optarg, 0, 1000, &opt.watchers);
             break;
         case 'r':
-            r = parse_size(optarg, 1, 100000, &rate);
+            r = bench_parse_size(optarg, 1, 100000, &rate);
             opt.rate = (double)rate;
             break;
         case 's':
-            r = parse_size(optarg, 1, 600, &opt.seconds);
+            r = bench_parse_size(optarg, 1, 600, &opt.seconds);
             break;
         case 'K':
             opt.koord = optarg;
@@ -1023,46 +914,49 @@ int main(int argc, char **argv)
 {
     struct result res[2] = {{0}};
     struct server koord = {0}, etcd = {0};
-    struct strbuf crd = STRBUF_INIT;
+    static const char *const crd_names[] = {"slo.koordinator.sh_nodeslos.yaml", NULL};
+    char **crds;
 
     if (parse_opts(argc, argv) < 0)
         return 2;
     (void)getloadavg(&start_load, 1);
-    (void)signal(SIGINT, on_fatal_signal);
-    (void)signal(SIGTERM, on_fatal_signal);
-    (void)signal(SIGPIPE, SIG_IGN);
+    bench_catch_signals();
     codec_init();
     CHECK(curl_global_init(CURL_GLOBAL_DEFAULT) == 0);
     if (tpl_init() < 0) {
         tpl_release();
+        curl_global_cleanup();
+        bench_release_signals();
         return 1;
     }
-    strbuf_addf(&crd, "%s/deploy/crds/slo.koordinator.sh_nodeslos.yaml", KOORD_SOURCE_DIR);
+    crds = bench_crd_paths(crd_names);
     if (opt.no_koord) {
         (void)printf("koord: skipped (--no-koord)\n");
-    } else if (server_start_koord(&koord, opt.koord, crd.buf) < 0) {
-        failed("koord", "server did not start");
+    } else if (server_start_koord(&koord, opt.koord, (const char *const *)crds, SERVER_AUTH_TOKEN) <
+               0) {
+        bench_fail("koord", "server did not start");
     } else {
         run_side(&koord, &res[0]);
         server_stop(&koord);
     }
     if (opt.no_etcd) {
         (void)printf("etcd: skipped (--no-etcd)\n");
-    } else if (!runnable(opt.etcd)) {
+    } else if (!bench_runnable(opt.etcd)) {
         (void)printf("etcd: \"%s\" not found; skipped (scripts/install-deps.sh --bench installs "
                      "Debian's etcd-server)\n",
                      opt.etcd);
     } else if (server_start_etcd(&etcd, opt.etcd) < 0) {
-        failed("etcd", "server did not start");
+        bench_fail("etcd", "server did not start");
     } else {
         run_side(&etcd, &res[1]);
         server_stop(&etcd);
     }
     report(&res[0], &res[1]);
-    strbuf_release(&crd);
+    bench_paths_free(crds);
     tpl_release();
     curl_global_cleanup();
-    if (failures)
-        (void)fprintf(stderr, "bench_apiserver: %d failure(s)\n", failures);
-    return failures ? 1 : 0;
+    bench_release_signals();
+    if (bench_failures())
+        (void)fprintf(stderr, "bench_apiserver: %d failure(s)\n", bench_failures());
+    return bench_failures() ? 1 : 0;
 }

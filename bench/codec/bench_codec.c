@@ -14,6 +14,7 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
+#include "common/bench.h"
 
 static double now(void)
 {
@@ -22,15 +23,8 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void usage_map(struct strbuf *sb, int cpu_m, int mem_mi)
-{
-    strbuf_addf(sb, "{\"resources\":{\"cpu\":\"%dm\",\"memory\":\"%dMi\"}}", cpu_m, mem_mi);
-}
-
 static char *nodemetric_json(int pods)
 {
-    static const char *const aggs[] = {"avg", "p50", "p90", "p95", "p99"};
-    static const char *const durs[] = {"5m0s", "10m0s", "30m0s"};
     struct strbuf sb = STRBUF_INIT;
 
     strbuf_addstr(&sb, "{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\","
@@ -40,30 +34,9 @@ static char *nodemetric_json(int pods)
                        "\"reportIntervalSeconds\":60,\"nodeAggregatePolicy\":{\"durations\":"
                        "[\"5m0s\",\"10m0s\",\"30m0s\"]},\"nodeMemoryCollectPolicy\":"
                        "\"usageWithoutPageCache\"}},\"status\":{\"updateTime\":"
-                       "\"2024-03-05T08:00:00Z\",\"nodeMetric\":{\"nodeUsage\":");
-    usage_map(&sb, 7500, 30720);
-    strbuf_addstr(&sb, ",\"systemUsage\":");
-    usage_map(&sb, 500, 2048);
-    strbuf_addstr(&sb, ",\"aggregatedNodeUsages\":[");
-    for (size_t d = 0; d < ARRAY_SIZE(durs); d++) {
-        strbuf_addf(&sb, "%s{\"usage\":{", d ? "," : "");
-        for (size_t a = 0; a < ARRAY_SIZE(aggs); a++) {
-            strbuf_addf(&sb, "%s\"%s\":", a ? "," : "", aggs[a]);
-            usage_map(&sb, 7000 + (int)a * 500, 29000 + (int)a * 512);
-        }
-        strbuf_addf(&sb, "},\"duration\":\"%s\"}", durs[d]);
-    }
-    strbuf_addstr(&sb, "]},\"podsMetric\":[");
-    for (int i = 0; i < pods; i++) {
-        strbuf_addf(&sb,
-                    "%s{\"namespace\":\"team-%d\",\"name\":\"web-%d-7d9f8c6b5-x%04d\","
-                    "\"priority\":\"%s\",\"qos\":\"%s\",\"podUsage\":",
-                    i ? "," : "", i % 7, i, i, i % 3 ? "koord-prod" : "koord-batch",
-                    i % 3 ? "LS" : "BE");
-        usage_map(&sb, 100 + i * 13, 128 + i * 7);
-        strbuf_addch(&sb, '}');
-    }
-    strbuf_addstr(&sb, "]}}");
+                       "\"2024-03-05T08:00:00Z\",");
+    bench_nodemetric_usage(&sb, pods, "7500m");
+    strbuf_addstr(&sb, "}}");
     return strbuf_detach(&sb, NULL);
 }
 

@@ -1,8 +1,9 @@
 /*
- * The benchmark's client side (see bench.h). Both servers are reached the same way: HTTP/1.1
+ * The benchmarks' client side (see bench.h). Every server is reached the same way: HTTP/1.1
  * (libcurl would pick HTTP/2 for etcd's TLS port, which koord does not speak), TLS, one
  * keep-alive connection per thread, Nagle off, no Expect: 100-continue round trip.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -54,6 +55,10 @@ void conn_init(struct conn *c, const struct server *srv)
     (void)curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
     (void)curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
     (void)curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT, 10L);
+    if (srv->certfile) {
+        (void)curl_easy_setopt(c->h, CURLOPT_SSLCERT, srv->certfile);
+        (void)curl_easy_setopt(c->h, CURLOPT_SSLKEY, srv->keyfile);
+    }
     if (srv->cafile) {
         (void)curl_easy_setopt(c->h, CURLOPT_CAINFO, srv->cafile);
     } else {
@@ -105,8 +110,8 @@ int conn_do(struct conn *c, const char *method, const char *path, const char *bo
     if (rc != CURLE_OK) {
         if (c->quiet)
             return -EIO;
-        (void)fprintf(stderr, "bench_apiserver: %s %s%s: %s\n", method, c->srv->url, path,
-                      curl_easy_strerror(rc));
+        (void)fprintf(stderr, "%s: %s %s%s: %s\n", program_invocation_short_name, method,
+                      c->srv->url, path, curl_easy_strerror(rc));
         return -EIO;
     }
     (void)curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
@@ -180,7 +185,7 @@ void b64_encode(struct strbuf *out, const void *data, size_t len)
         uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < len ? (uint32_t)p[i + 1] << 8 : 0);
         out->buf[o++] = b64_alphabet[v >> 18];
         out->buf[o++] = b64_alphabet[(v >> 12) & 63];
-        out->buf[o++] = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
+        out->buf[o++] = (char)(i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=');
         out->buf[o++] = '=';
     }
     strbuf_setlen(out, o);
