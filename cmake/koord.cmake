@@ -30,8 +30,9 @@ function(koord_unit_tests)
       target_link_libraries(${exe} PRIVATE ${module} ${KOORD_TEST_LIBS_${module}} PkgConfig::CMOCKA)
       target_compile_definitions(${exe} PRIVATE KOORD_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
       add_test(NAME ${module}.${file} COMMAND ${exe})
-      # Generous: valgrind runs these on a loaded 2-core CI machine (kube.informer takes ~45 s).
-      math(EXPR tmo "180 * ${mult}")
+      # Generous: valgrind runs these on a loaded 2-core CI machine (apiserver.aggregator takes
+      # ~120 s alone, its TLS handshakes being slow under valgrind).
+      math(EXPR tmo "420 * ${mult}")
       set_tests_properties(${module}.${file} PROPERTIES LABELS unit TIMEOUT ${tmo}
         ENVIRONMENT "KOORD_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
     endforeach()

@@ -1406,11 +1406,12 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     expect = it.rv;
     old_meta = meta_of(old);
     if (!strcmp(c->ri.subresource, "status")) {
-        /* /status writes change only status. */
+        /* /status writes change only status: the stored object with the new status, used as
+         * it is (no copy: nothing below needs the old one, as nothing else changes). */
         cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(obj, "status");
         cJSON_Delete(obj);
-        obj = cJSON_Duplicate(old, true);
-        CHECK(obj);
+        obj = old;
+        old = NULL;
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
         if (st)
             CHECK(cJSON_AddItemToObject(obj, "status", st));
@@ -1421,16 +1422,17 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     } else if (has_status_subresource(c->res)) {
         carry(obj, old, "status"); /* the main resource ignores status changes */
     }
-    if (!node_may(c, old) || !node_may(c, obj))
+    if ((old && !node_may(c, old)) || !node_may(c, obj))
         goto out;
-    /* Server-owned metadata stays as it was. */
-    carry(meta, old_meta, "uid");
-    carry(meta, old_meta, "creationTimestamp");
-    carry(meta, old_meta, "deletionTimestamp");
-    {
+    /* Server-owned metadata stays as it was (a status write kept it all). */
+    if (old) {
         const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
         double g = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
         const cJSON *ns = cJSON_GetObjectItem(obj, "spec"), *os = cJSON_GetObjectItem(old, "spec");
+
+        carry(meta, old_meta, "uid");
+        carry(meta, old_meta, "creationTimestamp");
+        carry(meta, old_meta, "deletionTimestamp");
         if ((ns || os) && !json_value_equal(ns, os))
             g += 1;
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");

@@ -35,6 +35,26 @@ struct http_server {
     char *ca;
 };
 
+/*
+ * What a TLS connection's client certificate proves, worked out once per connection rather
+ * than per request: verifying the chain and reading the subject is a large share of a small
+ * request's cost, and a keep-alive client (an agent reporting, a controller) sends many. A
+ * connection serves one request at a time, so this needs no lock; TLS 1.3 has no
+ * renegotiation and GnuTLS refuses it by default, so the peer cannot change under it.
+ */
+#define MAX_SIGNED_BY 4
+
+struct conn_ctx {
+    int cert_state; /* 1 verified, 0 not looked at yet, else the negative error */
+    char *user;
+    char *groups[MAX_CERT_GROUPS + 1];
+    struct {
+        const struct http_ca_list *cas;
+        int result;
+    } signed_by[MAX_SIGNED_BY]; /* answers of http_request_client_cert_signed_by() */
+    unsigned nsigned;
+};
+
 struct http_request {
     struct http_server *srv;
     struct MHD_Connection *conn;
@@ -42,10 +62,47 @@ struct http_request {
     const char *path;
     struct strbuf body;
     bool too_big;
-    int cert_state; /* 1 verified, 0 not looked at yet, else the negative error */
-    char *user;
-    char *groups[MAX_CERT_GROUPS + 1];
+    struct conn_ctx *cc;  /* the connection's (borrowed), or own when MHD gave none */
+    struct conn_ctx *own; /* a request's own answers when there is no connection context */
 };
+
+static void conn_ctx_free(struct conn_ctx *cc)
+{
+    if (!cc)
+        return;
+    free(cc->user);
+    for (unsigned i = 0; i < MAX_CERT_GROUPS; i++)
+        free(cc->groups[i]);
+    free(cc);
+}
+
+/* The connection's identity cache (created with the request when MHD has no context). */
+static struct conn_ctx *conn_ctx_of(struct http_request *req)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    if (req->cc)
+        return req->cc;
+    ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (ci && ci->socket_context)
+        req->cc = ci->socket_context;
+    else
+        req->cc = req->own = xcalloc(1, sizeof(struct conn_ctx));
+    return req->cc;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = xcalloc(1, sizeof(struct conn_ctx));
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_ctx_free(*socket_context);
+        *socket_context = NULL;
+    }
+}
 
 const char *http_request_method(const struct http_request *req)
 {
@@ -122,8 +179,8 @@ static char *dn_value(gnutls_x509_crt_t crt, const char *oid, unsigned idx)
     return xstrndup(buf, size);
 }
 
-/* Verifies the peer's chain against the client CA and reads CN and O from its leaf. */
-static int verify_client_cert(struct http_request *req)
+/* Verifies the peer's chain against the client CA and reads CN and O from its leaf into cc. */
+static int verify_client_cert(struct http_request *req, struct conn_ctx *cc)
 {
     const union MHD_ConnectionInfo *ci;
     const gnutls_datum_t *chain;
@@ -146,13 +203,13 @@ static int verify_client_cert(struct http_request *req)
     if (gnutls_x509_crt_init(&crt) < 0)
         return -ENOMEM;
     if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) >= 0) {
-        req->user = dn_value(crt, GNUTLS_OID_X520_COMMON_NAME, 0);
+        cc->user = dn_value(crt, GNUTLS_OID_X520_COMMON_NAME, 0);
         for (unsigned i = 0; i < MAX_CERT_GROUPS; i++) {
-            req->groups[i] = dn_value(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i);
-            if (!req->groups[i])
+            cc->groups[i] = dn_value(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i);
+            if (!cc->groups[i])
                 break;
         }
-        r = req->user ? 0 : -EACCES;
+        r = cc->user ? 0 : -EACCES;
     }
     gnutls_x509_crt_deinit(crt);
     return r;
@@ -224,6 +281,7 @@ void http_ca_list_free(struct http_ca_list *l)
 int http_request_client_cert_signed_by(const struct http_request *req,
                                        const struct http_ca_list *cas)
 {
+    struct conn_ctx *cc = conn_ctx_of((struct http_request *)req);
     const union MHD_ConnectionInfo *ci;
     const gnutls_datum_t *chain;
     gnutls_x509_crt_t leaf;
@@ -232,6 +290,9 @@ int http_request_client_cert_signed_by(const struct http_request *req,
 
     if (http_request_client_cert(req, NULL, NULL) < 0)
         return -ENOENT;
+    for (unsigned i = 0; i < cc->nsigned; i++)
+        if (cc->signed_by[i].cas == cas)
+            return cc->signed_by[i].result;
     ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
     chain = ci && ci->tls_session
                 ? gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &n)
@@ -244,24 +305,31 @@ int http_request_client_cert_signed_by(const struct http_request *req,
         gnutls_x509_crt_verify(leaf, cas->v, cas->n, 0, &status) >= 0 && status == 0)
         r = 0;
     gnutls_x509_crt_deinit(leaf);
+    /* A CA list lives as long as the server that checks with it (http_ca_list_new). */
+    if (cc->nsigned < MAX_SIGNED_BY) {
+        cc->signed_by[cc->nsigned].cas = cas;
+        cc->signed_by[cc->nsigned].result = r;
+        cc->nsigned++;
+    }
     return r;
 }
 
 int http_request_client_cert(const struct http_request *req, const char **ret_user,
                              const char *const **ret_groups)
 {
-    struct http_request *r = (struct http_request *)req; /* the answer is cached */
+    struct http_request *r = (struct http_request *)req;
+    struct conn_ctx *cc = conn_ctx_of(r); /* the answer is cached per connection */
 
-    if (r->cert_state == 0) {
-        int v = verify_client_cert(r);
-        r->cert_state = v == 0 ? 1 : v;
+    if (cc->cert_state == 0) {
+        int v = verify_client_cert(r, cc);
+        cc->cert_state = v == 0 ? 1 : v;
     }
-    if (r->cert_state != 1)
-        return r->cert_state;
+    if (cc->cert_state != 1)
+        return cc->cert_state;
     if (ret_user)
-        *ret_user = r->user;
+        *ret_user = cc->user;
     if (ret_groups)
-        *ret_groups = (const char *const *)r->groups;
+        *ret_groups = (const char *const *)cc->groups;
     return 0;
 }
 
@@ -270,9 +338,7 @@ static void request_free(struct http_request *req)
     if (!req)
         return;
     strbuf_release(&req->body);
-    free(req->user);
-    for (unsigned i = 0; i < MAX_CERT_GROUPS; i++)
-        free(req->groups[i]);
+    conn_ctx_free(req->own);
     free(req);
 }
 
@@ -488,6 +554,7 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
         struct MHD_OptionItem o[12];
         size_t n = 0;
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &addr};
         o[n++] = (struct MHD_OptionItem){

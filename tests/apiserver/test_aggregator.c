@@ -246,9 +246,57 @@ struct env {
     uint16_t be_port;
 };
 
-static int setup(void **state)
+/* One PKI and one backend certificate for every test of the file: generating keys is the
+ * slowest part of a setup under valgrind (it made this file run past its timeout). */
+static char shared_pki[64];
+static struct tls_pem shared_be_ca, shared_be_serving;
+
+static const char *const pki_files[] = {"ca.crt",
+                                        "ca.key",
+                                        "apiserver.crt",
+                                        "apiserver.key",
+                                        "admin.crt",
+                                        "admin.key",
+                                        "front-proxy-ca.crt",
+                                        "front-proxy-ca.key",
+                                        "front-proxy-client.crt",
+                                        "front-proxy-client.key"};
+
+static void rm_in(const char *dir, const char *name);
+
+static int group_setup(void **state)
 {
     static const char *const sans[] = {"backend.test-ns.svc", NULL};
+    struct apiserver_pki p = {0};
+
+    (void)state;
+    (void)snprintf(shared_pki, sizeof(shared_pki), "/tmp/koord-agg-pki-XXXXXX");
+    if (!mkdtemp(shared_pki) || apiserver_pki_load(shared_pki, &p) < 0 ||
+        tls_make_ca("backend-ca", 30, &shared_be_ca) < 0 ||
+        tls_make_cert(&shared_be_ca, "backend", NULL, sans, true, 30, &shared_be_serving) < 0)
+        return -1;
+    apiserver_pki_release(&p);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    tls_pem_release(&shared_be_ca);
+    tls_pem_release(&shared_be_serving);
+    for (size_t i = 0; i < ARRAY_SIZE(pki_files); i++)
+        rm_in(shared_pki, pki_files[i]);
+    return rmdir(shared_pki);
+}
+
+static void pem_copy(const struct tls_pem *from, struct tls_pem *to)
+{
+    to->cert = xstrdup(from->cert);
+    to->key = xstrdup(from->key);
+}
+
+static int setup(void **state)
+{
     struct env *e = xcalloc(1, sizeof(*e));
     struct http_server_opts o = {.host = "127.0.0.1"};
     struct aggregator_opts ao = {0};
@@ -257,7 +305,7 @@ static int setup(void **state)
     (void)snprintf(e->dir, sizeof(e->dir), "/tmp/koord-agg-XXXXXX");
     if (!mkdtemp(e->dir))
         return -1;
-    (void)snprintf(e->pki, sizeof(e->pki), "%s/pki", e->dir);
+    (void)snprintf(e->pki, sizeof(e->pki), "%s", shared_pki);
     (void)snprintf(e->db, sizeof(e->db), "%s/db", e->dir);
     (void)snprintf(e->work, sizeof(e->work), "%s/agg", e->dir);
     (void)snprintf(e->ca_file, sizeof(e->ca_file), "%s/ca.crt", e->pki);
@@ -288,8 +336,8 @@ static int setup(void **state)
 
     CHECK(pthread_mutex_init(&e->be.lock, NULL) == 0);
     CHECK(pthread_cond_init(&e->be.cond, NULL) == 0);
-    assert_int_equal(tls_make_ca("backend-ca", 30, &e->be.ca), 0);
-    assert_int_equal(tls_make_cert(&e->be.ca, "backend", NULL, sans, true, 30, &e->be.serving), 0);
+    pem_copy(&shared_be_ca, &e->be.ca);
+    pem_copy(&shared_be_serving, &e->be.serving);
     backend_start(&e->be, e->p.front_proxy_ca.cert, 0);
     e->be_port = http_server_port(e->be.http);
     strbuf_release(&why);
@@ -309,16 +357,6 @@ static void rm_in(const char *dir, const char *name)
 
 static int teardown(void **state)
 {
-    static const char *const pki_files[] = {"ca.crt",
-                                            "ca.key",
-                                            "apiserver.crt",
-                                            "apiserver.key",
-                                            "admin.crt",
-                                            "admin.key",
-                                            "front-proxy-ca.crt",
-                                            "front-proxy-ca.key",
-                                            "front-proxy-client.crt",
-                                            "front-proxy-client.key"};
     struct env *e = *state;
 
     backend_release(&e->be);
@@ -335,9 +373,6 @@ static int teardown(void **state)
     tls_pem_release(&e->be.serving);
     (void)pthread_cond_destroy(&e->be.cond);
     (void)pthread_mutex_destroy(&e->be.lock);
-    for (size_t i = 0; i < ARRAY_SIZE(pki_files); i++)
-        rm_in(e->pki, pki_files[i]);
-    (void)rmdir(e->pki);
     for (const char *const *s = (const char *const[]){"db", "db-wal", "db-shm", NULL}; *s; s++)
         rm_in(e->dir, *s);
     /* Empty: the caBundle files went with their backends. */
@@ -1081,5 +1116,5 @@ int main(void)
     };
 
     (void)curl_global_init(CURL_GLOBAL_DEFAULT);
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
