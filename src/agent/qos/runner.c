@@ -172,7 +172,8 @@ static int list_subdirs(const struct cg_layout *l, const char *subsys, const cha
     }
     (void)closedir(d);
     strbuf_release(&p);
-    qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+    if (out->n > first)
+        qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
     return r < 0 ? r : 0;
 }
 
