@@ -20,7 +20,9 @@
  *   4. CPU burst (3.4), cpu.cfs_burst_us part: per container and pod; 0 when the policy does not
  *      enable it.
  * Not applied yet: the CFS quota burst of 3.4, memory QoS (3.5), resctrl (3.6), system config
- * (3.7), group identity (3.8) and batch resources (3.9).
+ * (3.7), group identity (3.8) and batch resources (3.9). Node-reserved and SYSTEM-exclusive
+ * CPUs (NodeResourceTopology) are not subtracted from the BE cpuset yet, and usage of pods
+ * missing from the pod list is not counted as non-BE (the metric cache cannot list them).
  *
  * NodeSLO: decoded with qos_slo_from_nodeslo() each tick; an absent NodeSLO means the defaults;
  * one that fails to decode keeps the last good configuration, and the reason is logged once (again
@@ -111,7 +113,6 @@ struct qos_runner_opts {
     uint32_t features;                              /* enum qos_runner_features bits */
     int64_t interval_ms;                            /* reconcile interval; 0 = 1000 */
     int64_t collect_interval_ms; /* the collector's interval (BECPUEvict window); 0 = 1000 */
-    /* Randomness is not used by the strategies applied so far; kept for the quota burst. */
 };
 
 /* Defaults: no sources, features QOS_RUNNER_F_DEFAULT, kubelet policy none, 1 s intervals. */
@@ -129,7 +130,7 @@ struct qos_runner_counters {
 
 struct qos_runner_stats {
     uint64_t ticks;
-    uint64_t nodeslo_errors; /* NodeSLOs that failed to decode (the last good one was kept) */
+    uint64_t nodeslo_errors; /* ticks whose NodeSLO failed to decode (the last good one kept) */
     struct qos_runner_counters s[QOS_RUNNER_STRATEGY_COUNT];
 };
 
