@@ -1,0 +1,970 @@
+/*
+ * The QoS loop: inputs in, pure decisions (agent/qos/<strategy>.h), checked writes and
+ * evictions out. See runner.h for what is applied and how failures are reported.
+ */
+#include "agent/qos/runner.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/cgroup/cgroup.h"
+#include "agent/cgroup/reader.h"
+#include "agent/cgroup/resource.h"
+#include "agent/cgroup/writer.h"
+#include "agent/metriccache/metriccache.h"
+#include "agent/qos/cpuburst.h"
+#include "agent/qos/cpuevict.h"
+#include "agent/qos/memoryevict.h"
+#include "agent/qos/nodeslo.h"
+#include "base/base.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+
+#define COMP "qos"
+
+/* "last" queries look at [now - 2 s, now] (upstream's default query window). */
+#define LAST_WINDOW_MS 2000
+/* Bound on the BE cgroup directories listed per tick (pods x containers of one node). */
+#define DIRS_MAX 65536
+/* Bound on the pods taken from the pod callback. */
+#define PODS_MAX 16384
+
+struct dirlist {
+    char **v;
+    size_t n, alloc;
+};
+
+struct qos_runner {
+    struct qos_runner_opts o;
+    struct cg_writer w;
+    struct qos_cpu_info *cpus;
+    size_t ncpus;
+    bool cpus_from_sys; /* false: synthesised from the Node's capacity (or none yet) */
+
+    struct qos_slo slo;
+    struct strbuf slo_why; /* the decode failure last logged, "" after a good one */
+
+    bool mem_has_last;
+    int64_t mem_last_ms;
+    bool cpu_started;
+    int64_t cpu_last_ms;
+
+    uint32_t unsupported_logged[QOS_RUNNER_STRATEGY_COUNT]; /* bits (1u << enum cg_res) */
+    bool error_logged[QOS_RUNNER_STRATEGY_COUNT];
+
+    struct qos_runner_stats stats;
+
+    pthread_mutex_t lock; /* ticks and stats */
+    pthread_mutex_t thread_lock;
+    pthread_cond_t cond; /* CLOCK_MONOTONIC */
+    pthread_t thread;
+    bool running, stopping;
+};
+
+/* What one tick gathered. */
+struct tick {
+    struct qos_runner *r;
+    int64_t now;
+    enum qos_runner_strategy strat; /* whose counters the current writes go to */
+    bool strat_failed;
+    cJSON *pods_json, *node_json, *slo_json;
+    struct qos_pod *pods;
+    size_t npods;
+    struct qos_node node;
+    bool has_node;
+};
+
+const char *qos_runner_strategy_name(enum qos_runner_strategy s)
+{
+    static const char *const names[] = {
+        [QOS_RUNNER_CPU_SUPPRESS] = "cpu_suppress",
+        [QOS_RUNNER_MEMORY_EVICT] = "memory_evict",
+        [QOS_RUNNER_CPU_EVICT] = "cpu_evict",
+        [QOS_RUNNER_CPU_BURST] = "cpu_burst",
+    };
+
+    return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+void qos_runner_opts_init(struct qos_runner_opts *ret)
+{
+    memset(ret, 0, sizeof(*ret));
+    ret->kubelet_cpu_policy = QOS_KUBELET_CPU_POLICY_NONE;
+    ret->features = QOS_RUNNER_F_DEFAULT;
+    ret->interval_ms = 1000;
+    ret->collect_interval_ms = 1000;
+}
+
+/* ---- small helpers ---- */
+
+static void dirlist_add(struct dirlist *d, const char *s)
+{
+    if (d->n == d->alloc) {
+        d->alloc = d->alloc ? 2 * d->alloc : 16;
+        d->v = xrealloc(d->v, d->alloc * sizeof(*d->v));
+    }
+    d->v[d->n++] = xstrdup(s);
+}
+
+static void dirlist_release(struct dirlist *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->v[i]);
+    free(d->v);
+    memset(d, 0, sizeof(*d));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether abs/name is a directory (d_type when the filesystem gives it). */
+static bool is_dir(const char *abs, const struct dirent *e)
+{
+    struct strbuf p = STRBUF_INIT;
+    struct stat st;
+    bool r;
+
+    if (e->d_type == DT_DIR)
+        return true;
+    if (e->d_type != DT_UNKNOWN)
+        return false;
+    strbuf_addf(&p, "%s/%s", abs, e->d_name);
+    r = stat(p.buf, &st) == 0 && S_ISDIR(st.st_mode);
+    strbuf_release(&p);
+    return r;
+}
+
+/* Appends "<rel>/<name>" for each subdirectory of cgroup rel (subsystem subsys), sorted. */
+static int list_subdirs(const struct cg_layout *l, const char *subsys, const char *rel,
+                        struct dirlist *out)
+{
+    char abs[CG_PATH_MAX];
+    struct strbuf p = STRBUF_INIT;
+    size_t first = out->n;
+    struct dirent *e;
+    DIR *d;
+    int r;
+
+    if ((r = cg_dir_path(l, subsys, rel, abs, sizeof(abs))) < 0)
+        return r;
+    if (!(d = opendir(abs)))
+        return -errno;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !is_dir(abs, e))
+            continue;
+        if (out->n >= DIRS_MAX) {
+            r = -E2BIG;
+            break;
+        }
+        strbuf_reset(&p);
+        strbuf_addf(&p, "%s/%s", rel, e->d_name);
+        dirlist_add(out, p.buf);
+    }
+    (void)closedir(d);
+    strbuf_release(&p);
+    if (out->n > first)
+        qsort(out->v + first, out->n - first, sizeof(*out->v), cmp_str);
+    return r < 0 ? r : 0;
+}
+
+/* Reads a small file into buf (NUL-terminated, trailing whitespace cut). */
+static int read_small(const char *path, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -errno;
+    n = read(fd, buf, size - 1);
+    if (n < 0) {
+        int r = -errno;
+
+        (void)close(fd);
+        return r;
+    }
+    (void)close(fd);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+        n--;
+    buf[n] = '\0';
+    return (int)n;
+}
+
+static int read_i64_file(const char *path, int64_t *ret)
+{
+    char buf[64];
+    int r = read_small(path, buf, sizeof(buf));
+
+    return r < 0 ? r : cg_parse_i64(buf, ret);
+}
+
+/* A directory name "<prefix><digits>": the number, or -1. */
+static int64_t numbered(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    int64_t v;
+
+    if (strncmp(name, prefix, n) || !name[n] || name[n] == '-' || name[n] == '+')
+        return -1;
+    for (const char *c = name + n; *c; c++)
+        if (*c < '0' || *c > '9')
+            return -1;
+    if (parse_i64(name + n, &v) < 0 || v >= QOS_CPUSET_MAX)
+        return -1;
+    return v;
+}
+
+static int cmp_cpu(const void *a, const void *b)
+{
+    const struct qos_cpu_info *x = a, *y = b;
+
+    return x->cpu - y->cpu;
+}
+
+/* The CPU topology of the sys root (see qos_runner_new()). */
+static void read_topology(struct qos_runner *r)
+{
+    char path[CG_PATH_MAX], buf[256];
+    const char *sys = r->o.layout->roots.sys_root;
+    struct strbuf p = STRBUF_INIT;
+    struct dirent *e;
+    size_t alloc = 0;
+    DIR *d;
+
+    if (cg_join_path(sys, "devices/system/cpu", path, sizeof(path)) < 0 || !(d = opendir(path)))
+        return;
+    while ((e = readdir(d))) {
+        int64_t cpu = numbered(e->d_name, "cpu"), v;
+        struct qos_cpu_info *ci;
+
+        if (cpu < 0)
+            continue;
+        if (r->ncpus == alloc) {
+            alloc = alloc ? 2 * alloc : 16;
+            r->cpus = xrealloc(r->cpus, alloc * sizeof(*r->cpus));
+        }
+        ci = &r->cpus[r->ncpus++];
+        *ci = (struct qos_cpu_info){.cpu = (int)cpu, .core = (int)cpu};
+        strbuf_reset(&p);
+        strbuf_addf(&p, "%s/%s/topology/core_id", path, e->d_name);
+        if (read_i64_file(p.buf, &v) == 0 && v >= 0 && v < QOS_CPUSET_MAX)
+            ci->core = (int)v;
+        strbuf_reset(&p);
+        strbuf_addf(&p, "%s/%s/topology/physical_package_id", path, e->d_name);
+        if (read_i64_file(p.buf, &v) == 0 && v >= 0 && v < QOS_CPUSET_MAX)
+            ci->socket = (int)v;
+    }
+    (void)closedir(d);
+    if (r->ncpus)
+        qsort(r->cpus, r->ncpus, sizeof(*r->cpus), cmp_cpu);
+    r->cpus_from_sys = r->ncpus > 0;
+
+    if (cg_join_path(sys, "devices/system/node", path, sizeof(path)) >= 0 && (d = opendir(path))) {
+        while ((e = readdir(d))) {
+            int64_t node = numbered(e->d_name, "node");
+            struct qos_cpuset set;
+
+            if (node < 0)
+                continue;
+            strbuf_reset(&p);
+            strbuf_addf(&p, "%s/%s/cpulist", path, e->d_name);
+            if (read_small(p.buf, buf, sizeof(buf)) < 0 || qos_cpuset_parse(buf, &set) < 0)
+                continue;
+            for (size_t i = 0; i < r->ncpus; i++)
+                if (qos_cpuset_has(&set, r->cpus[i].cpu))
+                    r->cpus[i].node = (int)node;
+        }
+        (void)closedir(d);
+    }
+    strbuf_release(&p);
+}
+
+/* Without sysfs topology: CPUs 0 .. capacity - 1, each its own core. */
+static void synthesize_topology(struct qos_runner *r, const struct qos_node *n)
+{
+    int64_t cores = (n->capacity.v[QOS_RES_CPU] + 999) / 1000;
+
+    if (r->cpus_from_sys || cores <= 0 || cores > QOS_CPUSET_MAX || (size_t)cores == r->ncpus)
+        return;
+    free(r->cpus);
+    r->cpus = xcalloc((size_t)cores, sizeof(*r->cpus));
+    r->ncpus = (size_t)cores;
+    for (int i = 0; i < (int)cores; i++)
+        r->cpus[i] = (struct qos_cpu_info){.cpu = i, .core = i};
+}
+
+const struct qos_cpu_info *qos_runner_cpus(const struct qos_runner *r, size_t *ret_n)
+{
+    *ret_n = r->ncpus;
+    return r->cpus;
+}
+
+/* ---- metric queries ---- */
+
+static bool query(struct tick *t, enum mc_kind k, const char *id, int64_t window_ms,
+                  struct mc_result *ret)
+{
+    struct mc_select sel = {.kind = k, .id = id};
+
+    return t->r->o.metrics &&
+           mc_query(t->r->o.metrics, &sel, t->now - window_ms, t->now, NULL, ret) == 0;
+}
+
+static bool last(struct tick *t, enum mc_kind k, const char *id, double *ret)
+{
+    struct mc_result res;
+
+    if (!query(t, k, id, LAST_WINDOW_MS, &res))
+        return false;
+    *ret = res.last;
+    return true;
+}
+
+/* ---- counters and the checked writes ---- */
+
+static struct qos_runner_counters *counters(struct tick *t)
+{
+    return &t->r->stats.s[t->strat];
+}
+
+/* Whether cgroup dir of r's subsystem exists (an ENOENT there is an unsupported file). */
+static bool cgroup_dir_exists(const struct qos_runner *r, enum cg_res res, const char *dir)
+{
+    char abs[CG_PATH_MAX];
+    struct stat st;
+
+    return cg_dir_path(r->o.layout, cg_res_info(res)->v1_subsys, dir, abs, sizeof(abs)) >= 0 &&
+           stat(abs, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void note_error(struct tick *t, const char *what)
+{
+    struct qos_runner *r = t->r;
+
+    counters(t)->errors++;
+    t->strat_failed = true;
+    if (!r->error_logged[t->strat]) {
+        log_warn(COMP, "strategy %s: %s, ignoring", qos_runner_strategy_name(t->strat), what);
+        r->error_logged[t->strat] = true;
+    } else {
+        log_debug(COMP, "strategy %s: %s", qos_runner_strategy_name(t->strat), what);
+    }
+}
+
+/* cg_write() with the counting and logging rules of runner.h. */
+static int apply(struct tick *t, enum cg_res res, const char *dir, const char *value)
+{
+    struct qos_runner *r = t->r;
+    int rc = cg_write(&r->w, res, dir, value);
+
+    switch (rc) {
+    case CG_WRITE_DONE:
+        counters(t)->writes++;
+        log_debug(COMP, "wrote \"%s\" to %s of \"%s\"", value, cg_res_info(res)->name, dir);
+        return rc;
+    case CG_WRITE_UNCHANGED:
+        counters(t)->unchanged++;
+        return rc;
+    case CG_WRITE_DRY_RUN:
+        counters(t)->dry_run++;
+        return rc;
+    default:
+        break;
+    }
+    if (rc == -ENOENT && !cgroup_dir_exists(r, res, dir))
+        return rc; /* the cgroup went away (pod deleted): nothing to do */
+    if (rc == -ENOENT) {
+        counters(t)->unsupported++;
+        if (!(r->unsupported_logged[t->strat] & (1u << res))) {
+            r->unsupported_logged[t->strat] |= 1u << res;
+            log_info(COMP, "strategy %s: %s is not supported by this kernel, skipping it",
+                     qos_runner_strategy_name(t->strat), cg_res_info(res)->name);
+        }
+        return rc;
+    }
+    note_error(t, cg_writer_error(&r->w));
+    return rc;
+}
+
+static int apply_i64(struct tick *t, enum cg_res res, const char *dir, int64_t v)
+{
+    char buf[32];
+
+    (void)snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    return apply(t, res, dir, buf);
+}
+
+/* ---- BE CPU suppress ---- */
+
+static void to_qos_cpuset(const struct cg_cpuset *in, struct qos_cpuset *out)
+{
+    qos_cpuset_clear(out);
+    for (unsigned i = 0; i < CG_CPUSET_MAX_CPUS && i < QOS_CPUSET_MAX; i++)
+        if (cg_cpuset_has(in, i))
+            (void)qos_cpuset_add(out, (int)i);
+}
+
+static void apply_cpuset_level(struct tick *t, const char *value, const struct dirlist *dirs,
+                               bool bottom_up)
+{
+    for (size_t i = 0; i < dirs->n; i++)
+        (void)apply(t, CG_CPUSET_CPUS, dirs->v[bottom_up ? dirs->n - 1 - i : i], value);
+}
+
+static void apply_suppress_plan(struct tick *t, const struct qos_suppress_plan *plan,
+                                const char *qos_dir, const struct dirlist *pods,
+                                const struct dirlist *ctrs)
+{
+    struct strbuf v = STRBUF_INIT;
+    struct dirlist top = {0};
+
+    if (plan->write_quota)
+        (void)apply_i64(t, CG_CPU_CFS_QUOTA, qos_dir, plan->be_quota);
+    dirlist_add(&top, qos_dir);
+    for (size_t i = 0; i < plan->ncpuset; i++) {
+        const struct qos_cpuset_write *cw = &plan->cpuset[i];
+        const struct dirlist *order[3] = {&top, pods, ctrs};
+        const unsigned bits[3] = {QOS_LEVEL_QOS, QOS_LEVEL_POD, QOS_LEVEL_CONTAINER};
+
+        strbuf_reset(&v);
+        qos_cpuset_format(&cw->cpus, &v);
+        if (!v.len)
+            continue;
+        for (int k = 0; k < 3; k++) {
+            int j = cw->bottom_up ? 2 - k : k;
+
+            if (cw->levels & bits[j])
+                apply_cpuset_level(t, v.buf, order[j], cw->bottom_up);
+        }
+    }
+    dirlist_release(&top);
+    strbuf_release(&v);
+}
+
+static void run_cpu_suppress(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const struct qos_threshold *cfg = &r->slo.threshold;
+    char qos_dir[CG_PATH_MAX];
+    struct dirlist pods = {0}, ctrs = {0};
+    struct qos_cpuset_input cin = {0};
+    struct qos_suppress_plan plan;
+    struct qos_cpuset full, old;
+    struct qos_host_app *apps = NULL;
+    size_t napps = 0;
+    struct cg_file f = CG_FILE_INIT;
+    struct cg_cpuset cur;
+    int64_t milli;
+
+    t->strat = QOS_RUNNER_CPU_SUPPRESS;
+    if (!(r->o.features & QOS_RUNNER_F_BE_CPU_SUPPRESS))
+        return;
+    if (cg_qos_dir(r->o.layout->driver, CG_QOS_BESTEFFORT, qos_dir, sizeof(qos_dir)) < 0 ||
+        !cgroup_dir_exists(r, CG_CPUSET_CPUS, qos_dir))
+        return; /* no BestEffort cgroup (yet): nothing to hold */
+    if (list_subdirs(r->o.layout, "cpuset", qos_dir, &pods) < 0)
+        note_error(t, "cannot list the BestEffort pod cgroups");
+    for (size_t i = 0; i < pods.n; i++)
+        if (list_subdirs(r->o.layout, "cpuset", pods.v[i], &ctrs) < 0)
+            note_error(t, "cannot list the BestEffort container cgroups");
+
+    cin.cpus = r->cpus;
+    cin.ncpus = r->ncpus;
+    cin.pods = t->pods;
+    cin.npods = t->npods;
+    qos_cpusuppress_full_cpuset(&cin, &full);
+
+    if (!cfg->enable) {
+        qos_cpusuppress_recover_plan(&full, &plan);
+        apply_suppress_plan(t, &plan, qos_dir, &pods, &ctrs);
+        goto out;
+    }
+    {
+        struct qos_suppress_input in = {
+            .cfg = cfg, .node = &t->node, .pods = t->pods, .npods = t->npods};
+
+        if (!t->has_node || !last(t, MC_NODE_CPU_USAGE, NULL, &in.node_cpu_usage))
+            goto out; /* upstream skips the tick without a node sample */
+        if (qos_host_apps_from_nodeslo(t->slo_json, &apps, &napps) < 0)
+            napps = 0;
+        for (size_t i = 0; i < napps; i++)
+            apps[i].has_cpu_usage =
+                last(t, MC_HOST_APP_CPU_USAGE, apps[i].name, &apps[i].cpu_usage);
+        in.apps = apps;
+        in.napps = napps;
+        milli = qos_cpusuppress_milli(&in);
+    }
+
+    if (cfg->cpu_suppress_policy == QOS_SUPPRESS_CFS_QUOTA) {
+        int64_t quota = CG_UNLIMITED;
+
+        if (cg_file_open_res(&f, r->o.layout, CG_CPU_CFS_QUOTA, qos_dir) < 0 ||
+            cg_read_i64(&f, r->o.layout->version, CG_CPU_CFS_QUOTA, &quota) < 0) {
+            note_error(t, "cannot read the BestEffort cfs quota");
+            goto out;
+        }
+        qos_cpusuppress_cfs_plan(milli, t->node.capacity.v[QOS_RES_CPU], quota, &full, &plan);
+    } else {
+        struct qos_cpuset_result res;
+
+        if (cg_file_open_res(&f, r->o.layout, CG_CPUSET_CPUS, qos_dir) < 0 ||
+            cg_read_cpuset(&f, &cur) < 0) {
+            note_error(t, "cannot read the BestEffort cpuset");
+            goto out;
+        }
+        to_qos_cpuset(&cur, &old);
+        cin.suppress_milli = milli;
+        cin.current_be_cpus = qos_cpuset_count(&old);
+        qos_cpusuppress_cpuset(&cin, &res);
+        qos_cpusuppress_cpuset_plan(r->o.kubelet_cpu_policy, &old, &res.cpus, &full, &plan);
+        log_debug(COMP, "be cpu suppress: %lld milli, %d cpus", (long long)milli, res.want);
+    }
+    apply_suppress_plan(t, &plan, qos_dir, &pods, &ctrs);
+out:
+    cg_file_release(&f);
+    free(apps);
+    dirlist_release(&pods);
+    dirlist_release(&ctrs);
+}
+
+/* ---- eviction ---- */
+
+static bool is_be_feature(const char *feature)
+{
+    return !strcmp(feature, QOS_FEATURE_BE_MEMORY_EVICT) ||
+           !strcmp(feature, QOS_FEATURE_BE_CPU_EVICT);
+}
+
+static bool evict_one(void *ctx, const struct qos_evict_task *task, const struct qos_pod *pod)
+{
+    struct tick *t = ctx;
+    struct qos_runner *r = t->r;
+    int rc;
+
+    /* The BE victim lists hold pods labelled BE only; anything else is a bug here. */
+    if (is_be_feature(task->feature))
+        CHECK(pod->qos_label == API_QOS_BE);
+    if (!r->o.evict)
+        return false;
+    rc = r->o.evict(r->o.evict_ctx, task->feature, pod, t->now);
+    if (rc < 0) {
+        struct strbuf m = STRBUF_INIT;
+
+        strbuf_addf(&m, "cannot evict pod \"%s/%s\" for %s: %s", pod->namespace, pod->name,
+                    task->feature, strerror(-rc));
+        note_error(t, m.buf);
+        strbuf_release(&m);
+        return false;
+    }
+    counters(t)->evictions++;
+    log_info(COMP, "evicted pod \"%s/%s\" for %s", pod->namespace, pod->name, task->feature);
+    return true;
+}
+
+static void log_skipped(struct tick *t, const char *const *skipped, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (skipped[i] && *skipped[i])
+            log_debug(COMP, "strategy %s: %s", qos_runner_strategy_name(t->strat), skipped[i]);
+}
+
+static void run_memory_evict(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const uint32_t f = r->o.features;
+    struct qos_memevict_input in = {0};
+    struct qos_memevict_plan plan;
+    struct qos_evict_result res;
+    int rc;
+
+    t->strat = QOS_RUNNER_MEMORY_EVICT;
+    if (!(f & (QOS_RUNNER_F_BE_MEMORY_EVICT | QOS_RUNNER_F_MEMORY_EVICT |
+               QOS_RUNNER_F_MEMORY_ALLOCATABLE_EVICT)) ||
+        !t->has_node || qos_memevict_cooling(r->mem_has_last, r->mem_last_ms, t->now))
+        return;
+    in.cfg = &r->slo.threshold;
+    in.node = &t->node;
+    in.pods = t->pods;
+    in.npods = t->npods;
+    in.has_node_used = last(t, MC_NODE_MEMORY_USAGE, NULL, &in.node_used);
+    in.be_memory_evict = f & QOS_RUNNER_F_BE_MEMORY_EVICT;
+    in.memory_evict = f & QOS_RUNNER_F_MEMORY_EVICT;
+    in.memory_allocatable_evict = f & QOS_RUNNER_F_MEMORY_ALLOCATABLE_EVICT;
+    if ((rc = qos_memevict_plan(&in, &plan)) < 0) {
+        if (rc != -EINVAL)
+            note_error(t, "cannot plan memory eviction");
+        return;
+    }
+    log_skipped(t, plan.skipped, ARRAY_SIZE(plan.skipped));
+    if (plan.ntasks &&
+        qos_evict_run(plan.tasks, plan.ntasks, r->o.recent, t->now, evict_one, t, &res) == 0 &&
+        res.nevicted > 0) {
+        r->mem_has_last = true;
+        r->mem_last_ms = t->now;
+    }
+    qos_memevict_plan_release(&plan);
+}
+
+static bool be_metrics(struct tick *t, int64_t window_s, struct qos_be_cpu_input *be)
+{
+    static const char *const ids[3] = {MC_BE_CPU_USAGE, MC_BE_CPU_REQUEST, MC_BE_CPU_REAL_LIMIT};
+    double *avg[3] = {&be->avg.usage, &be->avg.request, &be->avg.real_limit};
+    double *cur[3] = {&be->current.usage, &be->current.request, &be->current.real_limit};
+    struct mc_result res;
+
+    be->count = INT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        if (!query(t, MC_NODE_BE, ids[i], window_s * 1000, &res) ||
+            !last(t, MC_NODE_BE, ids[i], cur[i]))
+            return false;
+        *avg[i] = res.avg;
+        if ((int64_t)res.count < be->count)
+            be->count = (int64_t)res.count;
+    }
+    return true;
+}
+
+static void run_cpu_evict(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const uint32_t f = r->o.features;
+    const struct qos_threshold *cfg = &r->slo.threshold;
+    int64_t collect_s = r->o.collect_interval_ms / 1000 > 0 ? r->o.collect_interval_ms / 1000 : 1;
+    struct qos_cpuevict_input in = {0};
+    struct qos_be_cpu_input be = {0};
+    struct qos_cpuevict_plan plan;
+    struct qos_evict_result res;
+    struct mc_result node;
+    int rc;
+
+    t->strat = QOS_RUNNER_CPU_EVICT;
+    if (!(f & (QOS_RUNNER_F_BE_CPU_EVICT | QOS_RUNNER_F_CPU_EVICT |
+               QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT)))
+        return;
+    if (!r->cpu_started) {
+        /* Upstream's cool-down also runs from the agent's start. */
+        r->cpu_started = true;
+        r->cpu_last_ms = t->now;
+    }
+    if (!t->has_node || qos_cpuevict_cooling(r->cpu_last_ms, t->now))
+        return;
+    be.window_s = qos_cpuevict_window_seconds(collect_s, cfg);
+    be.collect_interval_s = collect_s;
+    in.cfg = cfg;
+    in.node = &t->node;
+    in.pods = t->pods;
+    in.npods = t->npods;
+    in.be = be_metrics(t, be.window_s, &be) ? &be : NULL;
+    if (query(t, MC_NODE_CPU_USAGE, NULL, be.window_s * 1000, &node)) {
+        in.has_node_usage = true;
+        in.avg_node_cores = node.avg;
+    }
+    in.be_cpu_evict = f & QOS_RUNNER_F_BE_CPU_EVICT;
+    in.cpu_evict = f & QOS_RUNNER_F_CPU_EVICT;
+    in.cpu_allocatable_evict = f & QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT;
+    if ((rc = qos_cpuevict_plan(&in, &plan)) < 0) {
+        if (rc != -EINVAL)
+            note_error(t, "cannot plan cpu eviction");
+        return;
+    }
+    log_skipped(t, plan.skipped, ARRAY_SIZE(plan.skipped));
+    if (plan.ntasks &&
+        qos_evict_run(plan.tasks, plan.ntasks, r->o.recent, t->now, evict_one, t, &res) == 0 &&
+        res.nevicted > 0)
+        r->cpu_last_ms = t->now;
+    qos_cpuevict_plan_release(&plan);
+}
+
+/* ---- CPU burst (cfs_burst_us) ---- */
+
+static bool cg_qos_of(enum qos_kube_class k, enum cg_qos *ret)
+{
+    switch (k) {
+    case QOS_KUBE_GUARANTEED:
+        *ret = CG_QOS_GUARANTEED;
+        return true;
+    case QOS_KUBE_BURSTABLE:
+        *ret = CG_QOS_BURSTABLE;
+        return true;
+    case QOS_KUBE_BESTEFFORT:
+        *ret = CG_QOS_BESTEFFORT;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void run_cpu_burst(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    char pod_dir[CG_PATH_MAX], ctr_dir[CG_PATH_MAX];
+
+    t->strat = QOS_RUNNER_CPU_BURST;
+    if (!(r->o.features & QOS_RUNNER_F_CPU_BURST))
+        return;
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct qos_pod *p = &t->pods[i];
+        struct qos_cpu_burst cfg;
+        enum cg_qos q;
+
+        if (!qos_cpuburst_pod_eligible(p) || !p->uid || !cg_qos_of(p->kube_qos, &q) ||
+            cg_pod_dir(r->o.layout->driver, q, p->uid, pod_dir, sizeof(pod_dir)) < 0)
+            continue;
+        if (qos_cpuburst_pod_config(&r->slo.cpu_burst, p->cpu_burst, &cfg) < 0)
+            log_debug(COMP, "pod \"%s/%s\": cannot decode annotation %s, using the node's",
+                      p->namespace, p->name, QOS_ANNOTATION_CPU_BURST);
+        for (size_t j = 0; j < p->ncontainers; j++) {
+            const struct qos_container *c = &p->containers[j];
+
+            if (!c->id || !*c->id ||
+                cg_container_dir(r->o.layout->driver, pod_dir, c->id, ctr_dir, sizeof(ctr_dir)) < 0)
+                continue;
+            (void)apply_i64(t, CG_CPU_BURST, ctr_dir,
+                            qos_cpuburst_container_burst_us(&cfg, c->limits.v[QOS_RES_CPU]));
+        }
+        (void)apply_i64(t, CG_CPU_BURST, pod_dir, qos_cpuburst_pod_burst_us(&cfg, p));
+    }
+}
+
+/* ---- the tick ---- */
+
+static void update_slo(struct qos_runner *r, const cJSON *nodeslo)
+{
+    struct strbuf why = STRBUF_INIT;
+    struct qos_slo s;
+
+    if (qos_slo_from_nodeslo(nodeslo, &s, &why) == 0) {
+        r->slo = s;
+        strbuf_reset(&r->slo_why);
+    } else {
+        r->stats.nodeslo_errors++;
+        if (strcmp(why.buf, r->slo_why.buf)) {
+            log_warn(COMP, "cannot decode the NodeSLO (%s), keeping the last good configuration",
+                     why.buf);
+            strbuf_reset(&r->slo_why);
+            strbuf_addstr(&r->slo_why, why.buf);
+        }
+    }
+    strbuf_release(&why);
+}
+
+static void load_pods(struct tick *t)
+{
+    const cJSON *e;
+    size_t n = 0;
+
+    if (!cJSON_IsArray(t->pods_json))
+        return;
+    n = (size_t)cJSON_GetArraySize(t->pods_json);
+    if (n > PODS_MAX)
+        n = PODS_MAX;
+    if (!n)
+        return;
+    t->pods = xcalloc(n, sizeof(*t->pods));
+    cJSON_ArrayForEach(e, t->pods_json)
+    {
+        struct qos_pod *p;
+
+        if (t->npods == n)
+            break;
+        p = &t->pods[t->npods];
+        if (qos_pod_from_json(e, p) < 0) {
+            qos_pod_release(p);
+            memset(p, 0, sizeof(*p));
+            continue;
+        }
+        t->npods++;
+        if (!p->uid)
+            continue;
+        p->has_cpu_usage = last(t, MC_POD_CPU_USAGE, p->uid, &p->cpu_usage);
+        p->has_memory_usage = last(t, MC_POD_MEMORY_USAGE, p->uid, &p->memory_usage);
+        for (size_t j = 0; j < p->ncontainers; j++) {
+            struct qos_container *c = &p->containers[j];
+
+            if (!c->id || !*c->id)
+                continue;
+            c->has_cpu_usage = last(t, MC_CONTAINER_CPU_USAGE, c->id, &c->cpu_usage);
+            c->has_throttled = last(t, MC_CONTAINER_CPU_THROTTLED, c->id, &c->throttled_ratio);
+        }
+    }
+}
+
+int qos_runner_tick(struct qos_runner *r, int64_t wall_ms)
+{
+    struct tick t = {.r = r, .now = wall_ms};
+
+    CHECK(pthread_mutex_lock(&r->lock) == 0);
+    r->stats.ticks++;
+    t.pods_json = r->o.get_pods ? r->o.get_pods(r->o.source_ctx) : NULL;
+    t.node_json = r->o.get_node ? r->o.get_node(r->o.source_ctx) : NULL;
+    t.slo_json = r->o.get_nodeslo ? r->o.get_nodeslo(r->o.source_ctx) : NULL;
+    update_slo(r, t.slo_json);
+    t.has_node = t.node_json && qos_node_from_json(t.node_json, &t.node) == 0;
+    if (t.has_node)
+        synthesize_topology(r, &t.node);
+    load_pods(&t);
+
+    {
+        static void (*const strategies[])(struct tick *) = {run_cpu_suppress, run_memory_evict,
+                                                            run_cpu_evict, run_cpu_burst};
+
+        for (size_t i = 0; i < ARRAY_SIZE(strategies); i++) {
+            t.strat_failed = false;
+            strategies[i](&t);
+            if (!t.strat_failed)
+                r->error_logged[t.strat] = false;
+        }
+    }
+
+    for (size_t i = 0; i < t.npods; i++)
+        qos_pod_release(&t.pods[i]);
+    free(t.pods);
+    cJSON_Delete(t.pods_json);
+    cJSON_Delete(t.node_json);
+    cJSON_Delete(t.slo_json);
+    CHECK(pthread_mutex_unlock(&r->lock) == 0);
+    return 0;
+}
+
+/* ---- lifecycle ---- */
+
+int qos_runner_new(const struct qos_runner_opts *opts, struct qos_runner **ret)
+{
+    struct qos_runner *r;
+    pthread_condattr_t ca;
+
+    if (!opts || !opts->layout)
+        return -EINVAL;
+    r = xcalloc(1, sizeof(*r));
+    r->o = *opts;
+    if (r->o.interval_ms <= 0)
+        r->o.interval_ms = 1000;
+    if (r->o.collect_interval_ms <= 0)
+        r->o.collect_interval_ms = 1000;
+    cg_writer_init(&r->w, r->o.layout, r->o.dry_run);
+    qos_slo_defaults(&r->slo);
+    strbuf_init(&r->slo_why);
+    CHECK(pthread_mutex_init(&r->lock, NULL) == 0);
+    CHECK(pthread_mutex_init(&r->thread_lock, NULL) == 0);
+    CHECK(pthread_condattr_init(&ca) == 0);
+    CHECK(pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0);
+    CHECK(pthread_cond_init(&r->cond, &ca) == 0);
+    (void)pthread_condattr_destroy(&ca);
+    read_topology(r);
+    *ret = r;
+    return 0;
+}
+
+void qos_runner_free(struct qos_runner *r)
+{
+    if (!r)
+        return;
+    qos_runner_stop(r);
+    (void)pthread_cond_destroy(&r->cond);
+    (void)pthread_mutex_destroy(&r->thread_lock);
+    (void)pthread_mutex_destroy(&r->lock);
+    strbuf_release(&r->slo_why);
+    free(r->cpus);
+    free(r);
+}
+
+static int64_t clock_ms(clockid_t id)
+{
+    struct timespec ts;
+
+    (void)clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *thread_main(void *arg)
+{
+    struct qos_runner *r = arg;
+    int64_t next = clock_ms(CLOCK_MONOTONIC);
+
+    CHECK(pthread_mutex_lock(&r->thread_lock) == 0);
+    while (!r->stopping) {
+        struct timespec ts;
+
+        if (clock_ms(CLOCK_MONOTONIC) >= next) {
+            CHECK(pthread_mutex_unlock(&r->thread_lock) == 0);
+            (void)qos_runner_tick(r, clock_ms(CLOCK_REALTIME));
+            CHECK(pthread_mutex_lock(&r->thread_lock) == 0);
+            next += r->o.interval_ms;
+            if (next < clock_ms(CLOCK_MONOTONIC)) /* a slow tick: do not catch up in a burst */
+                next = clock_ms(CLOCK_MONOTONIC) + r->o.interval_ms;
+            continue;
+        }
+        ts.tv_sec = (time_t)(next / 1000);
+        ts.tv_nsec = (long)(next % 1000) * 1000000;
+        (void)pthread_cond_timedwait(&r->cond, &r->thread_lock, &ts);
+    }
+    CHECK(pthread_mutex_unlock(&r->thread_lock) == 0);
+    return NULL;
+}
+
+int qos_runner_start(struct qos_runner *r)
+{
+    int rc = 0;
+
+    CHECK(pthread_mutex_lock(&r->thread_lock) == 0);
+    if (r->running) {
+        rc = -EALREADY;
+    } else {
+        r->stopping = false;
+        rc = -pthread_create(&r->thread, NULL, thread_main, r);
+        r->running = rc == 0;
+    }
+    CHECK(pthread_mutex_unlock(&r->thread_lock) == 0);
+    return rc;
+}
+
+void qos_runner_stop(struct qos_runner *r)
+{
+    bool join;
+
+    CHECK(pthread_mutex_lock(&r->thread_lock) == 0);
+    join = r->running;
+    r->stopping = true;
+    r->running = false;
+    CHECK(pthread_cond_broadcast(&r->cond) == 0);
+    CHECK(pthread_mutex_unlock(&r->thread_lock) == 0);
+    if (join)
+        CHECK(pthread_join(r->thread, NULL) == 0);
+}
+
+void qos_runner_stats(struct qos_runner *r, struct qos_runner_stats *ret)
+{
+    CHECK(pthread_mutex_lock(&r->lock) == 0);
+    *ret = r->stats;
+    CHECK(pthread_mutex_unlock(&r->lock) == 0);
+}
+
+void qos_runner_render_metrics(const struct qos_runner_stats *s, struct strbuf *out)
+{
+    strbuf_addf(out, "koord_agent_qos_ticks_total %llu\n", (unsigned long long)s->ticks);
+    strbuf_addf(out, "koord_agent_qos_nodeslo_errors_total %llu\n",
+                (unsigned long long)s->nodeslo_errors);
+    for (int i = 0; i < QOS_RUNNER_STRATEGY_COUNT; i++) {
+        const struct qos_runner_counters *c = &s->s[i];
+        const struct {
+            const char *name;
+            uint64_t v;
+        } rows[] = {{"writes", c->writes},   {"unchanged", c->unchanged},
+                    {"dry_run", c->dry_run}, {"evictions", c->evictions},
+                    {"errors", c->errors},   {"unsupported", c->unsupported}};
+
+        for (size_t j = 0; j < ARRAY_SIZE(rows); j++)
+            strbuf_addf(out, "koord_agent_qos_actions_total{strategy=\"%s\",action=\"%s\"} %llu\n",
+                        qos_runner_strategy_name((enum qos_runner_strategy)i), rows[j].name,
+                        (unsigned long long)rows[j].v);
+    }
+}

@@ -1,0 +1,177 @@
+/*
+ * The QoS loop of the node agent (upstream koordlet qosmanager; reference
+ * koordlet-and-scheduler.md sections 3 and 4): once per reconcile interval it gathers the inputs
+ * of every strategy (this node's pods, its Node and NodeSLO through the caller's callbacks, the
+ * "last" and windowed samples of the metric cache, the current cgroup values, the CPU topology
+ * of the sys root), calls the pure decision functions of agent/qos/, and applies what they
+ * return: checked cgroup writes (agent/cgroup/writer.h: identical values are not rewritten, dry
+ * run logs instead of writing) and evictions through the caller's eviction callback (normally
+ * agent/qos/evict_api.h).
+ *
+ * Strategies applied, in this order each tick:
+ *   1. BE CPU suppress (3.1): cpuset policy (cpuset.cpus of the BestEffort QoS directory, its pod
+ *      and container directories, found by listing the BestEffort directory as upstream does) or
+ *      cfsQuota policy (the BestEffort directory's quota); recovery (quota -1, full BE cpuset)
+ *      when resourceUsedThresholdWithBE.enable is false;
+ *   2. memory eviction (3.2): BEMemoryEvict, MemoryAllocatableEvict, MemoryEvict, with the 4 s
+ *      cool-down;
+ *   3. CPU eviction (3.3): BECPUEvict, CPUEvict, CPUAllocatableEvict, with the 20 s cool-down
+ *      (also after the first tick, upstream's "after start");
+ *   4. CPU burst (3.4), cpu.cfs_burst_us part: per container and pod; 0 when the policy does not
+ *      enable it.
+ * Not applied yet: the CFS quota burst of 3.4, memory QoS (3.5), resctrl (3.6), system config
+ * (3.7), group identity (3.8) and batch resources (3.9). Node-reserved and SYSTEM-exclusive
+ * CPUs (NodeResourceTopology) are not subtracted from the BE cpuset yet, and usage of pods
+ * missing from the pod list is not counted as non-BE (the metric cache cannot list them).
+ *
+ * NodeSLO: decoded with qos_slo_from_nodeslo() each tick; an absent NodeSLO means the defaults;
+ * one that fails to decode keeps the last good configuration, and the reason is logged once (again
+ * only when it changes).
+ *
+ * Errors of single writes never stop a tick: they are counted per strategy (struct
+ * qos_runner_stats) and logged at warn once per strategy until a tick of it succeeds again. A
+ * file the kernel lacks (ENOENT in an existing cgroup directory) is "unsupported": counted, and
+ * logged once per strategy and resource.
+ *
+ * Thread safety: qos_runner_tick() and qos_runner_stats() may be called from any thread (a mutex
+ * serialises ticks); the callbacks run on the ticking thread, with the runner's lock held, and
+ * must not call back into the runner.
+ */
+#ifndef KOORD_AGENT_QOS_RUNNER_H
+#define KOORD_AGENT_QOS_RUNNER_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/qos/cpusuppress.h"
+#include "agent/qos/evict.h"
+#include "agent/qos/qos.h"
+
+struct cg_layout;
+struct mc;
+struct strbuf;
+
+/* What the counters are kept for. */
+enum qos_runner_strategy {
+    QOS_RUNNER_CPU_SUPPRESS,
+    QOS_RUNNER_MEMORY_EVICT,
+    QOS_RUNNER_CPU_EVICT,
+    QOS_RUNNER_CPU_BURST,
+    QOS_RUNNER_STRATEGY_COUNT,
+};
+
+/* "cpu_suppress", "memory_evict", "cpu_evict", "cpu_burst". */
+const char *qos_runner_strategy_name(enum qos_runner_strategy s);
+
+/* The koordlet feature gates the runner honours (reference 3, intro). */
+enum qos_runner_features {
+    QOS_RUNNER_F_BE_CPU_SUPPRESS = 1 << 0,          /* on by default */
+    QOS_RUNNER_F_BE_MEMORY_EVICT = 1 << 1,          /* off */
+    QOS_RUNNER_F_MEMORY_EVICT = 1 << 2,             /* off */
+    QOS_RUNNER_F_MEMORY_ALLOCATABLE_EVICT = 1 << 3, /* off */
+    QOS_RUNNER_F_BE_CPU_EVICT = 1 << 4,             /* off */
+    QOS_RUNNER_F_CPU_EVICT = 1 << 5,                /* off */
+    QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT = 1 << 6,    /* off */
+    QOS_RUNNER_F_CPU_BURST = 1 << 7,                /* on */
+};
+#define QOS_RUNNER_F_DEFAULT (QOS_RUNNER_F_BE_CPU_SUPPRESS | QOS_RUNNER_F_CPU_BURST)
+
+/*
+ * Returns a new JSON tree the runner owns (it cJSON_Delete()s it after the tick), or NULL when
+ * the object is absent or cannot be had. Pods: a JSON array of core/v1 Pod objects of this node;
+ * Node: the Node; NodeSLO: this node's NodeSLO.
+ */
+typedef cJSON *(*qos_runner_get_fn)(void *ctx);
+
+/*
+ * Evicts pod for feature (QOS_FEATURE_*) at now_ms (the tick's wall clock). Returns 0 when the
+ * pod was evicted, a negative errno when not (the next victim is tried). pod is borrowed for the
+ * call.
+ */
+typedef int (*qos_runner_evict_fn)(void *ctx, const char *feature, const struct qos_pod *pod,
+                                   int64_t now_ms);
+
+struct qos_runner_opts {
+    const struct cg_layout *layout; /* borrowed; required */
+    struct mc *metrics;             /* borrowed; NULL: no samples (strategies needing them skip) */
+    bool dry_run;                   /* log cgroup writes instead of doing them */
+
+    qos_runner_get_fn get_pods; /* each may be NULL: always absent */
+    qos_runner_get_fn get_node;
+    qos_runner_get_fn get_nodeslo;
+    void *source_ctx;
+
+    qos_runner_evict_fn evict; /* NULL: eviction tasks are computed and nothing is evicted */
+    void *evict_ctx;
+    /* UIDs evicted recently (evict_api's memory), counted as already being released; borrowed,
+     * read on the ticking thread only; may be NULL. */
+    const struct qos_evicted *recent;
+
+    enum qos_kubelet_cpu_policy kubelet_cpu_policy; /* default none */
+    uint32_t features;                              /* enum qos_runner_features bits */
+    int64_t interval_ms;                            /* reconcile interval; 0 = 1000 */
+    int64_t collect_interval_ms; /* the collector's interval (BECPUEvict window); 0 = 1000 */
+};
+
+/* Defaults: no sources, features QOS_RUNNER_F_DEFAULT, kubelet policy none, 1 s intervals. */
+void qos_runner_opts_init(struct qos_runner_opts *ret);
+
+/* Per-strategy counters since the runner was created. */
+struct qos_runner_counters {
+    uint64_t writes;      /* cgroup files changed */
+    uint64_t unchanged;   /* writes skipped: the file held the value */
+    uint64_t dry_run;     /* writes logged instead of done */
+    uint64_t evictions;   /* pods evicted (through the callback) */
+    uint64_t errors;      /* failed writes, reads and evictions */
+    uint64_t unsupported; /* files this kernel lacks */
+};
+
+struct qos_runner_stats {
+    uint64_t ticks;
+    uint64_t nodeslo_errors; /* ticks whose NodeSLO failed to decode (the last good one kept) */
+    struct qos_runner_counters s[QOS_RUNNER_STRATEGY_COUNT];
+};
+
+struct qos_runner;
+
+/*
+ * Creates a runner (opts copied; what it points at is borrowed) and reads the CPU topology of
+ * the sys root: <sys>/devices/system/cpu/cpuN/topology/{core_id,physical_package_id} and
+ * <sys>/devices/system/node/nodeN/cpulist; without them, a CPU's core is its id, its socket and
+ * NUMA node 0, and without any cpuN directory the CPUs are 0 .. (node cpu capacity - 1), taken at
+ * the first tick that has a Node. Returns 0, -EINVAL (no layout).
+ */
+int qos_runner_new(const struct qos_runner_opts *opts, struct qos_runner **ret);
+
+/* Stops the thread if running, then frees. NULL is fine. */
+void qos_runner_free(struct qos_runner *r);
+
+/*
+ * Runs every enabled strategy once at wall_ms (milliseconds since the epoch, the clock of the
+ * metric cache's timestamps and of the cool-downs). Returns 0; failures inside are counted.
+ */
+int qos_runner_tick(struct qos_runner *r, int64_t wall_ms);
+
+/* Starts a thread ticking every interval_ms with the real-time clock. 0, -EALREADY, -errno. */
+int qos_runner_start(struct qos_runner *r);
+
+/* Stops and joins the thread (idempotent). */
+void qos_runner_stop(struct qos_runner *r);
+
+/* A consistent copy of the counters. */
+void qos_runner_stats(struct qos_runner *r, struct qos_runner_stats *ret);
+
+/*
+ * Appends the counters in the Prometheus text format:
+ *   koord_agent_qos_ticks_total N
+ *   koord_agent_qos_nodeslo_errors_total N
+ *   koord_agent_qos_actions_total{strategy="cpu_suppress",action="writes"} N   (and so on)
+ */
+void qos_runner_render_metrics(const struct qos_runner_stats *s, struct strbuf *out);
+
+/* The CPUs the runner knows (for tests and logs); *ret_n gets the count. Borrowed. */
+const struct qos_cpu_info *qos_runner_cpus(const struct qos_runner *r, size_t *ret_n);
+
+#endif
