@@ -1535,16 +1535,12 @@ static int first_key(const struct store_item *it, void *ud)
 
 static void do_update(struct call *c)
 {
-    cJSON *obj = read_body(c);
+    /* The body is decoded again for another try (rare) rather than copied for one each time. */
+    for (int i = 1;; i++) {
+        cJSON *obj = read_body(c);
 
-    for (int i = 1; obj; i++) {
-        cJSON *copy = i < UPDATE_TRIES ? cJSON_Duplicate(obj, true) : NULL;
-
-        if (!update_once(c, obj, 0, copy != NULL)) {
-            cJSON_Delete(copy);
+        if (!obj || !update_once(c, obj, 0, i < UPDATE_TRIES))
             break;
-        }
-        obj = copy;
     }
 }
 
