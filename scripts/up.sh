@@ -119,11 +119,12 @@ available || die "the NodeMetric APIService v1alpha1.metrics.koordinator.sh is n
 rm -rf "${HOME:-/root}/.kube/cache/discovery/$(printf %s "$LISTEN" | sed 's/[^A-Za-z0-9.-]/_/g')"
 
 # The agent for this machine: its usage, reported to the manager (through the admin
-# credentials of the kubeconfig; in a cluster it would use the node's own).
+# credentials of the kubeconfig; in a cluster it would use the node's own). --dry-run: its QoS
+# strategies log what they would write; a development machine's cgroups are not ours to change.
 echo "== koord agent for node $node (metrics on $ALISTEN, log $STATE/agent.log)"
 setsid "$KOORD" agent --node-name "$node" --kubeconfig "$KUBECONFIG" \
     --manager-address "https://$MLISTEN" --manager-ca-file "$STATE/manager/koord-manager-ca.crt" \
-    --listen "$ALISTEN" --ready-file "$STATE/agent.ready" >>"$STATE/agent.log" 2>&1 &
+    --listen "$ALISTEN" --ready-file "$STATE/agent.ready" --dry-run >>"$STATE/agent.log" 2>&1 &
 agpid=$!
 wait_file "$STATE/agent.ready" "$agpid" "koord agent"
 reported() {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/cgroup/cgroup.h"
+#include "agent/qos/runner.h"
 #include "base/base.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -21,8 +22,9 @@ static const char usage[] =
     "                   [--manager-ca-file FILE] [--report-mode manager|crd] [flags...]\n"
     "\n"
     "The node agent (koordlet): collects this node's and its pods' CPU and memory usage from\n"
-    "/proc and cgroups every collect interval, keeps a bounded history in memory, and reports\n"
-    "the NodeMetric status to koord manager (PUT .../nodemetrics/NAME/status).\n"
+    "/proc and cgroups every collect interval, keeps a bounded history in memory, reports the\n"
+    "NodeMetric status to koord manager (PUT .../nodemetrics/NAME/status), and applies the\n"
+    "NodeSLO's QoS strategies (BE CPU suppression, CPU burst, BE evictions) to the cgroups.\n"
     "\n"
     "  --node-name NAME             this node (default $NODE_NAME)\n"
     "  --kubeconfig FILE            API server and the node's credentials (default\n"
@@ -41,6 +43,14 @@ static const char usage[] =
     "  --cgroup-version auto|v1|v2  default auto (detected from the cgroup root)\n"
     "  --cgroup-driver auto|cgroupfs|systemd\n"
     "                               default auto (from the kubepods directory)\n"
+    "  --enable-qos=true|false      apply the NodeSLO's QoS strategies (default true)\n"
+    "  --feature-gates LIST         strategies on or off, e.g. BEMemoryEvict=true,CPUBurst=false:\n"
+    "                               BECPUSuppress (default on), CPUBurst (on), BEMemoryEvict,\n"
+    "                               MemoryEvict, MemoryAllocatableEvict, BECPUEvict, CPUEvict,\n"
+    "                               CPUAllocatableEvict (off)\n"
+    "  --dry-run                    log the cgroup writes instead of doing them\n"
+    "  --cpu-manager-policy none|static\n"
+    "                               kubelet's CPU manager policy (default none)\n"
     "  --listen HOST:PORT           /healthz and /metrics (default 127.0.0.1:9316; \"\" = none)\n"
     "  --ready-file FILE            write the bound HOST:PORT here once running\n"
     "  --log-level LEVEL            error, warn, info (default) or debug\n"
@@ -60,10 +70,58 @@ enum {
     OPT_RESCTRL_ROOT,
     OPT_CG_VERSION,
     OPT_CG_DRIVER,
+    OPT_QOS,
+    OPT_GATES,
+    OPT_DRY_RUN,
+    OPT_CPU_POLICY,
     OPT_LISTEN,
     OPT_READY,
     OPT_LOG_LEVEL,
 };
+
+/* --feature-gates "Name=true,Name=false": koordlet's gate names for the strategies here. */
+static int parse_gates(const char *list, uint32_t *gates)
+{
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } tab[] = {
+        {"BECPUSuppress", QOS_RUNNER_F_BE_CPU_SUPPRESS},
+        {"BEMemoryEvict", QOS_RUNNER_F_BE_MEMORY_EVICT},
+        {"MemoryEvict", QOS_RUNNER_F_MEMORY_EVICT},
+        {"MemoryAllocatableEvict", QOS_RUNNER_F_MEMORY_ALLOCATABLE_EVICT},
+        {"BECPUEvict", QOS_RUNNER_F_BE_CPU_EVICT},
+        {"CPUEvict", QOS_RUNNER_F_CPU_EVICT},
+        {"CPUAllocatableEvict", QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT},
+        {"CPUBurst", QOS_RUNNER_F_CPU_BURST},
+    };
+
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ","), i;
+        const char *eq = memchr(p, '=', len);
+        bool on;
+
+        if (!eq)
+            return -EINVAL;
+        if ((size_t)(p + len - eq - 1) == 4 && !strncmp(eq + 1, "true", 4))
+            on = true;
+        else if ((size_t)(p + len - eq - 1) == 5 && !strncmp(eq + 1, "false", 5))
+            on = false;
+        else
+            return -EINVAL;
+        for (i = 0; i < ARRAY_SIZE(tab); i++)
+            if (strlen(tab[i].name) == (size_t)(eq - p) &&
+                !strncmp(p, tab[i].name, (size_t)(eq - p)))
+                break;
+        if (i == ARRAY_SIZE(tab))
+            return -EINVAL;
+        *gates = on ? *gates | tab[i].bit : *gates & ~tab[i].bit;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
 
 /* A second client for the manager: the same credentials, another server and CA. */
 static int manager_client(const char *kubeconfig, const char *address, const char *ca,
@@ -99,6 +157,10 @@ int cmd_agent(int argc, char **argv)
         {"resctrl-root", required_argument, NULL, OPT_RESCTRL_ROOT},
         {"cgroup-version", required_argument, NULL, OPT_CG_VERSION},
         {"cgroup-driver", required_argument, NULL, OPT_CG_DRIVER},
+        {"enable-qos", required_argument, NULL, OPT_QOS},
+        {"feature-gates", required_argument, NULL, OPT_GATES},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"cpu-manager-policy", required_argument, NULL, OPT_CPU_POLICY},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"ready-file", required_argument, NULL, OPT_READY},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
@@ -116,7 +178,7 @@ int cmd_agent(int argc, char **argv)
     struct kube_config *cfg = NULL;
     struct kube_client *client = NULL, *mclient = NULL;
     struct agent *a = NULL;
-    uint32_t port = 0, interval = 1;
+    uint32_t port = 0, interval = 1, gates = QOS_RUNNER_F_DEFAULT;
     sigset_t sigs;
     int c, sig, r, rc = 1;
 
@@ -163,6 +225,23 @@ int cmd_agent(int argc, char **argv)
         case OPT_CG_DRIVER:
             if (strcmp(optarg, "auto") && cg_driver_parse(optarg, &driver) < 0)
                 goto bad;
+            break;
+        case OPT_QOS:
+            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
+                goto bad;
+            ao.qos_off = !strcmp(optarg, "false");
+            break;
+        case OPT_GATES:
+            if (parse_gates(optarg, &gates) < 0)
+                goto bad;
+            break;
+        case OPT_DRY_RUN:
+            ao.dry_run = true;
+            break;
+        case OPT_CPU_POLICY:
+            if (strcmp(optarg, "none") && strcmp(optarg, "static"))
+                goto bad;
+            ao.kubelet_cpu_policy_static = !strcmp(optarg, "static");
             break;
         case OPT_LISTEN:
             listen = optarg;
@@ -232,6 +311,7 @@ int cmd_agent(int argc, char **argv)
     ao.client = client;
     ao.metrics_client = ao.crd_mode ? client : mclient;
     ao.collect_interval_ms = (long)interval * 1000;
+    ao.qos_features = gates;
     ao.host = *listen ? host.buf : NULL;
     ao.port = (uint16_t)port;
     if ((r = agent_start(&ao, &a)) < 0) {

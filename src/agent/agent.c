@@ -13,6 +13,8 @@
 
 #include "agent/collect/collect.h"
 #include "agent/metriccache/metriccache.h"
+#include "agent/qos/evict_api.h"
+#include "agent/qos/runner.h"
 #include "agent/report/policy.h"
 #include "agent/report/reporter.h"
 #include "agent/report/status.h"
@@ -23,6 +25,7 @@
 #include "base/strbuf.h"
 #include "http/server.h"
 #include "kube/client.h"
+#include "kube/events.h"
 #include "kube/informer.h"
 
 #define COMP "agent"
@@ -42,6 +45,9 @@ struct agent {
     struct collector *col;
     struct states *st;
     struct reporter *rep;
+    struct kube_recorder *rec;
+    struct qos_evict_api *evict;
+    struct qos_runner *qos;
     struct http_server *http;
     atomic_bool rep_ready;
 
@@ -188,6 +194,40 @@ static void on_nodemetric(void *userdata)
     }
 }
 
+/* ---- QoS inputs: copies of the informers' objects (the runner frees them) ---- */
+
+static cJSON *dup_object(struct kube_object *o)
+{
+    cJSON *c = o ? cJSON_Duplicate(kube_object_json(o), true) : NULL;
+
+    (void)kube_object_unref(o);
+    return c;
+}
+
+static cJSON *qos_pods(void *ctx)
+{
+    struct agent *a = ctx;
+    struct kube_object **pods = NULL;
+    size_t n = states_pods(a->st, &pods);
+    cJSON *arr = cJSON_CreateArray();
+
+    CHECK(arr);
+    for (size_t i = 0; i < n; i++)
+        CHECK(cJSON_AddItemToArray(arr, cJSON_Duplicate(kube_object_json(pods[i]), true)));
+    kube_objects_free(pods, n);
+    return arr;
+}
+
+static cJSON *qos_node(void *ctx)
+{
+    return dup_object(states_node(((struct agent *)ctx)->st));
+}
+
+static cJSON *qos_nodeslo(void *ctx)
+{
+    return dup_object(states_nodeslo(((struct agent *)ctx)->st));
+}
+
 /* ---- /healthz, /metrics ---- */
 
 static void render_metrics(struct agent *a, struct strbuf *out)
@@ -255,6 +295,11 @@ static void render_metrics(struct agent *a, struct strbuf *out)
                 (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
                 rss_pages * sysconf(_SC_PAGESIZE));
+    if (a->qos) {
+        struct qos_runner_stats qs;
+        qos_runner_stats(a->qos, &qs);
+        qos_runner_render_metrics(&qs, out);
+    }
 }
 
 static void handle(const struct http_request *req, struct http_response *resp, void *userdata)
@@ -336,6 +381,35 @@ int agent_start(const struct agent_opts *opts, struct agent **ret)
     if ((r = -pthread_create(&a->collect_thread, NULL, collect_loop, a)) < 0)
         goto fail;
     a->collect_started = true;
+    if (!a->o.qos_off) {
+        struct qos_runner_opts qo;
+
+        a->rec = kube_recorder_new(
+            a->o.client,
+            &(struct kube_recorder_opts){.component = QOS_EVICT_EVENT_COMPONENT, .host = a->node});
+        if ((r = qos_evict_api_new(
+                 &(struct qos_evict_api_opts){.client = a->o.client, .recorder = a->rec},
+                 &a->evict)) < 0)
+            goto fail;
+        qos_runner_opts_init(&qo);
+        qo.layout = &a->o.layout;
+        qo.metrics = a->mc;
+        qo.dry_run = a->o.dry_run;
+        qo.get_pods = qos_pods;
+        qo.get_node = qos_node;
+        qo.get_nodeslo = qos_nodeslo;
+        qo.source_ctx = a;
+        qo.evict = qos_evict_api_evict;
+        qo.evict_ctx = a->evict;
+        qo.recent = qos_evict_api_recent(a->evict);
+        qo.kubelet_cpu_policy = a->o.kubelet_cpu_policy_static ? QOS_KUBELET_CPU_POLICY_STATIC
+                                                               : QOS_KUBELET_CPU_POLICY_NONE;
+        if (a->o.qos_features)
+            qo.features = a->o.qos_features;
+        qo.collect_interval_ms = a->o.collect_interval_ms;
+        if ((r = qos_runner_new(&qo, &a->qos)) < 0 || (r = qos_runner_start(a->qos)) < 0)
+            goto fail;
+    }
     log_info(COMP, "node \"%s\": collecting every %ld ms (cgroup %s, %s driver), reporting to %s",
              a->node, a->o.collect_interval_ms, cg_version_name(a->o.layout.version),
              cg_driver_name(a->o.layout.driver),
@@ -362,6 +436,9 @@ void agent_stop(struct agent *a)
     CHECK(pthread_mutex_unlock(&a->lock) == 0);
     if (a->collect_started)
         CHECK(pthread_join(a->collect_thread, NULL) == 0);
+    qos_runner_free(a->qos); /* stops its thread: no more cgroup writes or evictions */
+    qos_evict_api_free(a->evict);
+    kube_recorder_free(a->rec);
     atomic_store(&a->rep_ready, false);
     states_stop(a->st); /* no more callbacks */
     reporter_free(a->rep);

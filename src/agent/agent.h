@@ -4,6 +4,8 @@
  *   states (informers: this node's Node, pods, NodeSLO, NodeMetric)
  *     -> collect (every collect interval: /proc and cgroups -> metriccache)
  *     -> report  (every reportIntervalSeconds: metriccache -> NodeMetric status -> manager)
+ *     -> qos     (every second: NodeSLO + metriccache -> cgroup writes, evictions through the
+ *                 Eviction API with an Event on the pod; qos/runner.h)
  *
  * plus a small HTTP port for /healthz and /metrics. One collection thread runs the rounds (and
  * the cache's garbage collection); the reporter has its own thread; informers have theirs.
@@ -33,6 +35,12 @@ struct agent_opts {
     struct cg_layout layout;  /* roots, cgroup version and driver (detected by the caller) */
     long collect_interval_ms; /* 0 = 1000 */
     long jiffy_hz;            /* 0 = sysconf(_SC_CLK_TCK) */
+
+    /* QoS enforcement (qos/runner.h) */
+    bool qos_off;                   /* collect and report only */
+    uint32_t qos_features;          /* enum qos_runner_features bits; 0 = QOS_RUNNER_F_DEFAULT */
+    bool dry_run;                   /* log cgroup writes instead of doing them */
+    bool kubelet_cpu_policy_static; /* kubelet --cpu-manager-policy=static */
 
     const char *host; /* /healthz and /metrics (plain HTTP); NULL = no port */
     uint16_t port;    /* 0 = any */

@@ -5,6 +5,7 @@
 # the rates are exact whatever the scheduling. The agent reports with node-a's own token through
 # the API server (the aggregation layer finds the leading manager):
 #  - kubectl get nodemetrics shows the node's and the pods' usage with the expected values;
+#  - a NodeSLO with BE suppression on makes the agent shrink the BestEffort cpuset;
 #  - kill -9 of the leading manager: the agent's reports reach the new leader within seconds;
 #  - /metrics of the agent counts rounds and reports; SIGTERM stops it cleanly.
 . "$(dirname "$0")/lib.sh"
@@ -132,7 +133,8 @@ contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 EOF
 "$KOORD" agent --node-name node-a --kubeconfig "$TMP/kubeconfig-a" --manager-address "https://$server" \
-    --cgroup-root "$cg" --proc-root "$host/proc" --cgroup-version v1 --cgroup-driver cgroupfs \
+    --cgroup-root "$cg" --proc-root "$host/proc" --sys-root "$host/sys" --cgroup-version v1 \
+    --cgroup-driver cgroupfs \
     --listen 127.0.0.1:0 --ready-file "$TMP/agent.ready" >>"$TMP/agent.log" 2>&1 &
 agent=$!
 wait_for "agent running" test -s "$TMP/agent.ready"
@@ -156,6 +158,28 @@ in_range "$web_cpu" 450 550 || fail "web cpu $web_cpu, want about 500m"
 k get $NM node-a -o jsonpath='{.status.nodeMetric.systemUsage.resources.cpu}'
 in_range "$(cat "$TMP/out")" 650 850 || fail "system cpu $(cat "$TMP/out"), want about 750m"
 
+# BE CPU suppression (reference 3.1), from the NodeSLO the manager renders: 8 CPUs (the Node's
+# capacity: the prepared host has no CPU topology), threshold 65 %: 5200m - non-BE pods 0 (both
+# pods are BestEffort) - system 750m = 4450m -> ceil = 5 CPUs for BestEffort.
+k create -f - <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: slo-controller-config, namespace: koordinator-system}
+data:
+  resource-threshold-config: '{"clusterStrategy": {"enable": true, "cpuSuppressThresholdPercent": 65}}'
+EOF
+expect_rc 0 "enable BE suppression"
+be_cpus() { # the number of CPUs in the BestEffort cpuset
+    local n=0 part
+    for part in $(tr ',' ' ' <"$cg/cpuset/kubepods/besteffort/cpuset.cpus"); do
+        case $part in *-*) n=$((n + ${part#*-} - ${part%-*} + 1)) ;; *) n=$((n + 1)) ;; esac
+    done
+    echo $n
+}
+be_cpus_is() { [ "$(be_cpus)" = "$1" ]; }
+wait_for "BestEffort cpuset suppressed to 5 CPUs" be_cpus_is 5
+echo "BestEffort cpuset: $(cat "$cg/cpuset/kubepods/besteffort/cpuset.cpus")"
+
 # Failover: the leader killed; the agent's next report lands on the new leader within seconds
 # (its NodeMetric watch sees the new leader's object and reports at once).
 if curl -sfk "https://$(cat "$TMP/m1.ready")/readyz" >/dev/null; then leader=$m1; else leader=$m2; fi
@@ -170,6 +194,8 @@ echo "report on the new leader $took ms after the kill"
 
 run curl -sf "http://$(cat "$TMP/agent.ready")/metrics"
 expect_out "koord_agent_reports_total" "agent /metrics"
+grep -q '^koord_agent_qos_actions_total{strategy="cpu_suppress",action="writes"} [1-9]' "$TMP/out" ||
+    fail "agent /metrics: no cpu_suppress writes counted"
 grep -q '^koord_agent_collect_rounds_total [1-9]' "$TMP/out" || fail "no collection rounds counted"
 grep -q '^koord_agent_collect_pods 2$' "$TMP/out" || fail "agent /metrics: not 2 pods sampled"
 kill -TERM "$agent"
