@@ -668,8 +668,8 @@ static void measure(const struct server *m, const struct server *agent)
     (void)getloadavg(&load, 1);
     (void)printf("\nbench/agent: koord agent, 1 node, %zu pods (%zu BestEffort) x %d containers, "
                  "cgroup v1 cgroupfs, collect every 1 s, QoS dry run, report every 60 s; %zu s "
-                 "measured (%.0f rounds); %ld CPUs, load %.2f at the end; CPU of the rest of "
-                 "the machine %.2f cores (this program %.2f s)\n",
+                 "measured (%.0f rounds); %ld CPUs, load %.2f at the end; other CPU (the "
+                 "servers, this program, other work) %.2f cores (this program %.2f s)\n",
                  opt.pods, opt.be, CTRS_PER_POD, opt.seconds, rounds1 - rounds0,
                  sysconf(_SC_NPROCESSORS_ONLN), load,
                  (other1 - other0 - (s[opt.seconds].cpu - s[0].cpu)) / opt.seconds,
