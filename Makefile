@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 30
 SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
 
 .PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench bench-deps \
-	bench-apiserver bench-nodemetric fuzz crds clean
+	bench-apiserver bench-nodemetric bench-agent fuzz crds clean
 
 all: build
 
@@ -71,6 +71,13 @@ bench-nodemetric: deps
 	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
 	cmake --build build/release --target bench_nodemetric -j $(JOBS)
 	build/release/bench_nodemetric $(BENCH_ARGS)
+
+# Only bench/agent (koord agent's CPU and memory on a node of 110 pods); BENCH_ARGS passes
+# flags (e.g. BENCH_ARGS="--seconds 600").
+bench-agent: deps
+	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
+	cmake --build build/release --target bench_agent -j $(JOBS)
+	build/release/bench_agent $(BENCH_ARGS)
 
 # libFuzzer targets, each run for FUZZ_SECONDS on its seed corpus.
 fuzz: deps

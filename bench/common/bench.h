@@ -18,7 +18,7 @@
 
 #include "base/strbuf.h"
 
-enum server_kind { SERVER_KOORD, SERVER_ETCD, SERVER_MANAGER };
+enum server_kind { SERVER_KOORD, SERVER_ETCD, SERVER_MANAGER, SERVER_AGENT };
 
 /* How a client authenticates to `koord apiserver` (the manager always takes the admin client
  * certificate of the API server it uses). */
@@ -29,13 +29,13 @@ enum server_auth {
 
 struct server {
     enum server_kind kind;
-    const char *name; /* "koord", "etcd" or "manager" */
+    const char *name; /* "koord", "etcd", "manager" or "agent" */
     char *dir;        /* temp dir: data, log, ready file; removed by server_stop() */
     pid_t pid;        /* 0 when not running */
     int pidfd;        /* becomes readable when the process exits; < 0 without pidfd_open */
     bool reaped;      /* without a pidfd: waitpid has returned its wstatus */
     int wstatus;
-    char url[64];   /* https://127.0.0.1:PORT */
+    char url[64];   /* https://127.0.0.1:PORT (the agent: http://, /healthz and /metrics) */
     char *cafile;   /* the CA that signed its serving certificate; NULL: etcd --auto-tls */
     char *auth;     /* an "Authorization: Bearer" header, or NULL */
     char *certfile; /* a client certificate and its key, or NULL */
@@ -62,6 +62,15 @@ int server_start_etcd(struct server *s, const char *etcd_path);
  */
 int server_start_manager(struct server *s, const char *koord_path, const struct server *api,
                          int ready_seconds);
+
+/*
+ * Starts `koord agent` for node on a prepared host tree (host_root/cgroup: cgroup v1,
+ * cgroupfs; host_root/proc; host_root/sys), with api's admin kubeconfig, reporting to the
+ * manager m (its URL and CA), collecting every second, QoS in dry run (it writes nothing), and
+ * waits up to 30 s until its /healthz answers. 0, or < 0 as server_start_koord().
+ */
+int server_start_agent(struct server *s, const char *koord_path, const struct server *api,
+                       const struct server *m, const char *node, const char *host_root);
 
 /* SIGTERM, up to 10 s to exit, then SIGKILL; removes the temp dir. A zeroed or stopped server
  * is fine. A koord server that was running and does not exit 0 counts as a failure

@@ -344,6 +344,16 @@ static bool manager_ready(struct server *s)
     return read_ready_file(s) && get_ok(s, "/readyz", "ok");
 }
 
+/* The agent serves plain HTTP on loopback. */
+static bool agent_ready(struct server *s)
+{
+    if (!read_ready_file(s))
+        return false;
+    /* "https://..." -> "http://..." */
+    memmove(s->url + 4, s->url + 5, strlen(s->url + 5) + 1);
+    return get_ok(s, "/healthz", "ok");
+}
+
 static bool etcd_ready(struct server *s)
 {
     return get_ok(s, "/health", "\"true\"");
@@ -550,6 +560,69 @@ int server_start_manager(struct server *s, const char *koord_path, const struct 
         r = wait_ready(s, manager_ready, ready_seconds);
     free(ready);
     free(certs);
+    return r;
+}
+
+int server_start_agent(struct server *s, const char *koord_path, const struct server *api,
+                       const struct server *m, const char *node, const char *host_root)
+{
+    char *ready = NULL, *cg = NULL, *proc = NULL, *sys = NULL, *resctrl = NULL;
+    int r;
+
+    memset(s, 0, sizeof(*s));
+    s->kind = SERVER_AGENT;
+    s->name = "agent";
+    if ((r = make_dir(s)) < 0)
+        return r;
+    ready = path_in(s->dir, "ready");
+    cg = path_in(host_root, "cgroup");
+    proc = path_in(host_root, "proc");
+    sys = path_in(host_root, "sys");
+    resctrl = path_in(host_root, "sys/fs/resctrl");
+    {
+        const char *argv[] = {koord_path,
+                              "agent",
+                              "--node-name",
+                              node,
+                              "--kubeconfig",
+                              api->kubeconfig,
+                              "--manager-address",
+                              m->url,
+                              "--manager-ca-file",
+                              m->cafile,
+                              "--cgroup-root",
+                              cg,
+                              "--proc-root",
+                              proc,
+                              "--sys-root",
+                              sys,
+                              "--resctrl-root",
+                              resctrl,
+                              "--cgroup-version",
+                              "v1",
+                              "--cgroup-driver",
+                              "cgroupfs",
+                              "--collect-interval-seconds",
+                              "1",
+                              "--dry-run",
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--ready-file",
+                              ready,
+                              "--log-level",
+                              "warn",
+                              NULL};
+        r = spawn(s, argv);
+    }
+    if (r < 0)
+        r = give_up(s, r, "cannot start");
+    else
+        r = wait_ready(s, agent_ready, READY_SECONDS);
+    free(ready);
+    free(cg);
+    free(proc);
+    free(sys);
+    free(resctrl);
     return r;
 }
 
