@@ -35,5 +35,19 @@ start_apiserver() {
     done
     fail "server not ready after 10 s"
 }
+# wait_for DESC CMD...: retries CMD every 0.1 s for up to 30 s; on failure names DESC and shows
+# the end of every log in $TMP.
+wait_for() {
+    local desc=$1
+    shift
+    for _ in $(seq 1 300); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    fail "$desc (30 s)"
+    tail -n 20 "$TMP"/*.log >&2 || true
+    return 1
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # k ARGS...: kubectl against the server, through run.
 k() { run kubectl --request-timeout=20s "$@"; }

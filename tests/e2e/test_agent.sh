@@ -24,19 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# wait_for DESC CMD...: retries CMD every 0.1 s for up to 30 s.
-wait_for() {
-    local desc=$1
-    shift
-    for _ in $(seq 1 300); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    fail "$desc (30 s)"
-    tail -n 20 "$TMP"/*.log >&2 || true
-    return 1
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 k apply -f "$KOORD_SOURCE_DIR/deploy/crds/" -f "$KOORD_SOURCE_DIR/deploy/priorityclasses.yaml"
 expect_rc 0 "apply CRDs and priority classes"

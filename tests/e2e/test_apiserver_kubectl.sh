@@ -164,7 +164,7 @@ expect_out 'is already assigned to node "anolis-node"' "binding twice"
 
 # kubectl get -w: rows appear as objects are created and deleted. (Waits are for a condition,
 # bounded at 20 s, never fixed sleeps.)
-wait_for() { # $1: file, $2: text
+wait_text() { # $1: file, $2: text
     for _ in $(seq 1 400); do grep -qF -- "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
     fail "timed out waiting for '$2' in $1: $(cat "$1")"
 }
@@ -172,21 +172,21 @@ printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"first-cm"}}' >
 k create -f "$TMP/cm0.json"
 kubectl get configmaps -n default -w >"$TMP/watch.out" 2>&1 &
 watch_pid=$!
-wait_for "$TMP/watch.out" "first-cm"
+wait_text "$TMP/watch.out" "first-cm"
 printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"watched-cm"},"data":{"a":"1"}}' >"$TMP/cm.json"
 k create -f "$TMP/cm.json"
 expect_rc 0 "create while watching"
-wait_for "$TMP/watch.out" "watched-cm"
+wait_text "$TMP/watch.out" "watched-cm"
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true
 # --output-watch-events names each event: ADDED, MODIFIED, DELETED.
 kubectl get configmaps -n default -w --output-watch-events >"$TMP/events.out" 2>&1 &
 watch_pid=$!
-wait_for "$TMP/events.out" "first-cm"
+wait_text "$TMP/events.out" "first-cm"
 k label configmap watched-cm step=two
-wait_for "$TMP/events.out" "MODIFIED"
+wait_text "$TMP/events.out" "MODIFIED"
 k delete configmap watched-cm
-wait_for "$TMP/events.out" "DELETED"
+wait_text "$TMP/events.out" "DELETED"
 grep -q "ADDED.*watched-cm" "$TMP/events.out" || fail "no ADDED row: $(cat "$TMP/events.out")"
 kill "$watch_pid" 2>/dev/null || true
 wait "$watch_pid" 2>/dev/null || true

@@ -19,18 +19,6 @@ expect_rc 0 "create node"
     --leader-election-renew-deadline 2 --leader-election-retry-period 1 \
     >>"$TMP/manager.log" 2>&1 &
 mpid=$!
-# wait_for DESC CMD...: retries CMD every 0.1 s for up to 30 s.
-wait_for() {
-    local desc=$1
-    shift
-    for _ in $(seq 1 300); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    fail "$desc (30 s)"
-    cat "$TMP/manager.log" >&2
-    return 1
-}
 wait_for "manager listening" test -s "$TMP/mready"
 maddr=$(cat "$TMP/mready")
 mca="$TMP/m/koord-manager-ca.crt"
