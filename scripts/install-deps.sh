@@ -9,6 +9,9 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format clang-tidy valgrind git curl
 libcjson-dev libfyaml-dev libcmocka-dev libsqlite3-dev libmicrohttpd-dev
 libgnutls28-dev libcurl4-gnutls-dev"
+# kubectl drives the end-to-end tests and `make up`: Debian's kubernetes-client when there is no
+# kubectl at all (a newer one already installed is kept).
+command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
 [ "${1:-}" = "--bench" ] && PKGS="etcd-server"
 
 missing=""
