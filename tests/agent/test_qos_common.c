@@ -19,10 +19,10 @@
 
 #define GI ((int64_t)1 << 30)
 
-static const char *fmt_set(const struct qos_cpuset *s, struct strbuf *sb)
+static const char *fmt_set(const struct cg_cpuset *s, struct strbuf *sb)
 {
     strbuf_reset(sb);
-    qos_cpuset_format(s, sb);
+    cg_cpuset_append(s, sb);
     return sb->buf;
 }
 
@@ -57,14 +57,14 @@ static void test_cpuset(void **state)
         {"0x1", -EINVAL, NULL, 0},
     };
     struct strbuf sb = STRBUF_INIT;
-    struct qos_cpuset s, t;
+    struct cg_cpuset s, t;
 
     (void)state;
     for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
         int r;
 
-        qos_cpuset_clear(&s);
-        (void)qos_cpuset_add(&s, 9);
+        cg_cpuset_clear(&s);
+        (void)cg_cpuset_add(&s, 9);
         r = qos_cpuset_parse(cases[i].in, &s);
         if (r != cases[i].r)
             fail_msg("\"%s\": %d, want %d", cases[i].in, r, cases[i].r);
@@ -74,21 +74,21 @@ static void test_cpuset(void **state)
             continue;
         }
         assert_string_equal(fmt_set(&s, &sb), cases[i].out);
-        assert_int_equal(qos_cpuset_count(&s), cases[i].n);
+        assert_int_equal(cg_cpuset_count(&s), cases[i].n);
     }
-    qos_cpuset_clear(&s);
-    assert_int_equal(qos_cpuset_add(&s, -1), -ERANGE);
-    assert_int_equal(qos_cpuset_add(&s, QOS_CPUSET_MAX), -ERANGE);
-    assert_false(qos_cpuset_has(&s, -1));
-    assert_int_equal(qos_cpuset_add(&s, 63), 0);
-    assert_int_equal(qos_cpuset_add(&s, 64), 0);
+    cg_cpuset_clear(&s);
+    assert_int_equal(cg_cpuset_add(&s, -1), -ERANGE);
+    assert_int_equal(cg_cpuset_add(&s, CG_CPUSET_MAX_CPUS), -ERANGE);
+    assert_false(cg_cpuset_has(&s, -1));
+    assert_int_equal(cg_cpuset_add(&s, 63), 0);
+    assert_int_equal(cg_cpuset_add(&s, 64), 0);
     assert_string_equal(fmt_set(&s, &sb), "63-64");
     assert_int_equal(qos_cpuset_parse("1,3", &t), 0);
-    qos_cpuset_union(&s, &t);
+    cg_cpuset_union(&s, &t);
     assert_string_equal(fmt_set(&s, &sb), "1,3,63-64");
-    assert_false(qos_cpuset_equal(&s, &t));
+    assert_false(cg_cpuset_equal(&s, &t));
     assert_int_equal(qos_cpuset_parse("63-64,3,1", &t), 0);
-    assert_true(qos_cpuset_equal(&s, &t));
+    assert_true(cg_cpuset_equal(&s, &t));
     strbuf_release(&sb);
 }
 
@@ -104,7 +104,7 @@ static void test_reservation(void **state)
         qos_reservation_parse("{\"resources\":{\"cpu\":\"1500m\",\"memory\":\"1Gi\"}}", &r), 0);
     assert_int_equal(r.cpu_milli, 1500);
     assert_int_equal(r.memory, GI);
-    assert_int_equal(qos_cpuset_count(&r.cpus), 0);
+    assert_int_equal(cg_cpuset_count(&r.cpus), 0);
     /* reservedCPUs wins over the cpu count; names fold case. */
     assert_int_equal(
         qos_reservation_parse("{\"Resources\":{\"cpu\":\"1\"},\"reservedCPUs\":\"0-5\","
@@ -135,11 +135,11 @@ static void test_reservation(void **state)
 static void test_system_qos_and_resource_status(void **state)
 {
     struct strbuf sb = STRBUF_INIT;
-    struct qos_cpuset s;
+    struct cg_cpuset s;
 
     (void)state;
     assert_int_equal(qos_system_qos_exclusive_cpus(NULL, &s), 0);
-    assert_int_equal(qos_cpuset_count(&s), 0);
+    assert_int_equal(cg_cpuset_count(&s), 0);
     /* cpusetExclusive defaults to true. */
     assert_int_equal(qos_system_qos_exclusive_cpus("{\"cpuset\":\"0-3\"}", &s), 0);
     assert_string_equal(fmt_set(&s, &sb), "0-3");
@@ -162,7 +162,7 @@ static void test_system_qos_and_resource_status(void **state)
         qos_resource_status_cpus("{\"cpuset\":\"2-3,6\",\"numaNodeResources\":[]}", &s), 1);
     assert_string_equal(fmt_set(&s, &sb), "2-3,6");
     assert_int_equal(qos_resource_status_cpus("{\"cpuset\":\"x\"}", &s), -EINVAL);
-    assert_int_equal(qos_cpuset_count(&s), 0);
+    assert_int_equal(cg_cpuset_count(&s), 0);
     assert_int_equal(qos_resource_status_cpus("{\"cpuset\":[]}", &s), -EINVAL);
     assert_int_equal(qos_resource_status_cpus("[", &s), -EINVAL);
     strbuf_release(&sb);

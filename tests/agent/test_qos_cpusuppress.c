@@ -205,10 +205,10 @@ static void test_picker(void **state)
     strbuf_release(&sb);
 }
 
-static const char *fmt(const struct qos_cpuset *s, struct strbuf *sb)
+static const char *fmt(const struct cg_cpuset *s, struct strbuf *sb)
 {
     strbuf_reset(sb);
-    qos_cpuset_format(s, sb);
+    cg_cpuset_append(s, sb);
     return sb->buf;
 }
 
@@ -221,7 +221,7 @@ static void test_cpuset(void **state)
         {.name = "bad", .qos_label = API_QOS_LSE, .resource_status = "{\"cpuset\":\"x\"}"},
         {.name = "ls", .qos_label = API_QOS_LS, .resource_status = "{\"cpuset\":\"\"}"},
     };
-    struct qos_cpuset reserved, sys, full;
+    struct cg_cpuset reserved, sys, full;
     struct qos_cpuset_input in = {
         .suppress_milli = 4000,
         .cpus = topo,
@@ -303,7 +303,7 @@ static void test_cpuset(void **state)
     /* No candidates at all: nothing. */
     in.ncpus = 0;
     qos_cpusuppress_cpuset(&in, &r);
-    assert_int_equal(qos_cpuset_count(&r.cpus), 0);
+    assert_int_equal(cg_cpuset_count(&r.cpus), 0);
     strbuf_release(&sb);
 }
 
@@ -333,7 +333,7 @@ static void test_growth_limit(void **state)
 
 static void test_plans(void **state)
 {
-    struct qos_cpuset old, new_cpus, full, empty;
+    struct cg_cpuset old, new_cpus, full, empty;
     struct qos_suppress_plan p;
     struct strbuf sb = STRBUF_INIT;
 
@@ -341,7 +341,7 @@ static void test_plans(void **state)
     assert_int_equal(qos_cpuset_parse("0-7", &old), 0);
     assert_int_equal(qos_cpuset_parse("6-9", &new_cpus), 0);
     assert_int_equal(qos_cpuset_parse("0-15", &full), 0);
-    qos_cpuset_clear(&empty);
+    cg_cpuset_clear(&empty);
 
     /* kubelet none: union top-down, then the new set bottom-up; quota back to -1. */
     qos_cpusuppress_cpuset_plan(QOS_KUBELET_CPU_POLICY_NONE, &old, &new_cpus, &full, &p);

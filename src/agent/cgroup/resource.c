@@ -7,12 +7,14 @@
 #include "agent/cgroup/resource.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/cgroup/cgroup-int.h"
 #include "agent/cgroup/reader.h"
 #include "base/base.h"
+#include "base/strbuf.h"
 
 /* The largest cfs quota the kernel accepts: max_cfs_runtime, 2^44 - 1 us (kernel/sched/core.c,
  * MAX_BW). The period is bounded to [1 ms, 1 s] there too (min/max_cfs_quota_period). */
@@ -383,14 +385,11 @@ int cg_cpuset_parse(const char *text, struct cg_cpuset *ret)
     return 0;
 }
 
-int cg_cpuset_format(const struct cg_cpuset *s, char *buf, size_t size)
+void cg_cpuset_append(const struct cg_cpuset *s, struct strbuf *out)
 {
-    struct cg__path p;
-    char num[48];
     unsigned c = 0;
     bool first = true;
 
-    cg__path_start(&p, buf, size);
     while (c < CG_CPUSET_MAX_CPUS) {
         unsigned end;
 
@@ -401,14 +400,28 @@ int cg_cpuset_format(const struct cg_cpuset *s, char *buf, size_t size)
         for (end = c; end + 1 < CG_CPUSET_MAX_CPUS && cg_cpuset_has(s, end + 1);)
             end++;
         if (end == c)
-            (void)snprintf(num, sizeof(num), "%s%u", first ? "" : ",", c);
+            strbuf_addf(out, "%s%u", first ? "" : ",", c);
         else
-            (void)snprintf(num, sizeof(num), "%s%u-%u", first ? "" : ",", c, end);
-        cg__path_adds(&p, num);
+            strbuf_addf(out, "%s%u-%u", first ? "" : ",", c, end);
         first = false;
         c = end + 1;
     }
-    return cg__path_end(&p);
+}
+
+int cg_cpuset_format(const struct cg_cpuset *s, char *buf, size_t size)
+{
+    struct strbuf sb = STRBUF_INIT;
+    int r = -ENAMETOOLONG;
+
+    cg_cpuset_append(s, &sb);
+    if (size > 0)
+        buf[0] = '\0';
+    if (sb.len < size && sb.len <= INT_MAX) {
+        memcpy(buf, sb.buf, sb.len + 1);
+        r = (int)sb.len;
+    }
+    strbuf_release(&sb);
+    return r;
 }
 
 size_t cg_cpuset_count(const struct cg_cpuset *s)
@@ -428,4 +441,23 @@ bool cg_cpuset_has(const struct cg_cpuset *s, unsigned cpu)
 bool cg_cpuset_equal(const struct cg_cpuset *a, const struct cg_cpuset *b)
 {
     return !memcmp(a->bits, b->bits, sizeof(a->bits));
+}
+
+void cg_cpuset_clear(struct cg_cpuset *s)
+{
+    memset(s->bits, 0, sizeof(s->bits));
+}
+
+int cg_cpuset_add(struct cg_cpuset *s, int cpu)
+{
+    if (cpu < 0 || cpu >= CG_CPUSET_MAX_CPUS)
+        return -ERANGE;
+    s->bits[(unsigned)cpu / 64] |= UINT64_C(1) << ((unsigned)cpu % 64);
+    return 0;
+}
+
+void cg_cpuset_union(struct cg_cpuset *a, const struct cg_cpuset *b)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(a->bits); i++)
+        a->bits[i] |= b->bits[i];
 }

@@ -123,6 +123,8 @@ int cg_res_format(enum cg_version v, enum cg_res r, const char *value, char *buf
  */
 int cg_res_check_raw(enum cg_version v, enum cg_res r, int64_t raw);
 
+struct strbuf;
+
 /* A set of CPU ids below CG_CPUSET_MAX_CPUS. Plain data; compare with cg_cpuset_equal(). */
 #define CG_CPUSET_MAX_CPUS 4096
 struct cg_cpuset {
@@ -140,8 +142,16 @@ int cg_cpuset_parse(const char *text, struct cg_cpuset *ret);
  * length or -ENAMETOOLONG. */
 int cg_cpuset_format(const struct cg_cpuset *s, char *buf, size_t size);
 
+/* Appends the canonical list of s (as cg_cpuset_format()) to out: no length limit. */
+void cg_cpuset_append(const struct cg_cpuset *s, struct strbuf *out);
+
 size_t cg_cpuset_count(const struct cg_cpuset *s);
 bool cg_cpuset_has(const struct cg_cpuset *s, unsigned cpu);
 bool cg_cpuset_equal(const struct cg_cpuset *a, const struct cg_cpuset *b);
+void cg_cpuset_clear(struct cg_cpuset *s);
+/* Adds cpu: 0, or -ERANGE when it is outside [0, CG_CPUSET_MAX_CPUS). */
+int cg_cpuset_add(struct cg_cpuset *s, int cpu);
+/* a |= b. */
+void cg_cpuset_union(struct cg_cpuset *a, const struct cg_cpuset *b);
 
 #endif

@@ -202,20 +202,20 @@ size_t qos_cpusuppress_pick(const struct qos_cpu_info *pool, size_t npool, size_
 
 static bool excluded(const struct qos_cpuset_input *in, int cpu)
 {
-    return (in->reserved && qos_cpuset_has(in->reserved, cpu)) ||
-           (in->system_exclusive && qos_cpuset_has(in->system_exclusive, cpu));
+    return (in->reserved && cg_cpuset_has(in->reserved, cpu)) ||
+           (in->system_exclusive && cg_cpuset_has(in->system_exclusive, cpu));
 }
 
 /* Pool labels by CPU from the pods' resource-status cpusets: the last pod listing a CPU wins. */
 static void pool_labels(const struct qos_cpuset_input *in, enum api_qos *label, bool *listed)
 {
     for (size_t i = 0; i < in->npods; i++) {
-        struct qos_cpuset s;
+        struct cg_cpuset s;
 
         if (qos_resource_status_cpus(in->pods[i].resource_status, &s) <= 0)
             continue;
-        for (int c = 0; c < QOS_CPUSET_MAX; c++) {
-            if (qos_cpuset_has(&s, c)) {
+        for (int c = 0; c < CG_CPUSET_MAX_CPUS; c++) {
+            if (cg_cpuset_has(&s, c)) {
                 label[c] = in->pods[i].qos_label;
                 listed[c] = true;
             }
@@ -225,8 +225,8 @@ static void pool_labels(const struct qos_cpuset_input *in, enum api_qos *label, 
 
 void qos_cpusuppress_cpuset(const struct qos_cpuset_input *in, struct qos_cpuset_result *ret)
 {
-    enum api_qos *label = xcalloc(QOS_CPUSET_MAX, sizeof(*label));
-    bool *listed = xcalloc(QOS_CPUSET_MAX, sizeof(*listed));
+    enum api_qos *label = xcalloc(CG_CPUSET_MAX_CPUS, sizeof(*label));
+    bool *listed = xcalloc(CG_CPUSET_MAX_CPUS, sizeof(*listed));
     struct qos_cpu_info *lsr = xcalloc(in->ncpus ? in->ncpus : 1, sizeof(*lsr));
     struct qos_cpu_info *ls = xcalloc(in->ncpus ? in->ncpus : 1, sizeof(*ls));
     int *picked = xcalloc(in->ncpus ? in->ncpus : 1, sizeof(*picked));
@@ -237,7 +237,7 @@ void qos_cpusuppress_cpuset(const struct qos_cpuset_input *in, struct qos_cpuset
     pool_labels(in, label, listed);
     for (size_t i = 0; i < in->ncpus; i++) {
         int c = in->cpus[i].cpu;
-        bool known = c >= 0 && c < QOS_CPUSET_MAX && listed[c];
+        bool known = c >= 0 && c < CG_CPUSET_MAX_CPUS && listed[c];
 
         if (excluded(in, c))
             continue;
@@ -261,12 +261,12 @@ void qos_cpusuppress_cpuset(const struct qos_cpuset_input *in, struct qos_cpuset
         if (ret->want_lsr > 0) {
             got = qos_cpusuppress_pick(lsr, nlsr, (size_t)ret->want_lsr, picked);
             for (size_t k = 0; k < got; k++)
-                (void)qos_cpuset_add(&ret->cpus, picked[k]);
+                (void)cg_cpuset_add(&ret->cpus, picked[k]);
         }
         if (n - ret->want_lsr > 0) {
             got = qos_cpusuppress_pick(ls, nls, (size_t)(n - ret->want_lsr), picked);
             for (size_t k = 0; k < got; k++)
-                (void)qos_cpuset_add(&ret->cpus, picked[k]);
+                (void)cg_cpuset_add(&ret->cpus, picked[k]);
         }
     }
     free(label);
@@ -276,14 +276,14 @@ void qos_cpusuppress_cpuset(const struct qos_cpuset_input *in, struct qos_cpuset
     free(picked);
 }
 
-void qos_cpusuppress_full_cpuset(const struct qos_cpuset_input *in, struct qos_cpuset *ret)
+void qos_cpusuppress_full_cpuset(const struct qos_cpuset_input *in, struct cg_cpuset *ret)
 {
-    qos_cpuset_clear(ret);
+    cg_cpuset_clear(ret);
     for (size_t i = 0; i < in->ncpus; i++)
         if (!excluded(in, in->cpus[i].cpu))
-            (void)qos_cpuset_add(ret, in->cpus[i].cpu);
+            (void)cg_cpuset_add(ret, in->cpus[i].cpu);
     for (size_t i = 0; i < in->npods; i++) {
-        struct qos_cpuset s;
+        struct cg_cpuset s;
 
         if (in->pods[i].qos_label != API_QOS_LSE ||
             qos_resource_status_cpus(in->pods[i].resource_status, &s) <= 0)
@@ -293,12 +293,12 @@ void qos_cpusuppress_full_cpuset(const struct qos_cpuset_input *in, struct qos_c
     }
 }
 
-static bool cpuset_empty(const struct qos_cpuset *s)
+static bool cpuset_empty(const struct cg_cpuset *s)
 {
-    return qos_cpuset_count(s) == 0;
+    return cg_cpuset_count(s) == 0;
 }
 
-static void add_write(struct qos_suppress_plan *p, const struct qos_cpuset *cpus, unsigned levels,
+static void add_write(struct qos_suppress_plan *p, const struct cg_cpuset *cpus, unsigned levels,
                       bool bottom_up)
 {
     struct qos_cpuset_write *w = &p->cpuset[p->ncpuset++];
@@ -308,8 +308,8 @@ static void add_write(struct qos_suppress_plan *p, const struct qos_cpuset *cpus
     w->bottom_up = bottom_up;
 }
 
-void qos_cpusuppress_cpuset_plan(enum qos_kubelet_cpu_policy policy, const struct qos_cpuset *old,
-                                 const struct qos_cpuset *new_cpus, const struct qos_cpuset *full,
+void qos_cpusuppress_cpuset_plan(enum qos_kubelet_cpu_policy policy, const struct cg_cpuset *old,
+                                 const struct cg_cpuset *new_cpus, const struct cg_cpuset *full,
                                  struct qos_suppress_plan *ret)
 {
     memset(ret, 0, sizeof(*ret));
@@ -325,7 +325,7 @@ void qos_cpusuppress_cpuset_plan(enum qos_kubelet_cpu_policy policy, const struc
         return;
     /* A loose union first, top-down, so no child ever holds a CPU its parent lacks. */
     add_write(ret, old, QOS_LEVEL_ALL, false);
-    qos_cpuset_union(&ret->cpuset[0].cpus, new_cpus);
+    cg_cpuset_union(&ret->cpuset[0].cpus, new_cpus);
     add_write(ret, new_cpus, QOS_LEVEL_ALL, true);
 }
 
@@ -351,7 +351,7 @@ bool qos_cpusuppress_cfs_quota(int64_t suppress_milli, int64_t capacity_milli,
 }
 
 void qos_cpusuppress_cfs_plan(int64_t suppress_milli, int64_t capacity_milli, int64_t current_quota,
-                              const struct qos_cpuset *full, struct qos_suppress_plan *ret)
+                              const struct cg_cpuset *full, struct qos_suppress_plan *ret)
 {
     memset(ret, 0, sizeof(*ret));
     ret->write_quota =
@@ -359,7 +359,7 @@ void qos_cpusuppress_cfs_plan(int64_t suppress_milli, int64_t capacity_milli, in
     add_write(ret, full, QOS_LEVEL_ALL, false);
 }
 
-void qos_cpusuppress_recover_plan(const struct qos_cpuset *full, struct qos_suppress_plan *ret)
+void qos_cpusuppress_recover_plan(const struct cg_cpuset *full, struct qos_suppress_plan *ret)
 {
     memset(ret, 0, sizeof(*ret));
     ret->write_quota = true;

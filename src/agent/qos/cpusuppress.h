@@ -102,20 +102,20 @@ struct qos_cpuset_input {
     const struct qos_cpu_info *cpus; /* all logical CPUs of the node */
     size_t ncpus;
     /* reservedCPUs of node.koordinator.sh/reservation on the NodeResourceTopology; NULL: none. */
-    const struct qos_cpuset *reserved;
+    const struct cg_cpuset *reserved;
     /* qos_system_qos_exclusive_cpus() of the NodeResourceTopology; NULL: none. */
-    const struct qos_cpuset *system_exclusive;
+    const struct cg_cpuset *system_exclusive;
     const struct qos_pod *pods; /* resource-status cpusets and QoS labels */
     size_t npods;
     size_t current_be_cpus; /* CPUs in the BestEffort QoS cgroup's cpuset now */
 };
 
 struct qos_cpuset_result {
-    struct qos_cpuset cpus; /* the new BE cpuset (empty: do not apply) */
-    int want;               /* n after the minimum and the growth limit */
-    int want_lsr;           /* CPUs asked of the LSR pool */
-    size_t lsr_pool;        /* candidates bound to LSR pods */
-    size_t ls_pool;         /* other candidates */
+    struct cg_cpuset cpus; /* the new BE cpuset (empty: do not apply) */
+    int want;              /* n after the minimum and the growth limit */
+    int want_lsr;          /* CPUs asked of the LSR pool */
+    size_t lsr_pool;       /* candidates bound to LSR pods */
+    size_t ls_pool;        /* other candidates */
 };
 
 /*
@@ -136,7 +136,7 @@ void qos_cpusuppress_cpuset(const struct qos_cpuset_input *in, struct qos_cpuset
  * The full BE cpuset (calcBECPUSet): all CPUs minus the SYSTEM-exclusive and reserved ones and
  * the resource-status cpusets of pods labelled LSE. What recovery writes.
  */
-void qos_cpusuppress_full_cpuset(const struct qos_cpuset_input *in, struct qos_cpuset *ret);
+void qos_cpusuppress_full_cpuset(const struct qos_cpuset_input *in, struct cg_cpuset *ret);
 
 /* Cgroup levels under the BestEffort QoS directory, as bits. */
 enum qos_cgroup_level {
@@ -154,7 +154,7 @@ enum qos_kubelet_cpu_policy {
 
 /* Write cpus to cpuset.cpus of every directory at the levels, top-down or bottom-up. */
 struct qos_cpuset_write {
-    struct qos_cpuset cpus;
+    struct cg_cpuset cpus;
     unsigned levels;
     bool bottom_up;
 };
@@ -173,8 +173,8 @@ struct qos_suppress_plan {
  *  - static: full on the QoS and pod levels top-down, then new on containers.
  * An empty new cpuset writes no cpuset (static still restores QoS and pod levels).
  */
-void qos_cpusuppress_cpuset_plan(enum qos_kubelet_cpu_policy policy, const struct qos_cpuset *old,
-                                 const struct qos_cpuset *new_cpus, const struct qos_cpuset *full,
+void qos_cpusuppress_cpuset_plan(enum qos_kubelet_cpu_policy policy, const struct cg_cpuset *old,
+                                 const struct cg_cpuset *new_cpus, const struct cg_cpuset *full,
                                  struct qos_suppress_plan *ret);
 
 /*
@@ -188,9 +188,9 @@ bool qos_cpusuppress_cfs_quota(int64_t suppress_milli, int64_t capacity_milli,
 
 /* Policy cfsQuota's tick: the quota (when not skipped), then the full cpuset on all levels. */
 void qos_cpusuppress_cfs_plan(int64_t suppress_milli, int64_t capacity_milli, int64_t current_quota,
-                              const struct qos_cpuset *full, struct qos_suppress_plan *ret);
+                              const struct cg_cpuset *full, struct qos_suppress_plan *ret);
 
 /* Recovery (strategy disabled): quota -1, full cpuset on all levels top-down. */
-void qos_cpusuppress_recover_plan(const struct qos_cpuset *full, struct qos_suppress_plan *ret);
+void qos_cpusuppress_recover_plan(const struct cg_cpuset *full, struct qos_suppress_plan *ret);
 
 #endif

@@ -381,120 +381,12 @@ int64_t qos_node_reserved_cpu_milli(const struct qos_node *n)
 
 /* ---- CPU sets ---- */
 
-void qos_cpuset_clear(struct qos_cpuset *s)
+int qos_cpuset_parse(const char *s, struct cg_cpuset *ret)
 {
-    memset(s, 0, sizeof(*s));
-}
-
-int qos_cpuset_add(struct qos_cpuset *s, int cpu)
-{
-    if (cpu < 0 || cpu >= QOS_CPUSET_MAX)
-        return -ERANGE;
-    s->bits[cpu / 64] |= UINT64_C(1) << (cpu % 64);
-    return 0;
-}
-
-bool qos_cpuset_has(const struct qos_cpuset *s, int cpu)
-{
-    if (cpu < 0 || cpu >= QOS_CPUSET_MAX)
-        return false;
-    return (s->bits[cpu / 64] >> (cpu % 64)) & 1;
-}
-
-size_t qos_cpuset_count(const struct qos_cpuset *s)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < ARRAY_SIZE(s->bits); i++)
-        n += (size_t)__builtin_popcountll(s->bits[i]);
-    return n;
-}
-
-void qos_cpuset_union(struct qos_cpuset *a, const struct qos_cpuset *b)
-{
-    for (size_t i = 0; i < ARRAY_SIZE(a->bits); i++)
-        a->bits[i] |= b->bits[i];
-}
-
-bool qos_cpuset_equal(const struct qos_cpuset *a, const struct qos_cpuset *b)
-{
-    return !memcmp(a->bits, b->bits, sizeof(a->bits));
-}
-
-/* Decimal digits in s[0..len) as an id; -EINVAL, -ERANGE. */
-static int cpu_id(const char *s, size_t len, int *ret)
-{
-    long v = 0;
-
-    if (len == 0)
+    /* The kernel's grammar (cg_cpuset_parse) without the whitespace a kernel file ends with. */
+    if (strpbrk(s, " \t\n\r\v\f"))
         return -EINVAL;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -EINVAL;
-        v = v * 10 + (s[i] - '0');
-        if (v >= QOS_CPUSET_MAX)
-            return -ERANGE;
-    }
-    *ret = (int)v;
-    return 0;
-}
-
-int qos_cpuset_parse(const char *s, struct qos_cpuset *ret)
-{
-    struct qos_cpuset set;
-    const char *p = s;
-
-    qos_cpuset_clear(&set);
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        const char *dash = memchr(p, '-', len);
-        int lo = 0, hi = 0, r;
-
-        if (!dash) {
-            r = cpu_id(p, len, &lo);
-            hi = lo;
-        } else {
-            r = cpu_id(p, (size_t)(dash - p), &lo);
-            if (r == 0)
-                r = cpu_id(dash + 1, len - (size_t)(dash - p) - 1, &hi);
-            if (r == 0 && lo > hi)
-                r = -EINVAL;
-        }
-        if (r < 0)
-            return r;
-        for (int c = lo; c <= hi; c++)
-            (void)qos_cpuset_add(&set, c);
-        if (!end)
-            break;
-        p = end + 1;
-        if (!*p)
-            return -EINVAL; /* a trailing "," leaves an empty element */
-    }
-    *ret = set;
-    return 0;
-}
-
-void qos_cpuset_format(const struct qos_cpuset *s, struct strbuf *out)
-{
-    bool first = true;
-
-    for (int c = 0; c < QOS_CPUSET_MAX; c++) {
-        int e = c;
-
-        if (!qos_cpuset_has(s, c))
-            continue;
-        while (e + 1 < QOS_CPUSET_MAX && qos_cpuset_has(s, e + 1))
-            e++;
-        if (!first)
-            strbuf_addch(out, ',');
-        if (e > c)
-            strbuf_addf(out, "%d-%d", c, e);
-        else
-            strbuf_addf(out, "%d", c);
-        first = false;
-        c = e;
-    }
+    return cg_cpuset_parse(s, ret);
 }
 
 /* ---- annotations ---- */
@@ -560,7 +452,7 @@ int qos_reservation_parse(const char *annotation, struct qos_reservation *ret)
     if (cpus && *cpus->valuestring) {
         if (qos_cpuset_parse(cpus->valuestring, &out.cpus) < 0)
             goto out;
-        out.cpu_milli = (int64_t)qos_cpuset_count(&out.cpus) * 1000;
+        out.cpu_milli = (int64_t)cg_cpuset_count(&out.cpus) * 1000;
     }
 done:
     *ret = out;
@@ -570,13 +462,13 @@ out:
     return r;
 }
 
-int qos_system_qos_exclusive_cpus(const char *annotation, struct qos_cpuset *ret)
+int qos_system_qos_exclusive_cpus(const char *annotation, struct cg_cpuset *ret)
 {
     const cJSON *cpuset, *exclusive;
     cJSON *doc = NULL;
     int r;
 
-    qos_cpuset_clear(ret);
+    cg_cpuset_clear(ret);
     if (!annotation)
         return 0;
     r = qos__json_parse(annotation, &doc);
@@ -598,7 +490,7 @@ int qos_system_qos_exclusive_cpus(const char *annotation, struct qos_cpuset *ret
         goto out;
     r = qos_cpuset_parse(cpuset->valuestring, ret);
     if (r < 0) {
-        qos_cpuset_clear(ret);
+        cg_cpuset_clear(ret);
         r = -EINVAL;
     }
 out:
@@ -606,13 +498,13 @@ out:
     return r;
 }
 
-int qos_resource_status_cpus(const char *annotation, struct qos_cpuset *ret)
+int qos_resource_status_cpus(const char *annotation, struct cg_cpuset *ret)
 {
     const cJSON *cpuset;
     cJSON *doc = NULL;
     int r;
 
-    qos_cpuset_clear(ret);
+    cg_cpuset_clear(ret);
     if (!annotation)
         return 0;
     r = qos__json_parse(annotation, &doc);
@@ -629,7 +521,7 @@ int qos_resource_status_cpus(const char *annotation, struct qos_cpuset *ret)
         goto out;
     r = qos_cpuset_parse(cpuset->valuestring, ret) < 0 ? -EINVAL : 1;
     if (r < 0)
-        qos_cpuset_clear(ret);
+        cg_cpuset_clear(ret);
 out:
     cJSON_Delete(doc);
     return r;

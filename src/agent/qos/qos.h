@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/cgroup/resource.h"
 #include "api/pod.h"
 
 struct strbuf;
@@ -177,32 +178,14 @@ int64_t qos_node_reserved_cpu_milli(const struct qos_node *n);
 
 /* ---- CPU sets ---- */
 
-/* CPU ids a set can hold: [0, QOS_CPUSET_MAX). */
-#define QOS_CPUSET_MAX 4096
-
-/* A set of logical CPU ids; a zeroed struct is empty. Plain value, no allocation. */
-struct qos_cpuset {
-    uint64_t bits[QOS_CPUSET_MAX / 64];
-};
-
-void qos_cpuset_clear(struct qos_cpuset *s);
-/* Adds cpu; -ERANGE when cpu is outside [0, QOS_CPUSET_MAX). */
-int qos_cpuset_add(struct qos_cpuset *s, int cpu);
-bool qos_cpuset_has(const struct qos_cpuset *s, int cpu);
-size_t qos_cpuset_count(const struct qos_cpuset *s);
-/* *a |= *b. */
-void qos_cpuset_union(struct qos_cpuset *a, const struct qos_cpuset *b);
-bool qos_cpuset_equal(const struct qos_cpuset *a, const struct qos_cpuset *b);
+/* CPU sets are the cgroup part's (struct cg_cpuset, agent/cgroup/resource.h). */
 
 /*
- * Parses a Linux cpulist as k8s.io/utils/cpuset.Parse does: "" is empty; elements separated by
- * ","; each is N or A-B with decimal N, A <= B; no spaces. Returns 0 with *ret, -EINVAL for a
- * malformed list, -ERANGE for an id >= QOS_CPUSET_MAX. *ret is untouched on failure.
+ * Parses a cpulist as k8s.io/utils/cpuset.Parse does (annotations): the kernel's grammar of
+ * cg_cpuset_parse() without whitespace anywhere. 0 with *ret, -EINVAL for a malformed list,
+ * -ERANGE for an id >= CG_CPUSET_MAX_CPUS. *ret is untouched on failure.
  */
-int qos_cpuset_parse(const char *s, struct qos_cpuset *ret);
-
-/* Appends the canonical cpulist ("0-3,8,10-11"; "" when empty) to out. */
-void qos_cpuset_format(const struct qos_cpuset *s, struct strbuf *out);
+int qos_cpuset_parse(const char *s, struct cg_cpuset *ret);
 
 /* ---- Annotations shared by several strategies ---- */
 
@@ -214,7 +197,7 @@ void qos_cpuset_format(const struct qos_cpuset *s, struct strbuf *out);
 struct qos_reservation {
     int64_t cpu_milli;
     int64_t memory;
-    struct qos_cpuset cpus; /* reservedCPUs */
+    struct cg_cpuset cpus; /* reservedCPUs */
 };
 
 /* Returns 0 with *ret (NULL annotation: all zero), or -EINVAL (malformed JSON, quantity or
@@ -226,14 +209,14 @@ int qos_reservation_parse(const char *annotation, struct qos_reservation *ret);
  * QoS cpuset when it is exclusive (cpusetExclusive absent means true), else empty. Returns 0
  * with *ret (NULL annotation: empty), -EINVAL (malformed; *ret empty).
  */
-int qos_system_qos_exclusive_cpus(const char *annotation, struct qos_cpuset *ret);
+int qos_system_qos_exclusive_cpus(const char *annotation, struct cg_cpuset *ret);
 
 /*
  * The `cpuset` of scheduling.koordinator.sh/resource-status. Returns 1 with *ret when the
  * annotation names a non-empty cpuset, 0 when it names none (absent annotation or field, ""),
  * -EINVAL when the JSON or the cpulist is malformed (*ret empty).
  */
-int qos_resource_status_cpus(const char *annotation, struct qos_cpuset *ret);
+int qos_resource_status_cpus(const char *annotation, struct cg_cpuset *ret);
 
 /* An optional integer setting (a Go *int64 field): set == false means nil. */
 struct qos_opt {

@@ -218,7 +218,7 @@ static int64_t numbered(const char *name, const char *prefix)
     for (const char *c = name + n; *c; c++)
         if (*c < '0' || *c > '9')
             return -1;
-    if (parse_i64(name + n, &v) < 0 || v >= QOS_CPUSET_MAX)
+    if (parse_i64(name + n, &v) < 0 || v >= CG_CPUSET_MAX_CPUS)
         return -1;
     return v;
 }
@@ -256,11 +256,11 @@ static void read_topology(struct qos_runner *r)
         *ci = (struct qos_cpu_info){.cpu = (int)cpu, .core = (int)cpu};
         strbuf_reset(&p);
         strbuf_addf(&p, "%s/%s/topology/core_id", path, e->d_name);
-        if (read_i64_file(p.buf, &v) == 0 && v >= 0 && v < QOS_CPUSET_MAX)
+        if (read_i64_file(p.buf, &v) == 0 && v >= 0 && v < CG_CPUSET_MAX_CPUS)
             ci->core = (int)v;
         strbuf_reset(&p);
         strbuf_addf(&p, "%s/%s/topology/physical_package_id", path, e->d_name);
-        if (read_i64_file(p.buf, &v) == 0 && v >= 0 && v < QOS_CPUSET_MAX)
+        if (read_i64_file(p.buf, &v) == 0 && v >= 0 && v < CG_CPUSET_MAX_CPUS)
             ci->socket = (int)v;
     }
     (void)closedir(d);
@@ -271,7 +271,7 @@ static void read_topology(struct qos_runner *r)
     if (cg_join_path(sys, "devices/system/node", path, sizeof(path)) >= 0 && (d = opendir(path))) {
         while ((e = readdir(d))) {
             int64_t node = numbered(e->d_name, "node");
-            struct qos_cpuset set;
+            struct cg_cpuset set;
 
             if (node < 0)
                 continue;
@@ -280,7 +280,7 @@ static void read_topology(struct qos_runner *r)
             if (read_small(p.buf, buf, sizeof(buf)) < 0 || qos_cpuset_parse(buf, &set) < 0)
                 continue;
             for (size_t i = 0; i < r->ncpus; i++)
-                if (qos_cpuset_has(&set, r->cpus[i].cpu))
+                if (cg_cpuset_has(&set, r->cpus[i].cpu))
                     r->cpus[i].node = (int)node;
         }
         (void)closedir(d);
@@ -293,7 +293,7 @@ static void synthesize_topology(struct qos_runner *r, const struct qos_node *n)
 {
     int64_t cores = (n->capacity.v[QOS_RES_CPU] + 999) / 1000;
 
-    if (r->cpus_from_sys || cores <= 0 || cores > QOS_CPUSET_MAX || (size_t)cores == r->ncpus)
+    if (r->cpus_from_sys || cores <= 0 || cores > CG_CPUSET_MAX_CPUS || (size_t)cores == r->ncpus)
         return;
     free(r->cpus);
     r->cpus = xcalloc((size_t)cores, sizeof(*r->cpus));
@@ -405,14 +405,6 @@ static int apply_i64(struct tick *t, enum cg_res res, const char *dir, int64_t v
 
 /* ---- BE CPU suppress ---- */
 
-static void to_qos_cpuset(const struct cg_cpuset *in, struct qos_cpuset *out)
-{
-    qos_cpuset_clear(out);
-    for (unsigned i = 0; i < CG_CPUSET_MAX_CPUS && i < QOS_CPUSET_MAX; i++)
-        if (cg_cpuset_has(in, i))
-            (void)qos_cpuset_add(out, (int)i);
-}
-
 static void apply_cpuset_level(struct tick *t, const char *value, const struct dirlist *dirs,
                                bool bottom_up)
 {
@@ -436,7 +428,7 @@ static void apply_suppress_plan(struct tick *t, const struct qos_suppress_plan *
         const unsigned bits[3] = {QOS_LEVEL_QOS, QOS_LEVEL_POD, QOS_LEVEL_CONTAINER};
 
         strbuf_reset(&v);
-        qos_cpuset_format(&cw->cpus, &v);
+        cg_cpuset_append(&cw->cpus, &v);
         if (!v.len)
             continue;
         for (int k = 0; k < 3; k++) {
@@ -458,11 +450,10 @@ static void run_cpu_suppress(struct tick *t)
     struct dirlist pods = {0}, ctrs = {0};
     struct qos_cpuset_input cin = {0};
     struct qos_suppress_plan plan;
-    struct qos_cpuset full, old;
+    struct cg_cpuset full, cur;
     struct qos_host_app *apps = NULL;
     size_t napps = 0;
     struct cg_file f = CG_FILE_INIT;
-    struct cg_cpuset cur;
     int64_t milli;
 
     t->strat = QOS_RUNNER_CPU_SUPPRESS;
@@ -521,11 +512,10 @@ static void run_cpu_suppress(struct tick *t)
             note_error(t, "cannot read the BestEffort cpuset");
             goto out;
         }
-        to_qos_cpuset(&cur, &old);
         cin.suppress_milli = milli;
-        cin.current_be_cpus = qos_cpuset_count(&old);
+        cin.current_be_cpus = cg_cpuset_count(&cur);
         qos_cpusuppress_cpuset(&cin, &res);
-        qos_cpusuppress_cpuset_plan(r->o.kubelet_cpu_policy, &old, &res.cpus, &full, &plan);
+        qos_cpusuppress_cpuset_plan(r->o.kubelet_cpu_policy, &cur, &res.cpus, &full, &plan);
         log_debug(COMP, "be cpu suppress: %lld milli, %d cpus", (long long)milli, res.want);
     }
     apply_suppress_plan(t, &plan, qos_dir, &pods, &ctrs);
