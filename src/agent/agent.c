@@ -59,6 +59,8 @@ struct agent {
     struct collect_stats cstats; /* under lock, for /metrics */
 
     char nm_uid[64];           /* the NodeMetric last seen (under lock) */
+    struct kube_object **held; /* the QoS tick's objects (the runner's thread only) */
+    size_t nheld;
     struct mc_scratch scratch; /* the reporter thread's */
 };
 
@@ -194,14 +196,23 @@ static void on_nodemetric(void *userdata)
     }
 }
 
-/* ---- QoS inputs: copies of the informers' objects (the runner frees them) ---- */
+/* ---- QoS inputs: references to the informers' objects, held for one tick ---- */
 
-static cJSON *dup_object(struct kube_object *o)
+/* cJSON's references share the object's members and never free them: the informer's immutable
+ * objects are handed to the runner as they are, instead of a deep copy of every pod each
+ * second. The references we take on them are dropped in qos_release(), after the tick. */
+static cJSON *reference(const struct kube_object *o)
 {
-    cJSON *c = o ? cJSON_Duplicate(kube_object_json(o), true) : NULL;
+    cJSON *ref = cJSON_CreateObjectReference(kube_object_json(o)->child);
 
-    (void)kube_object_unref(o);
-    return c;
+    CHECK(ref);
+    return ref;
+}
+
+static void hold(struct agent *a, struct kube_object *o)
+{
+    a->held = xrealloc(a->held, (a->nheld + 1) * sizeof(struct kube_object *));
+    a->held[a->nheld++] = o;
 }
 
 static cJSON *qos_pods(void *ctx)
@@ -212,20 +223,39 @@ static cJSON *qos_pods(void *ctx)
     cJSON *arr = cJSON_CreateArray();
 
     CHECK(arr);
-    for (size_t i = 0; i < n; i++)
-        CHECK(cJSON_AddItemToArray(arr, cJSON_Duplicate(kube_object_json(pods[i]), true)));
-    kube_objects_free(pods, n);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(cJSON_AddItemToArray(arr, reference(pods[i])));
+        hold(a, pods[i]);
+    }
+    free(pods); /* the references moved to held */
     return arr;
+}
+
+static cJSON *qos_one(struct agent *a, struct kube_object *o)
+{
+    if (!o)
+        return NULL;
+    hold(a, o);
+    return reference(o);
 }
 
 static cJSON *qos_node(void *ctx)
 {
-    return dup_object(states_node(((struct agent *)ctx)->st));
+    return qos_one(ctx, states_node(((struct agent *)ctx)->st));
 }
 
 static cJSON *qos_nodeslo(void *ctx)
 {
-    return dup_object(states_nodeslo(((struct agent *)ctx)->st));
+    return qos_one(ctx, states_nodeslo(((struct agent *)ctx)->st));
+}
+
+static void qos_release(void *ctx)
+{
+    struct agent *a = ctx;
+
+    kube_objects_free(a->held, a->nheld);
+    a->held = NULL;
+    a->nheld = 0;
 }
 
 /* ---- /healthz, /metrics ---- */
@@ -398,6 +428,7 @@ int agent_start(const struct agent_opts *opts, struct agent **ret)
         qo.get_pods = qos_pods;
         qo.get_node = qos_node;
         qo.get_nodeslo = qos_nodeslo;
+        qo.release = qos_release;
         qo.source_ctx = a;
         qo.evict = qos_evict_api_evict;
         qo.evict_ctx = a->evict;

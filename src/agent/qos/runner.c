@@ -821,6 +821,8 @@ int qos_runner_tick(struct qos_runner *r, int64_t wall_ms)
     cJSON_Delete(t.pods_json);
     cJSON_Delete(t.node_json);
     cJSON_Delete(t.slo_json);
+    if (r->o.release)
+        r->o.release(r->o.source_ctx);
     CHECK(pthread_mutex_unlock(&r->lock) == 0);
     return 0;
 }

@@ -101,6 +101,10 @@ struct qos_runner_opts {
     qos_runner_get_fn get_pods; /* each may be NULL: always absent */
     qos_runner_get_fn get_node;
     qos_runner_get_fn get_nodeslo;
+    /* May be NULL. Called at the end of each tick, after the three trees were deleted: a
+     * source may hand out cJSON references to objects it holds (no copy) and let go of them
+     * here. */
+    void (*release)(void *ctx);
     void *source_ctx;
 
     qos_runner_evict_fn evict; /* NULL: eviction tasks are computed and nothing is evicted */
