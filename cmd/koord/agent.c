@@ -179,7 +179,8 @@ int cmd_agent(int argc, char **argv)
     struct kube_config *cfg = NULL;
     struct kube_client *client = NULL, *mclient = NULL;
     struct agent *a = NULL;
-    uint32_t port = 0, interval = 1, gates = QOS_RUNNER_F_DEFAULT;
+    uint32_t interval = 1, gates = QOS_RUNNER_F_DEFAULT;
+    uint16_t port = 0;
     sigset_t sigs;
     int c, sig, r, rc = 1;
 
@@ -266,14 +267,8 @@ int cmd_agent(int argc, char **argv)
         (void)fputs("koord agent: --node-name (or $NODE_NAME) is required\n", stderr);
         return 2;
     }
-    if (*listen) {
-        const char *colon = strrchr(listen, ':');
-        if (!colon || colon == listen || parse_u32(colon + 1, &port) < 0 || port > 65535) {
-            (void)fprintf(stderr, "koord agent: --listen must be HOST:PORT, not \"%s\"\n", listen);
-            return 2;
-        }
-        strbuf_add(&host, listen, (size_t)(colon - listen));
-    }
+    if (*listen && cmd_parse_listen("koord agent", listen, &host, &port) < 0)
+        return 2;
     (void)sigemptyset(&sigs);
     (void)sigaddset(&sigs, SIGINT);
     (void)sigaddset(&sigs, SIGTERM);
@@ -318,7 +313,7 @@ int cmd_agent(int argc, char **argv)
     ao.collect_interval_ms = (long)interval * 1000;
     ao.qos_features = gates;
     ao.host = *listen ? host.buf : NULL;
-    ao.port = (uint16_t)port;
+    ao.port = port;
     if ((r = agent_start(&ao, &a)) < 0) {
         log_error("agent", "cannot start: %s", err_str(r));
         goto out;

@@ -130,8 +130,7 @@ int cmd_apiserver(int argc, char **argv)
     struct api_tokens *tokens = NULL;
     struct http_server *http = NULL;
     struct http_server_opts o = {0};
-    const char *colon;
-    uint32_t port;
+    uint16_t port;
     sigset_t sigs;
     bool want_tokens = false, want_rh_ca = false, want_cert = false, want_key = false;
     int c, sig, r, rc = 1;
@@ -183,17 +182,13 @@ int cmd_apiserver(int argc, char **argv)
             return 2;
         }
     }
-    colon = strrchr(listen, ':');
-    if (!colon || colon == listen || parse_u32(colon + 1, &port) < 0 || port > 65535) {
-        (void)fprintf(stderr, "koord apiserver: --listen must be HOST:PORT, not \"%s\"\n", listen);
-        return 2;
-    }
     if (want_cert != want_key) {
         (void)fprintf(stderr, "koord apiserver: --proxy-client-cert-file and "
                               "--proxy-client-key-file go together\n");
         return 2;
     }
-    strbuf_add(&host, listen, (size_t)(colon - listen));
+    if (cmd_parse_listen("koord apiserver", listen, &host, &port) < 0)
+        return 2;
     /* Optional paths are tested through flags, not pointers: clang-analyzer would take a NULL
      * test of one optarg copy as a fact about every other. */
     if (want_tokens && load_tokens(token_file, &tokens) < 0) {
@@ -265,7 +260,7 @@ int cmd_apiserver(int argc, char **argv)
         goto out;
     }
     o.host = host.buf;
-    o.port = (uint16_t)port;
+    o.port = port;
     o.cert_pem = pki.serving.cert;
     o.key_pem = pki.serving.key;
     o.client_ca_pem = pki.ca.cert;

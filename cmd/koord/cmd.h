@@ -2,6 +2,8 @@
 #ifndef KOORD_CMD_H
 #define KOORD_CMD_H
 
+#include <stdint.h>
+
 int cmd_validate(int argc, char **argv);
 int cmd_slo(int argc, char **argv);
 int cmd_crds(int argc, char **argv);
@@ -14,6 +16,11 @@ int cmd_agent(int argc, char **argv);
  * "koord: <path>[:line:col]: <why>" and returns a negative errno. */
 struct cJSON;
 int cmd_read_docs(const char *path, struct cJSON ***ret_docs, size_t *ret_n);
+
+/* A --listen "HOST:PORT" (port 0-65535, 0 = any): host into *host, port into *port. 0, or
+ * prints "<cmd>: --listen must be HOST:PORT, not ..." and returns -EINVAL. */
+struct strbuf;
+int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, uint16_t *port);
 
 /* Writes text to path (created or truncated): 0 or -errno. For --ready-file. */
 int cmd_write_file(const char *path, const char *text);

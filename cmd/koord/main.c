@@ -52,6 +52,20 @@ out:
     return r;
 }
 
+int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, uint16_t *port)
+{
+    const char *colon = strrchr(listen, ':');
+    uint32_t p;
+
+    if (!colon || colon == listen || parse_u32(colon + 1, &p) < 0 || p > 65535) {
+        (void)fprintf(stderr, "%s: --listen must be HOST:PORT, not \"%s\"\n", cmd, listen);
+        return -EINVAL;
+    }
+    strbuf_add(host, listen, (size_t)(colon - listen));
+    *port = (uint16_t)p;
+    return 0;
+}
+
 int cmd_write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "we");

@@ -199,8 +199,8 @@ int cmd_manager(int argc, char **argv)
     struct kube_config *cfg = NULL;
     struct kube_client *client = NULL;
     struct manager *m = NULL;
-    const char *colon;
-    uint32_t port, v;
+    uint32_t v;
+    uint16_t port;
     sigset_t sigs;
     int c, sig = 0, r, rc = 1;
 
@@ -285,17 +285,13 @@ int cmd_manager(int argc, char **argv)
             return 2;
         }
     }
-    colon = strrchr(listen, ':');
-    if (!colon || colon == listen || parse_u32(colon + 1, &port) < 0 || port > 65535) {
-        (void)fprintf(stderr, "koord manager: --listen must be HOST:PORT, not \"%s\"\n", listen);
-        return 2;
-    }
     if (!!tls_cert != !!tls_key) {
         (void)fputs("koord manager: --tls-cert-file and --tls-private-key-file go together\n",
                     stderr);
         return 2;
     }
-    strbuf_add(&host, listen, (size_t)(colon - listen));
+    if (cmd_parse_listen("koord manager", listen, &host, &port) < 0)
+        return 2;
     (void)sigemptyset(&sigs);
     (void)sigaddset(&sigs, SIGINT);
     (void)sigaddset(&sigs, SIGTERM);
@@ -336,7 +332,7 @@ int cmd_manager(int argc, char **argv)
         lookup_authentication(client, &client_ca, &rh_ca, &allowed);
     mo.client = client;
     mo.host = host.buf;
-    mo.port = (uint16_t)port;
+    mo.port = port;
     mo.cert_pem = cert ? cert : serving.cert;
     mo.key_pem = key ? key : serving.key;
     mo.client_ca_pem = client_ca;
