@@ -2,6 +2,7 @@
 #include "agent/agent.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -62,6 +63,7 @@ struct agent {
     struct kube_object **held; /* the QoS tick's objects (the runner's thread only) */
     size_t nheld;
     struct mc_scratch scratch; /* the reporter thread's */
+    bool retain_failed;        /* the last report_policy_retain() failed (reporter thread) */
 };
 
 static int64_t mono_ns(void)
@@ -151,6 +153,16 @@ static cJSON *build(void *userdata, int64_t *ret_interval_ms)
     if (why.len)
         log_warn(COMP, "NodeMetric \"%s\": %s; using the defaults for those", a->node, why.buf);
     strbuf_release(&why);
+    if (report_policy_retain(&policy, a->mc) < 0) {
+        if (!a->retain_failed)
+            log_warn(COMP,
+                     "NodeMetric \"%s\": its windows are longer than the metric cache can "
+                     "hold at a %" PRId64 " ms interval; reporting over what it holds",
+                     a->node, a->o.collect_interval_ms);
+        a->retain_failed = true;
+    } else {
+        a->retain_failed = false;
+    }
     n = states_pods(a->st, &pods);
     rp = xcalloc(n ? n : 1, sizeof(*rp));
     for (size_t i = 0; i < n; i++) {

@@ -456,6 +456,7 @@ static void test_config(void **state)
     assert_int_equal(mc_kind_capacity(mc, MC_SYS_MEMORY_USAGE), 901);
     assert_int_equal(mc_kind_capacity(mc, MC_POD_MEMORY_USAGE), 151);
     assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 3);
+    assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_CPU_USAGE), 6); /* 10 s / 2 s + 1 */
     assert_int_equal(mc_kind_capacity(mc, MC_KIND_COUNT), 0);
     mc_free(mc);
 
@@ -464,7 +465,13 @@ static void test_config(void **state)
     assert_int_equal(mc_kind_capacity(mc, MC_NODE_MEMORY_USAGE_WITH_PAGE_CACHE), 1801);
     assert_int_equal(mc_kind_capacity(mc, MC_SYS_CPU_USAGE), 1801);
     assert_int_equal(mc_kind_capacity(mc, MC_NODE_BE), 301);
-    assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_CPU_THROTTLED), 301);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_MEMORY_USAGE_WITH_PAGE_CACHE), 301);
+    /* Read only as "last in 2 s": 10 s kept. */
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_THROTTLED), 11);
+    assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_CPU_USAGE), 11);
+    assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_MEMORY_USAGE), 11);
+    assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_MEMORY_USAGE_WITH_PAGE_CACHE), 11);
+    assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_CPU_THROTTLED), 11);
     mc_free(mc);
 
     mc = NULL;
@@ -637,8 +644,9 @@ static void test_drop_frees(void **state)
     assert_int_equal(st.series, 1 + 8);
     assert_int_equal(st.owners, 2);
     assert_int_equal(st.points, 1 + 8 * 2);
-    assert_int_equal(st.capacity, 1801 + 8 * 301);
-    assert_true(st.bytes > base.bytes + 8 * 301 * MC_POINT_BYTES);
+    /* 3 pod series of 301 points, 5 container series of 11. */
+    assert_int_equal(st.capacity, 1801 + 3 * 301 + 5 * 11);
+    assert_true(st.bytes > base.bytes + (3 * 301 + 5 * 11) * MC_POINT_BYTES);
 
     /* Pod uid-1 is deleted: its 2 pod series and 4 container series go. */
     assert_int_equal(mc_drop_owner(mc, "uid-1"), 6);
@@ -740,9 +748,9 @@ static void test_gc(void **state)
         mc_query(mc, &(struct mc_select){MC_POD_CPU_USAGE, "a", NULL}, 0, INT64_MAX, NULL, &r),
         -ENODATA);
 
-    /* The kinds' retentions: 300 s for containers, 1800 s for the node. */
-    assert_int_equal(mc_gc(mc, 400 * S_MS, 0), 0);
-    assert_int_equal(mc_gc(mc, 400 * S_MS + 1, 0), 1);
+    /* The kinds' retentions: 10 s for containers, 1800 s for the node. */
+    assert_int_equal(mc_gc(mc, 110 * S_MS, 0), 0);
+    assert_int_equal(mc_gc(mc, 110 * S_MS + 1, 0), 1);
     mc_stats(mc, &st);
     assert_int_equal(st.series, 1);
     assert_int_equal(st.owners, 0);
@@ -794,9 +802,10 @@ static void test_cold_start(void **state)
 /*
  * The documented bound for 110 pods x 2 containers at 1 s with the default retentions and the
  * default collectors (no page-cache variants): node and system CPU/memory (1801 points each),
- * the three BE series, and cpu, memory and throttled per pod and per container (301 points).
+ * the three BE series and pod cpu and memory (301 points), pod throttling and the container
+ * series (11 points).
  */
-#define NODE_BYTES_MAX (4u << 20)
+#define NODE_BYTES_MAX (3u << 19) /* 1.5 MiB */
 
 static void test_memory_bound(void **state)
 {
@@ -876,7 +885,7 @@ static void test_memory_bound(void **state)
     assert_true(st.bytes > st.capacity * MC_POINT_BYTES);
     assert_true(st.bytes <= bound);
     assert_true(bound <= NODE_BYTES_MAX);
-    assert_int_equal(ts_max, 300 * S_MS);
+    assert_int_equal(ts_max, 10 * S_MS);
     mc_free(mc);
 }
 

@@ -1,8 +1,9 @@
 /*
  * Tests for agent/report/policy: the NodeMetric collect policy the agent obeys — koordlet's
  * defaults, the spec's fields over them, the floors (30 s reports, 60 s aggregation), and bad
- * fields that keep the default and are named.
+ * fields that keep the default and are named; the metric cache retentions a policy needs.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "agent/metriccache/metriccache.h"
 #include "agent/report/policy.h"
 #include "testutil.h"
 
@@ -83,12 +85,61 @@ static void test_bad_fields_keep_defaults(void **state)
     strbuf_release(&why);
 }
 
+/* The cache keeps what the policy's windows read; never less than the kinds' defaults. */
+static void test_retain(void **state)
+{
+    struct report_policy p;
+    struct mc *mc = NULL;
+
+    (void)state;
+    assert_int_equal(mc_new(NULL, &mc), 0); /* 1 s interval */
+    report_policy_default(&p);
+    assert_int_equal(report_policy_retain(&p, mc), 0);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 1801); /* 30 min + 1 */
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 301);   /* 300 s + 1 */
+
+    /* Aggregate 10 min, durations 5 min and 1 h: the node kinds keep 1 h, the pods 10 min. */
+    p.aggregate_s = 600;
+    p.durations_ns[1] = 60 * MIN_NS;
+    assert_int_equal(report_policy_retain(&p, mc), 0);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 3601);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_MEMORY_USAGE_WITH_PAGE_CACHE), 3601);
+    assert_int_equal(mc_kind_capacity(mc, MC_SYS_MEMORY_USAGE), 3601);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 601);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_MEMORY_USAGE_WITH_PAGE_CACHE), 601);
+    /* Kinds no report reads are left alone. */
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_BE), 301);
+    assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_CPU_USAGE), 11);
+
+    /* A window of 1.5 s rounds up; an aggregate above every duration sets the node kinds. */
+    p.aggregate_s = 7200;
+    p.durations_ns[1] = 1500000000LL;
+    assert_int_equal(report_policy_retain(&p, mc), 0);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 7201);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 7201);
+
+    /* Shorter windows than the defaults: back to the defaults. */
+    p.aggregate_s = 60;
+    p.ndurations = 1;
+    assert_int_equal(report_policy_retain(&p, mc), 0);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 1801);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 301);
+
+    /* 2000 h at 1 s is more than a ring may hold: refused, nothing changed. */
+    p.durations_ns[0] = 2000 * 60 * MIN_NS;
+    assert_int_equal(report_policy_retain(&p, mc), -EINVAL);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 1801);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 301);
+    mc_free(mc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_spec_and_floors),
         cmocka_unit_test(test_bad_fields_keep_defaults),
+        cmocka_unit_test(test_retain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,34 +26,43 @@ enum id_rule {
     ID_OTHER,     /* id required; owner optional */
 };
 
+/* A kind's default retention: what its consumers read (metriccache.h, "Default retentions"). */
+enum retention {
+    RET_REPORT, /* MC_RETENTION_DEFAULT_MS */
+    RET_NODE,   /* MC_RETENTION_NODE_MS */
+    RET_LAST,   /* MC_RETENTION_LAST_MS */
+};
+
 static const struct {
     const char *name;
     enum id_rule rule;
-    bool long_retention; /* MC_RETENTION_NODE_MS by default */
+    enum retention retention;
 } kind_info[MC_KIND_COUNT] = {
-    [MC_NODE_CPU_USAGE] = {"node_cpu_usage", ID_NONE, true},
-    [MC_NODE_MEMORY_USAGE] = {"node_memory_usage", ID_NONE, true},
-    [MC_NODE_MEMORY_USAGE_WITH_PAGE_CACHE] = {"node_memory_usage_with_page_cache", ID_NONE, true},
-    [MC_NODE_NUMA_CPU_USAGE] = {"node_numa_cpu_usage", ID_OTHER, false},
-    [MC_NODE_NUMA_MEMORY_USAGE] = {"node_numa_memory_usage", ID_OTHER, false},
-    [MC_SYS_CPU_USAGE] = {"sys_cpu_usage", ID_NONE, true},
-    [MC_SYS_MEMORY_USAGE] = {"sys_memory_usage", ID_NONE, true},
-    [MC_SYS_NUMA_CPU_USAGE] = {"sys_numa_cpu_usage", ID_OTHER, false},
-    [MC_SYS_NUMA_MEMORY_USAGE] = {"sys_numa_memory_usage", ID_OTHER, false},
-    [MC_NODE_BE] = {"node_be", ID_OTHER, false},
-    [MC_POD_CPU_USAGE] = {"pod_cpu_usage", ID_POD, false},
-    [MC_POD_MEMORY_USAGE] = {"pod_memory_usage", ID_POD, false},
-    [MC_POD_MEMORY_USAGE_WITH_PAGE_CACHE] = {"pod_memory_usage_with_page_cache", ID_POD, false},
-    [MC_POD_CPU_THROTTLED] = {"pod_cpu_throttled", ID_POD, false},
-    [MC_CONTAINER_CPU_USAGE] = {"container_cpu_usage", ID_CONTAINER, false},
-    [MC_CONTAINER_MEMORY_USAGE] = {"container_memory_usage", ID_CONTAINER, false},
+    [MC_NODE_CPU_USAGE] = {"node_cpu_usage", ID_NONE, RET_NODE},
+    [MC_NODE_MEMORY_USAGE] = {"node_memory_usage", ID_NONE, RET_NODE},
+    [MC_NODE_MEMORY_USAGE_WITH_PAGE_CACHE] = {"node_memory_usage_with_page_cache", ID_NONE,
+                                              RET_NODE},
+    [MC_NODE_NUMA_CPU_USAGE] = {"node_numa_cpu_usage", ID_OTHER, RET_REPORT},
+    [MC_NODE_NUMA_MEMORY_USAGE] = {"node_numa_memory_usage", ID_OTHER, RET_REPORT},
+    [MC_SYS_CPU_USAGE] = {"sys_cpu_usage", ID_NONE, RET_NODE},
+    [MC_SYS_MEMORY_USAGE] = {"sys_memory_usage", ID_NONE, RET_NODE},
+    [MC_SYS_NUMA_CPU_USAGE] = {"sys_numa_cpu_usage", ID_OTHER, RET_REPORT},
+    [MC_SYS_NUMA_MEMORY_USAGE] = {"sys_numa_memory_usage", ID_OTHER, RET_REPORT},
+    [MC_NODE_BE] = {"node_be", ID_OTHER, RET_REPORT},
+    [MC_POD_CPU_USAGE] = {"pod_cpu_usage", ID_POD, RET_REPORT},
+    [MC_POD_MEMORY_USAGE] = {"pod_memory_usage", ID_POD, RET_REPORT},
+    [MC_POD_MEMORY_USAGE_WITH_PAGE_CACHE] = {"pod_memory_usage_with_page_cache", ID_POD,
+                                             RET_REPORT},
+    [MC_POD_CPU_THROTTLED] = {"pod_cpu_throttled", ID_POD, RET_LAST},
+    [MC_CONTAINER_CPU_USAGE] = {"container_cpu_usage", ID_CONTAINER, RET_LAST},
+    [MC_CONTAINER_MEMORY_USAGE] = {"container_memory_usage", ID_CONTAINER, RET_LAST},
     [MC_CONTAINER_MEMORY_USAGE_WITH_PAGE_CACHE] = {"container_memory_usage_with_page_cache",
-                                                   ID_CONTAINER, false},
-    [MC_CONTAINER_CPU_THROTTLED] = {"container_cpu_throttled", ID_CONTAINER, false},
-    [MC_HOST_APP_CPU_USAGE] = {"host_application_cpu_usage", ID_OTHER, false},
-    [MC_HOST_APP_MEMORY_USAGE] = {"host_application_memory_usage", ID_OTHER, false},
+                                                   ID_CONTAINER, RET_LAST},
+    [MC_CONTAINER_CPU_THROTTLED] = {"container_cpu_throttled", ID_CONTAINER, RET_LAST},
+    [MC_HOST_APP_CPU_USAGE] = {"host_application_cpu_usage", ID_OTHER, RET_REPORT},
+    [MC_HOST_APP_MEMORY_USAGE] = {"host_application_memory_usage", ID_OTHER, RET_REPORT},
     [MC_HOST_APP_MEMORY_USAGE_WITH_PAGE_CACHE] = {"host_application_memory_usage_with_page_cache",
-                                                  ID_OTHER, false},
+                                                  ID_OTHER, RET_REPORT},
 };
 
 static bool kind_is_valid(enum mc_kind kind)
@@ -213,9 +222,19 @@ static int capacity_for(enum mc_kind kind, int64_t retention_ms, int64_t interva
 
     if (retention_ms < 0)
         return -EINVAL;
-    if (retention_ms == 0)
-        retention_ms =
-            kind_info[kind].long_retention ? MC_RETENTION_NODE_MS : MC_RETENTION_DEFAULT_MS;
+    if (retention_ms == 0) {
+        switch (kind_info[kind].retention) {
+        case RET_NODE:
+            retention_ms = MC_RETENTION_NODE_MS;
+            break;
+        case RET_LAST:
+            retention_ms = MC_RETENTION_LAST_MS;
+            break;
+        default:
+            retention_ms = MC_RETENTION_DEFAULT_MS;
+            break;
+        }
+    }
     q = retention_ms / interval_ms + (retention_ms % interval_ms != 0);
     if (q >= MC_MAX_CAPACITY)
         return -EINVAL;

@@ -97,19 +97,26 @@ enum mc_kind {
 #define MC_SERIES_OVERHEAD_MAX 256
 
 /*
- * Default retentions. Node and system usage keep the largest aggregated duration the reporter
- * publishes (30 min: nodeAggregatePolicy durations 5m/10m/30m, reference 2.5); everything else
- * keeps the report aggregate window (300 s, reference 2.4), which also covers the BE CPU evict
- * window, the predictor's last minute and the QoS strategies' "last in 2 s".
+ * Default retentions, from what each kind's readers ask for. Node and system usage keep the
+ * largest aggregated duration the reporter publishes (30 min: nodeAggregatePolicy durations
+ * 5m/10m/30m, reference 2.5). Pod usage, the NUMA, BE and host-application kinds keep the report
+ * aggregate window (300 s, reference 2.4), which also covers the BE CPU evict window and the
+ * predictor's last minute. Container kinds and pod throttling are read only as "last in
+ * 2 x interval" by the QoS strategies (reference 2.2) and never reported, so they keep 10 s:
+ * with 300 s they were three quarters of the agent's heap on a node of 110 pods. The reporter
+ * lengthens the report kinds with mc_set_retention() when a NodeMetric spec asks for longer
+ * windows (report_policy_retain()).
  *
- * Sizing at the defaults and 1 s: a node series is 1801 x 12 = 21 612 bytes of points, any other
- * 301 x 12 = 3 612. A node of 110 pods x 2 containers with the default collectors (node and
- * system CPU and memory, 3 BE series, cpu/memory/throttled per pod and per container: 997
- * series, 306 097 points) takes 3.68 MiB, under the 4 MiB tests/agent/test_metriccache.c
- * checks; upstream's TSDB is given 100 MB on disk and a 256 MiB memory limit.
+ * Sizing at the defaults and 1 s: a node series is 1801 x 12 = 21 612 bytes of points, a report
+ * series 301 x 12 = 3 612, a "last" series 11 x 12 = 132. A node of 110 pods x 2 containers with
+ * the default collectors (node and system CPU and memory, 3 BE series, cpu/memory/throttled per
+ * pod and per container: 997 series, 82 797 points) takes 1.12 MiB, under the 1.5 MiB
+ * tests/agent/test_metriccache.c checks; upstream's TSDB is given 100 MB on disk and a 256 MiB
+ * memory limit.
  */
 #define MC_RETENTION_NODE_MS    (30 * 60 * 1000)
 #define MC_RETENTION_DEFAULT_MS (300 * 1000)
+#define MC_RETENTION_LAST_MS    (10 * 1000)
 #define MC_INTERVAL_DEFAULT_MS  1000
 #define MC_MAX_SERIES_DEFAULT   16384
 /* Largest ring accepted (retention / interval + 1), so a typo cannot ask for gigabytes. */
@@ -122,9 +129,11 @@ enum mc_kind {
  */
 struct mc_config {
     int64_t interval_ms;                 /* collect interval; 0 = MC_INTERVAL_DEFAULT_MS */
-    int64_t retention_ms[MC_KIND_COUNT]; /* 0 = MC_RETENTION_NODE_MS for node_cpu_usage,
-                                          * node_memory_usage(_with_page_cache), sys_cpu_usage,
-                                          * sys_memory_usage; MC_RETENTION_DEFAULT_MS else */
+    int64_t retention_ms[MC_KIND_COUNT]; /* 0 = the kind's default: MC_RETENTION_NODE_MS for
+                                          * node_cpu_usage, node_memory_usage(_with_page_cache),
+                                          * sys_cpu_usage, sys_memory_usage; MC_RETENTION_LAST_MS
+                                          * for container kinds and pod_cpu_throttled;
+                                          * MC_RETENTION_DEFAULT_MS else */
     size_t max_series;                   /* appends that would create more fail with -ENOSPC;
                                           * 0 = MC_MAX_SERIES_DEFAULT */
 };

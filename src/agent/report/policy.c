@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "agent/metriccache/metriccache.h"
 #include "api/duration.h"
+#include "base/base.h"
 
 #define NS_PER_MIN (60LL * 1000 * 1000 * 1000)
 
@@ -100,4 +102,36 @@ void report_policy_from(const cJSON *nodemetric, struct report_policy *ret, stru
             complain(why, "nodeMemoryCollectPolicy",
                      "want usageWithoutPageCache, usageWithPageCache or usageWithHotPageCache");
     }
+}
+
+int report_policy_retain(const struct report_policy *p, struct mc *mc)
+{
+    static const enum mc_kind node_kinds[] = {MC_NODE_CPU_USAGE, MC_NODE_MEMORY_USAGE,
+                                              MC_NODE_MEMORY_USAGE_WITH_PAGE_CACHE,
+                                              MC_SYS_CPU_USAGE, MC_SYS_MEMORY_USAGE};
+    static const enum mc_kind pod_kinds[] = {MC_POD_CPU_USAGE, MC_POD_MEMORY_USAGE,
+                                             MC_POD_MEMORY_USAGE_WITH_PAGE_CACHE};
+    int64_t aggregate_ms = p->aggregate_s * 1000, node_ms = MC_RETENTION_NODE_MS;
+    int64_t pod_ms = MC_RETENTION_DEFAULT_MS;
+    int r;
+
+    if (aggregate_ms > node_ms)
+        node_ms = aggregate_ms;
+    for (size_t i = 0; i < p->ndurations; i++) {
+        int64_t ms = p->durations_ns[i] / 1000000 + (p->durations_ns[i] % 1000000 != 0);
+
+        if (ms > node_ms)
+            node_ms = ms;
+    }
+    if (aggregate_ms > pod_ms)
+        pod_ms = aggregate_ms;
+    /* The same retention for every node kind and a shorter one for pods: when one is refused,
+     * the first is, before anything changed. */
+    for (size_t i = 0; i < ARRAY_SIZE(node_kinds); i++)
+        if ((r = mc_set_retention(mc, node_kinds[i], node_ms)) < 0)
+            return r;
+    for (size_t i = 0; i < ARRAY_SIZE(pod_kinds); i++)
+        if ((r = mc_set_retention(mc, pod_kinds[i], pod_ms)) < 0)
+            return r;
+    return 0;
 }

@@ -11,6 +11,8 @@
 
 #include "base/strbuf.h"
 
+struct mc;
+
 #define REPORT_MAX_DURATIONS 16
 
 enum report_memory_policy {
@@ -37,5 +39,14 @@ void report_policy_default(struct report_policy *ret);
  * stays) and named in why (may be NULL), so one bad field does not stop reporting.
  */
 void report_policy_from(const cJSON *nodemetric, struct report_policy *ret, struct strbuf *why);
+
+/*
+ * Makes the metric cache keep what a report under p reads: the node and system usage kinds at
+ * least the longest of p's durations and its aggregate window, the pod usage kinds at least the
+ * aggregate window, each never below its default (metriccache.h). Cheap when nothing changes, so
+ * the report loop calls it before each build. Returns 0, or -EINVAL for a window longer than the
+ * cache can hold at its interval (the retentions stay as they were).
+ */
+int report_policy_retain(const struct report_policy *p, struct mc *mc);
 
 #endif
