@@ -46,9 +46,10 @@ static const char usage[] =
     "                               default auto (from the kubepods directory)\n"
     "  --enable-qos=true|false      apply the NodeSLO's QoS strategies (default true)\n"
     "  --feature-gates LIST         strategies on or off, e.g. BEMemoryEvict=true,CPUBurst=false:\n"
-    "                               BECPUSuppress (default on), CPUBurst (on), BEMemoryEvict,\n"
-    "                               MemoryEvict, MemoryAllocatableEvict, BECPUEvict, CPUEvict,\n"
-    "                               CPUAllocatableEvict (off)\n"
+    "                               BECPUSuppress (default on), CPUBurst (on), BatchResource\n"
+    "                               (on), BEMemoryEvict, MemoryEvict, MemoryAllocatableEvict,\n"
+    "                               BECPUEvict, CPUEvict, CPUAllocatableEvict, CgroupReconcile\n"
+    "                               (off)\n"
     "  --dry-run                    log the cgroup writes instead of doing them\n"
     "  --cpu-manager-policy none|static\n"
     "                               kubelet's CPU manager policy (default none)\n"
@@ -95,6 +96,8 @@ static int parse_gates(const char *list, uint32_t *gates)
         {"CPUEvict", QOS_RUNNER_F_CPU_EVICT},
         {"CPUAllocatableEvict", QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT},
         {"CPUBurst", QOS_RUNNER_F_CPU_BURST},
+        {"CgroupReconcile", QOS_RUNNER_F_CGROUP_RECONCILE},
+        {"BatchResource", QOS_RUNNER_F_BATCH_RESOURCE},
     };
 
     for (const char *p = list; *p;) {

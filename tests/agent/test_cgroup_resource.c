@@ -70,6 +70,12 @@ static void test_paths(void **state)
          "/r/" D "/memory.use_priority_oom", NULL},
         {CG_MEMORY_OOM_GROUP, "/r/memory/" D "/memory.oom.group", "/r/" D "/memory.oom.group",
          NULL},
+        {CG_MEMORY_PAGECACHE_ENABLE, "/r/memory/" D "/memory.pagecache_limit.enable",
+         "/r/" D "/memory.pagecache_limit.enable", NULL},
+        {CG_MEMORY_PAGECACHE_SIZE, "/r/memory/" D "/memory.pagecache_limit.size",
+         "/r/" D "/memory.pagecache_limit.size", NULL},
+        {CG_MEMORY_PAGECACHE_SYNC, "/r/memory/" D "/memory.pagecache_limit.sync",
+         "/r/" D "/memory.pagecache_limit.sync", NULL},
     };
     struct cg_layout l1 = {.roots = {.cgroup_root = "/r"}, .version = CG_V1};
     struct cg_layout l2 = {.roots = {.cgroup_root = "/r"}, .version = CG_V2};
@@ -236,6 +242,9 @@ static void test_validators(void **state)
         {CG_MEMORY_MIN, 0, CG_MEMORY_UNLIMITED_MIN - 1},
         {CG_MEMORY_LOW, 0, CG_MEMORY_UNLIMITED_MIN - 1},
         {CG_MEMORY_HIGH, 0, CG_MEMORY_UNLIMITED_MIN - 1},
+        {CG_MEMORY_PAGECACHE_ENABLE, 0, 1},
+        {CG_MEMORY_PAGECACHE_SIZE, 0, CG_MEMORY_UNLIMITED_MIN - 1},
+        {CG_MEMORY_PAGECACHE_SYNC, 0, 1},
     };
     static const enum cg_version versions[] = {CG_V1, CG_V2};
     char lo[32], hi[32], below[32], above[32];
@@ -267,7 +276,11 @@ static void test_validators(void **state)
         expect_format_err(v, CG_CPU_CFS_QUOTA, "-2", -ERANGE);
         /* Memory: -1 and max are unlimited, -2 is nothing. */
         expect_format(v, CG_MEMORY_LIMIT, "-1", v == CG_V1 ? "-1" : "max");
-        expect_format(v, CG_MEMORY_HIGH, "max\n", v == CG_V1 ? "-1" : "max");
+        /* memory.min, low and high say "max" on v1 too: Anolis' v1 files refuse "-1". */
+        expect_format(v, CG_MEMORY_HIGH, "max\n", "max");
+        expect_format(v, CG_MEMORY_HIGH, "-1", "max");
+        expect_format(v, CG_MEMORY_MIN, "-1", "max");
+        expect_format(v, CG_MEMORY_LOW, "max", "max");
         expect_format_err(v, CG_MEMORY_LIMIT, "-2", -ERANGE);
         /* Not unlimited-capable: max is malformed, -1 out of range. */
         expect_format_err(v, CG_CPU_SHARES, "max", -EINVAL);

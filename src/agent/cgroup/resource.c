@@ -77,17 +77,17 @@ static const struct cg_res_info table[CG_RES_COUNT] = {
     [CG_MEMORY_MIN] = {
         .name = "memory.min", .v1_subsys = "memory", .v1_file = "memory.min",
         .v2_file = "memory.min", .kind = CG_KIND_INT, .writable_v1 = true, .writable_v2 = true,
-        .unlimited_ok = true, .memory_bytes = true, .min = 0,
+        .unlimited_ok = true, .v1_max_word = true, .memory_bytes = true, .min = 0,
         .max = CG_MEMORY_UNLIMITED_MIN - 1},
     [CG_MEMORY_LOW] = {
         .name = "memory.low", .v1_subsys = "memory", .v1_file = "memory.low",
         .v2_file = "memory.low", .kind = CG_KIND_INT, .writable_v1 = true, .writable_v2 = true,
-        .unlimited_ok = true, .memory_bytes = true, .min = 0,
+        .unlimited_ok = true, .v1_max_word = true, .memory_bytes = true, .min = 0,
         .max = CG_MEMORY_UNLIMITED_MIN - 1},
     [CG_MEMORY_HIGH] = {
         .name = "memory.high", .v1_subsys = "memory", .v1_file = "memory.high",
         .v2_file = "memory.high", .kind = CG_KIND_INT, .writable_v1 = true, .writable_v2 = true,
-        .unlimited_ok = true, .memory_bytes = true, .min = 0,
+        .unlimited_ok = true, .v1_max_word = true, .memory_bytes = true, .min = 0,
         .max = CG_MEMORY_UNLIMITED_MIN - 1},
     [CG_MEMORY_WMARK_RATIO] = {
         .name = "memory.wmark_ratio", .v1_subsys = "memory", .v1_file = "memory.wmark_ratio",
@@ -113,6 +113,20 @@ static const struct cg_res_info table[CG_RES_COUNT] = {
         .name = "memory.oom.group", .v1_subsys = "memory", .v1_file = "memory.oom.group",
         .v2_file = "memory.oom.group", .kind = CG_KIND_INT, .writable_v1 = true,
         .writable_v2 = true, .min = 0, .max = 1},
+    /* The Anolis page-cache limit of a memcg (reference 3.5, pod level). */
+    [CG_MEMORY_PAGECACHE_ENABLE] = {
+        .name = "memory.pagecache_limit.enable", .v1_subsys = "memory",
+        .v1_file = "memory.pagecache_limit.enable", .v2_file = "memory.pagecache_limit.enable",
+        .kind = CG_KIND_INT, .writable_v1 = true, .writable_v2 = true, .min = 0, .max = 1},
+    [CG_MEMORY_PAGECACHE_SIZE] = {
+        .name = "memory.pagecache_limit.size", .v1_subsys = "memory",
+        .v1_file = "memory.pagecache_limit.size", .v2_file = "memory.pagecache_limit.size",
+        .kind = CG_KIND_INT, .writable_v1 = true, .writable_v2 = true, .memory_bytes = true,
+        .min = 0, .max = CG_MEMORY_UNLIMITED_MIN - 1},
+    [CG_MEMORY_PAGECACHE_SYNC] = {
+        .name = "memory.pagecache_limit.sync", .v1_subsys = "memory",
+        .v1_file = "memory.pagecache_limit.sync", .v2_file = "memory.pagecache_limit.sync",
+        .kind = CG_KIND_INT, .writable_v1 = true, .writable_v2 = true, .min = 0, .max = 1},
 };
 /* clang-format on */
 
@@ -318,7 +332,7 @@ int cg__res_format_raw(enum cg_version v, enum cg_res r, const char *value, char
         return rc;
     cg__path_start(&p, buf, size);
     if (x == CG_UNLIMITED && info->unlimited_ok) {
-        cg__path_adds(&p, v == CG_V2 ? "max" : "-1");
+        cg__path_adds(&p, v == CG_V2 || info->v1_max_word ? "max" : "-1");
     } else {
         (void)snprintf(num, sizeof(num), "%" PRId64, x);
         cg__path_adds(&p, num);

@@ -15,6 +15,9 @@
  *     v2 read is the shares value of the weight, not always the shares written.
  *   - memory limits (limit, min, low, high): bytes, CG_UNLIMITED for none (v2 "max"; v1 reads
  *     >= CG_MEMORY_UNLIMITED_MIN, 0x7FFFFFFFFFFFF000, the page-aligned LONG_MAX v1 reports).
+ *     v1 writes unlimited as "-1" to memory.limit_in_bytes but "max" to memory.min, low and
+ *     high: those exist on v1 only in Anolis kernels, which reuse the v2 handlers (they parse
+ *     "max" and refuse "-1").
  *
  * Validators (reference 1.4; kernel bounds where koordlet has none, cited at each): a write
  * outside them never reaches the kernel. The ranges are on the logical value; for shares the
@@ -55,6 +58,9 @@ enum cg_res {
     CG_MEMORY_PRIORITY,           /* rw memory/memory.priority | same (Anolis) */
     CG_MEMORY_USE_PRIORITY_OOM,   /* rw memory/memory.use_priority_oom | same (Anolis) */
     CG_MEMORY_OOM_GROUP,          /* rw memory/memory.oom.group | same */
+    CG_MEMORY_PAGECACHE_ENABLE,   /* rw memory/memory.pagecache_limit.enable | same (Anolis) */
+    CG_MEMORY_PAGECACHE_SIZE,     /* rw memory/memory.pagecache_limit.size | same (Anolis) */
+    CG_MEMORY_PAGECACHE_SYNC,     /* rw memory/memory.pagecache_limit.sync | same (Anolis) */
     CG_RES_COUNT
 };
 
@@ -74,6 +80,7 @@ struct cg_res_info {
     enum cg_kind kind;
     bool writable_v1, writable_v2;
     bool unlimited_ok; /* CG_UNLIMITED is a valid write */
+    bool v1_max_word;  /* v1 writes unlimited as "max", not "-1" (see the table) */
     bool memory_bytes; /* the kernel rounds writes down to a page */
     int64_t min, max;  /* valid logical writes (CG_KIND_INT), besides CG_UNLIMITED */
 };

@@ -20,9 +20,11 @@
 #include "agent/cgroup/resource.h"
 #include "agent/cgroup/writer.h"
 #include "agent/metriccache/metriccache.h"
+#include "agent/qos/batchresource.h"
 #include "agent/qos/cpuburst.h"
 #include "agent/qos/cpuevict.h"
 #include "agent/qos/memoryevict.h"
+#include "agent/qos/memoryqos.h"
 #include "agent/qos/nodeslo.h"
 #include "base/base.h"
 #include "base/log.h"
@@ -42,6 +44,15 @@ struct dirlist {
     size_t n, alloc;
 };
 
+/* A CFS quota burst token bucket, by container ID. */
+struct burst_limiter {
+    char *id;
+    struct qos_burst_limiter l;
+};
+
+/* unsupported_logged holds one bit per resource. */
+_Static_assert(CG_RES_COUNT <= 32, "unsupported_logged is a 32-bit mask");
+
 struct qos_runner {
     struct qos_runner_opts o;
     struct cg_writer w;
@@ -53,9 +64,13 @@ struct qos_runner {
     struct strbuf slo_why; /* the decode failure last logged, "" after a good one */
 
     bool mem_has_last;
-    int64_t mem_last_ms;
     bool cpu_started;
+    int64_t mem_last_ms;
     int64_t cpu_last_ms;
+
+    struct burst_limiter *limiters; /* sorted by id */
+    size_t nlimiters, limiters_alloc;
+    uint64_t rng; /* xorshift64* state, never 0 */
 
     uint32_t unsupported_logged[QOS_RUNNER_STRATEGY_COUNT]; /* bits (1u << enum cg_res) */
     bool error_logged[QOS_RUNNER_STRATEGY_COUNT];
@@ -89,6 +104,9 @@ const char *qos_runner_strategy_name(enum qos_runner_strategy s)
         [QOS_RUNNER_MEMORY_EVICT] = "memory_evict",
         [QOS_RUNNER_CPU_EVICT] = "cpu_evict",
         [QOS_RUNNER_CPU_BURST] = "cpu_burst",
+        [QOS_RUNNER_CFS_QUOTA_BURST] = "cfs_quota_burst",
+        [QOS_RUNNER_MEMORY_QOS] = "memory_qos",
+        [QOS_RUNNER_BATCH_RESOURCE] = "batch_resource",
     };
 
     return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "unknown";
@@ -360,6 +378,19 @@ static void note_error(struct tick *t, const char *what)
     }
 }
 
+/* A file this kernel lacks: counted each time, logged once per strategy and resource. */
+static void note_unsupported(struct tick *t, enum cg_res res)
+{
+    struct qos_runner *r = t->r;
+
+    counters(t)->unsupported++;
+    if (!(r->unsupported_logged[t->strat] & (1u << res))) {
+        r->unsupported_logged[t->strat] |= 1u << res;
+        log_info(COMP, "strategy %s: %s is not supported by this kernel, skipping it",
+                 qos_runner_strategy_name(t->strat), cg_res_info(res)->name);
+    }
+}
+
 /* cg_write() with the counting and logging rules of runner.h. */
 static int apply(struct tick *t, enum cg_res res, const char *dir, const char *value)
 {
@@ -383,12 +414,7 @@ static int apply(struct tick *t, enum cg_res res, const char *dir, const char *v
     if (rc == -ENOENT && !cgroup_dir_exists(r, res, dir))
         return rc; /* the cgroup went away (pod deleted): nothing to do */
     if (rc == -ENOENT) {
-        counters(t)->unsupported++;
-        if (!(r->unsupported_logged[t->strat] & (1u << res))) {
-            r->unsupported_logged[t->strat] |= 1u << res;
-            log_info(COMP, "strategy %s: %s is not supported by this kernel, skipping it",
-                     qos_runner_strategy_name(t->strat), cg_res_info(res)->name);
-        }
+        note_unsupported(t, res);
         return rc;
     }
     note_error(t, cg_writer_error(&r->w));
@@ -725,6 +751,490 @@ static void run_cpu_burst(struct tick *t)
     }
 }
 
+/* ---- reads of current values ---- */
+
+/* The logical value of r in cgroup dir now: 0, -ENOENT (file or cgroup absent), other -errno. */
+static int read_res(const struct qos_runner *r, enum cg_res res, const char *dir, int64_t *ret)
+{
+    struct cg_file f = CG_FILE_INIT;
+    int rc = cg_file_open_res(&f, r->o.layout, res, dir);
+
+    if (rc == 0)
+        rc = cg_read_i64(&f, r->o.layout->version, res, ret);
+    cg_file_release(&f);
+    return rc;
+}
+
+/* Quota order with CG_UNLIMITED as the largest: whether a >= b. */
+static bool quota_ge(int64_t a, int64_t b)
+{
+    if (a == CG_UNLIMITED)
+        return true;
+    return b != CG_UNLIMITED && a >= b;
+}
+
+/* ---- CPU burst (CFS quota burst) ---- */
+
+/* xorshift64*: the limiters' random initial tokens, in [0, 1). */
+static double random01(struct qos_runner *r)
+{
+    uint64_t x = r->rng;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->rng = x;
+    return (double)((x * UINT64_C(0x2545F4914F6CDD1D)) >> 11) / 9007199254740992.0;
+}
+
+/* The token bucket of container id, created zeroed ("no limiter yet") when absent. */
+static struct qos_burst_limiter *limiter_for(struct qos_runner *r, const char *id)
+{
+    size_t lo = 0, hi = r->nlimiters;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->limiters[mid].id, id);
+
+        if (c == 0)
+            return &r->limiters[mid].l;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (r->nlimiters == r->limiters_alloc) {
+        r->limiters_alloc = r->limiters_alloc ? 2 * r->limiters_alloc : 16;
+        r->limiters = xrealloc(r->limiters, r->limiters_alloc * sizeof(*r->limiters));
+    }
+    memmove(&r->limiters[lo + 1], &r->limiters[lo], (r->nlimiters - lo) * sizeof(*r->limiters));
+    r->limiters[lo] = (struct burst_limiter){.id = xstrdup(id)};
+    r->nlimiters++;
+    return &r->limiters[lo].l;
+}
+
+/* Upstream Recycle(): buckets unused for 2 x their period go (and any never started). */
+static void recycle_limiters(struct qos_runner *r, int64_t now_ms)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < r->nlimiters; i++) {
+        struct burst_limiter *e = &r->limiters[i];
+
+        if (!e->l.initialized || qos_burst_limiter_expired(&e->l, now_ms)) {
+            free(e->id);
+            continue;
+        }
+        r->limiters[k++] = *e;
+    }
+    r->nlimiters = k;
+}
+
+/*
+ * The share-pool state over the average of the last min(5 x reconcile interval, 10 s) of the
+ * node's usage and of the usage of the pods labelled LSE, LSR or BE (the only ones it subtracts).
+ */
+static enum qos_burst_node_state burst_node_state(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    int64_t window = 5 * r->o.interval_ms < 10000 ? 5 * r->o.interval_ms : 10000;
+    struct qos_share_pool_input in = {0};
+    struct qos_pod *pods = NULL;
+    enum qos_burst_node_state st;
+    struct mc_result res;
+
+    if (query(t, MC_NODE_CPU_USAGE, NULL, window, &res)) {
+        in.has_node_usage = true;
+        in.node_usage = res.avg;
+    }
+    if (t->npods)
+        pods = xcalloc(t->npods, sizeof(*pods));
+    for (size_t i = 0; i < t->npods; i++) {
+        struct qos_pod *p = &pods[i];
+        enum api_qos q = t->pods[i].qos_label;
+
+        *p = t->pods[i]; /* shallow: borrowed for the call, never released */
+        p->has_cpu_usage = false;
+        if (p->uid && (q == API_QOS_LSE || q == API_QOS_LSR || q == API_QOS_BE) &&
+            query(t, MC_POD_CPU_USAGE, p->uid, window, &res)) {
+            p->has_cpu_usage = true;
+            p->cpu_usage = res.avg;
+        }
+    }
+    in.ncpus = r->ncpus;
+    in.pods = pods;
+    in.npods = t->npods;
+    in.threshold_percent = r->slo.cpu_burst.share_pool_threshold_percent;
+    st = qos_cpuburst_node_state(&in, NULL);
+    free(pods);
+    return st;
+}
+
+/* Writes one container's quota moves; the pod's quota follows (*pod_quota tracks it). */
+static void apply_quota_burst(struct tick *t, const struct qos_burst_container_result *res,
+                              const char *pod_dir, const char *ctr_dir, int64_t *pod_quota)
+{
+    for (size_t k = 0; k < res->nwrites; k++) {
+        const struct qos_quota_write *w = &res->writes[k];
+
+        /* Upstream stops at the first failed write: the other would break the hierarchy. */
+        if (apply_i64(t, CG_CPU_CFS_QUOTA, w->pod ? pod_dir : ctr_dir, w->quota) < 0)
+            return;
+        if (w->pod)
+            *pod_quota = w->quota;
+    }
+}
+
+static void run_cfs_quota_burst(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    char pod_dir[CG_PATH_MAX], ctr_dir[CG_PATH_MAX];
+    enum qos_burst_node_state state = QOS_BURST_NODE_UNKNOWN;
+    bool have_state = false;
+
+    t->strat = QOS_RUNNER_CFS_QUOTA_BURST;
+    if (!(r->o.features & QOS_RUNNER_F_CPU_BURST))
+        return;
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct qos_pod *p = &t->pods[i];
+        struct qos_cpu_burst cfg;
+        int64_t pod_quota = CG_UNLIMITED;
+        bool has_pod_quota;
+        enum cg_qos q;
+        int rc;
+
+        if (!qos_cpuburst_pod_eligible(p) || !p->uid || !cg_qos_of(p->kube_qos, &q) ||
+            cg_pod_dir(r->o.layout->driver, q, p->uid, pod_dir, sizeof(pod_dir)) < 0)
+            continue;
+        (void)qos_cpuburst_pod_config(&r->slo.cpu_burst, p->cpu_burst, &cfg);
+        rc = read_res(r, CG_CPU_CFS_QUOTA, pod_dir, &pod_quota);
+        has_pod_quota = rc == 0;
+        if (rc < 0 && rc != -ENOENT)
+            note_error(t, "cannot read a pod's cfs quota");
+        for (size_t j = 0; j < p->ncontainers; j++) {
+            const struct qos_container *c = &p->containers[j];
+            struct qos_burst_limiter scratch = {0}, *lim = &scratch;
+            struct qos_burst_container_input in = {0};
+            struct qos_burst_container_result res;
+
+            if (!c->id || !*c->id || !c->running ||
+                qos_cpuburst_base_quota(c->limits.v[QOS_RES_CPU]) <= 0 ||
+                cg_container_dir(r->o.layout->driver, pod_dir, c->id, ctr_dir, sizeof(ctr_dir)) < 0)
+                continue;
+            rc = read_res(r, CG_CPU_CFS_QUOTA, ctr_dir, &in.current_quota);
+            if (rc < 0) {
+                if (rc != -ENOENT)
+                    note_error(t, "cannot read a container's cfs quota");
+                continue; /* upstream skips the container this round */
+            }
+            if (!have_state) {
+                state = burst_node_state(t);
+                have_state = true;
+            }
+            /* Only a limiter with a period is kept (upstream creates none otherwise). */
+            if (cfg.cfs_quota_burst_period_seconds >= 0)
+                lim = limiter_for(r, c->id);
+            in.limit_milli = c->limits.v[QOS_RES_CPU];
+            in.pod_quota = pod_quota;
+            in.has_usage = c->has_cpu_usage;
+            in.usage_cores = c->cpu_usage;
+            in.has_throttled = c->has_throttled;
+            in.throttled_last = c->throttled_ratio;
+            qos_cpuburst_container(&cfg, state, lim, &in, random01(r), t->now, &res);
+            if (res.nwrites == 0)
+                continue;
+            if (!has_pod_quota) {
+                log_debug(COMP, "pod \"%s/%s\": no pod cfs quota to move with the container's",
+                          p->namespace, p->name);
+                continue;
+            }
+            log_debug(COMP, "cfs quota burst of \"%s/%s\" container \"%s\": %lld -> %lld",
+                      p->namespace, p->name, c->name ? c->name : "", (long long)in.current_quota,
+                      (long long)res.target);
+            apply_quota_burst(t, &res, pod_dir, ctr_dir, &pod_quota);
+        }
+    }
+    recycle_limiters(r, t->now);
+}
+
+/* ---- memory QoS ---- */
+
+/* The cgroup resource of each memcg field. */
+static const enum cg_res memcg_res[QOS_MEMCG_COUNT] = {
+    [QOS_MEMCG_MIN] = CG_MEMORY_MIN,
+    [QOS_MEMCG_LOW] = CG_MEMORY_LOW,
+    [QOS_MEMCG_HIGH] = CG_MEMORY_HIGH,
+    [QOS_MEMCG_WMARK_RATIO] = CG_MEMORY_WMARK_RATIO,
+    [QOS_MEMCG_WMARK_SCALE_FACTOR] = CG_MEMORY_WMARK_SCALE_FACTOR,
+    [QOS_MEMCG_WMARK_MIN_ADJ] = CG_MEMORY_WMARK_MIN_ADJ,
+    [QOS_MEMCG_PRIORITY] = CG_MEMORY_PRIORITY,
+    [QOS_MEMCG_USE_PRIORITY_OOM] = CG_MEMORY_USE_PRIORITY_OOM,
+    [QOS_MEMCG_OOM_GROUP] = CG_MEMORY_OOM_GROUP,
+    [QOS_MEMCG_PAGECACHE_ENABLE] = CG_MEMORY_PAGECACHE_ENABLE,
+    [QOS_MEMCG_PAGECACHE_SIZE] = CG_MEMORY_PAGECACHE_SIZE,
+    [QOS_MEMCG_PAGECACHE_SYNC] = CG_MEMORY_PAGECACHE_SYNC,
+};
+
+/* The memcg values of one cgroup and its depth (0 kube QoS, 1 pod, 2 container). */
+struct memcg_dir {
+    char *dir;
+    int level;
+    struct qos_memcg m;
+};
+
+struct memcg_dirs {
+    struct memcg_dir *v;
+    size_t n, alloc;
+};
+
+static void memcg_dirs_add(struct memcg_dirs *d, const char *dir, int level,
+                           const struct qos_memcg *m)
+{
+    if (d->n == d->alloc) {
+        d->alloc = d->alloc ? 2 * d->alloc : 16;
+        d->v = xrealloc(d->v, d->alloc * sizeof(*d->v));
+    }
+    d->v[d->n++] = (struct memcg_dir){.dir = xstrdup(dir), .level = level, .m = *m};
+}
+
+static void memcg_dirs_release(struct memcg_dirs *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->v[i].dir);
+    free(d->v);
+    memset(d, 0, sizeof(*d));
+}
+
+/* min/low/high at or above the unlimited bound (memoryqos.h says MaxInt64) are "max". */
+static void memcg_value(enum qos_memcg_field f, int64_t v, char *buf, size_t size)
+{
+    if (qos_memcg_mergeable(f) && v >= CG_MEMORY_UNLIMITED_MIN)
+        (void)snprintf(buf, size, "max");
+    else
+        (void)snprintf(buf, size, "%lld", (long long)v);
+}
+
+/* Whether the new min/low/high value v is above cur (CG_UNLIMITED the largest). */
+static bool memcg_raises(int64_t v, int64_t cur)
+{
+    if (cur == CG_UNLIMITED)
+        return false;
+    return v >= CG_MEMORY_UNLIMITED_MIN || v > cur;
+}
+
+/*
+ * The resource executor's LeveledUpdateBatch: top-down, mergeable fields are raised where the
+ * new value is larger (never lowered: a child's protection must not exceed its parent's on the
+ * way) and the others written; then bottom-up, the mergeable fields get their final values. In
+ * dry-run the raising pass is left out: nothing changes, the final values say it all.
+ */
+static void apply_memcg_leveled(struct tick *t, const struct memcg_dirs *d, uint32_t supported)
+{
+    struct qos_runner *r = t->r;
+    char v[32];
+
+    for (int level = 0; level <= 2; level++)
+        for (size_t i = 0; i < d->n; i++) {
+            const struct memcg_dir *e = &d->v[i];
+
+            if (e->level != level)
+                continue;
+            for (int f = 0; f < QOS_MEMCG_COUNT; f++) {
+                uint32_t bit = 1u << f;
+                int64_t cur = 0;
+
+                if (!(e->m.set & bit & supported))
+                    continue;
+                if (!qos_memcg_mergeable(f)) {
+                    memcg_value(f, e->m.v[f], v, sizeof(v));
+                    (void)apply(t, memcg_res[f], e->dir, v);
+                    continue;
+                }
+                if (r->o.dry_run || read_res(r, memcg_res[f], e->dir, &cur) < 0 ||
+                    !memcg_raises(e->m.v[f], cur))
+                    continue;
+                memcg_value(f, e->m.v[f], v, sizeof(v));
+                (void)apply(t, memcg_res[f], e->dir, v);
+            }
+        }
+    for (int level = 2; level >= 0; level--)
+        for (size_t i = d->n; i-- > 0;) {
+            const struct memcg_dir *e = &d->v[i];
+
+            if (e->level != level)
+                continue;
+            for (int f = 0; f < QOS_MEMCG_COUNT; f++)
+                if ((e->m.set & (1u << f) & supported) && qos_memcg_mergeable(f)) {
+                    memcg_value(f, e->m.v[f], v, sizeof(v));
+                    (void)apply(t, memcg_res[f], e->dir, v);
+                }
+        }
+}
+
+/*
+ * Of the memcg fields in used, those whose file the kube root has. The others are counted
+ * unsupported once (a kernel has such a file in every memcg or in none), instead of once per
+ * pod and container every tick.
+ */
+static uint32_t memcg_supported(struct tick *t, const char *root, uint32_t used)
+{
+    char path[CG_PATH_MAX];
+    uint32_t mask = 0;
+    struct stat st;
+
+    for (int f = 0; f < QOS_MEMCG_COUNT; f++) {
+        if (!(used & (1u << f)) ||
+            cg_res_write_path(t->r->o.layout, memcg_res[f], root, path, sizeof(path)) < 0)
+            continue;
+        if (stat(path, &st) == 0)
+            mask |= 1u << f;
+        else
+            note_unsupported(t, memcg_res[f]);
+    }
+    return mask;
+}
+
+static void run_memory_qos(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const struct qos_resource_qos *node = &r->slo.resource_qos;
+    char root[CG_PATH_MAX], dir[CG_PATH_MAX], ctr_dir[CG_PATH_MAX];
+    const enum cg_qos kube_dirs[] = {CG_QOS_GUARANTEED, CG_QOS_BURSTABLE, CG_QOS_BESTEFFORT};
+    long page = sysconf(_SC_PAGESIZE);
+    struct memcg_dirs d = {0};
+    struct qos_memqos_kube kube;
+    uint32_t used = 0, supported;
+
+    t->strat = QOS_RUNNER_MEMORY_QOS;
+    /* Upstream needs the Node (allocatable memory bounds memory.high of unlimited containers). */
+    if (!(r->o.features & QOS_RUNNER_F_CGROUP_RECONCILE) || !t->has_node)
+        return;
+    if (cg_kube_root_dir(r->o.layout->driver, root, sizeof(root)) < 0 ||
+        !cgroup_dir_exists(r, CG_MEMORY_MIN, root))
+        return; /* no kube cgroups (yet) */
+
+    qos_memqos_kube_level(node, t->pods, t->npods, &kube);
+    for (size_t k = 0; k < ARRAY_SIZE(kube_dirs); k++) {
+        const struct qos_memcg *m[] = {&kube.guaranteed, &kube.burstable, &kube.besteffort};
+
+        if (cg_qos_dir(r->o.layout->driver, kube_dirs[k], dir, sizeof(dir)) >= 0)
+            memcg_dirs_add(&d, dir, 0, m[k]);
+    }
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct qos_pod *p = &t->pods[i];
+        struct qos_memory_qos cfg;
+        struct qos_memcg m;
+        enum cg_qos q;
+        int rc;
+
+        if (!p->active || !p->uid || !cg_qos_of(p->kube_qos, &q) ||
+            cg_pod_dir(r->o.layout->driver, q, p->uid, dir, sizeof(dir)) < 0)
+            continue;
+        rc = qos_memqos_pod_config(node, p, &cfg);
+        if (rc == -ENOENT)
+            continue; /* no QoS class: upstream has no config for it */
+        if (rc < 0)
+            log_debug(COMP, "pod \"%s/%s\": cannot decode annotation %s, using the node's",
+                      p->namespace, p->name, QOS_ANNOTATION_MEMORY_QOS);
+        qos_memqos_pod(&cfg, p, &m);
+        memcg_dirs_add(&d, dir, 1, &m);
+        for (size_t j = 0; j < p->ncontainers; j++) {
+            const struct qos_container *c = &p->containers[j];
+
+            if (!c->id || !*c->id ||
+                cg_container_dir(r->o.layout->driver, dir, c->id, ctr_dir, sizeof(ctr_dir)) < 0)
+                continue;
+            qos_memqos_container(&cfg, p, c, t->node.allocatable.v[QOS_RES_MEMORY],
+                                 page > 0 ? page : 4096, &m);
+            memcg_dirs_add(&d, ctr_dir, 2, &m);
+        }
+    }
+    for (size_t i = 0; i < d.n; i++)
+        used |= d.v[i].m.set;
+    supported = memcg_supported(t, root, used);
+    if (supported)
+        apply_memcg_leveled(t, &d, supported);
+    memcg_dirs_release(&d);
+}
+
+/* ---- batch resources ---- */
+
+/* Upstream acts only on pods the webhook gave an extended-resource-spec: those with batch
+ * resources in some container. */
+static bool has_batch_resources(const struct qos_pod *p)
+{
+    for (size_t i = 0; i < p->ncontainers; i++) {
+        const struct qos_container *c = &p->containers[i];
+
+        if (c->requests.v[QOS_RES_BATCH_CPU] > 0 || c->limits.v[QOS_RES_BATCH_CPU] > 0 ||
+            c->requests.v[QOS_RES_BATCH_MEMORY] > 0 || c->limits.v[QOS_RES_BATCH_MEMORY] > 0)
+            return true;
+    }
+    return false;
+}
+
+/* Annotation node.koordinator.sh/cpu-normalization-ratio of the Node; 0 when absent or bad. */
+static double normalization_ratio(const cJSON *node)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(node, "metadata");
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    const char *s = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(ann, "node.koordinator.sh/cpu-normalization-ratio"));
+    double v;
+
+    return s && parse_double(s, &v) == 0 && v > 0 ? v : 0;
+}
+
+static void apply_batch(struct tick *t, const char *dir, const struct qos_batch_values *v)
+{
+    (void)apply_i64(t, CG_CPU_SHARES, dir, v->cpu_shares);
+    (void)apply_i64(t, CG_CPU_CFS_QUOTA, dir, v->cfs_quota);
+    (void)apply_i64(t, CG_MEMORY_LIMIT, dir, v->memory_limit);
+}
+
+static void run_batch_resource(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const struct qos_threshold *th = &r->slo.threshold;
+    char pod_dir[CG_PATH_MAX], ctr_dir[CG_PATH_MAX];
+    struct qos_batch_node node = {0};
+
+    t->strat = QOS_RUNNER_BATCH_RESOURCE;
+    if (!(r->o.features & QOS_RUNNER_F_BATCH_RESOURCE))
+        return;
+    /* The BestEffort QoS-level quota governs while suppression uses it (reference 3.1). */
+    node.suppress_cfs_quota = th->enable && th->cpu_suppress_policy == QOS_SUPPRESS_CFS_QUOTA;
+    node.normalization_ratio = normalization_ratio(t->node_json);
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct qos_pod *p = &t->pods[i];
+        struct qos_batch_values pv, cv;
+        int64_t cur = CG_UNLIMITED;
+        bool pod_first;
+        enum cg_qos q;
+
+        if (!p->active || !qos_batch_applies(p) || !has_batch_resources(p) || !p->uid ||
+            !cg_qos_of(p->kube_qos, &q) ||
+            cg_pod_dir(r->o.layout->driver, q, p->uid, pod_dir, sizeof(pod_dir)) < 0)
+            continue;
+        qos_batch_pod(p, &node, &pv);
+        /* cgroup v1 refuses a child quota above its parent's: a growing pod goes first. */
+        pod_first = read_res(r, CG_CPU_CFS_QUOTA, pod_dir, &cur) < 0 || quota_ge(pv.cfs_quota, cur);
+        if (pod_first)
+            apply_batch(t, pod_dir, &pv);
+        for (size_t j = 0; j < p->ncontainers; j++) {
+            const struct qos_container *c = &p->containers[j];
+
+            if (!c->id || !*c->id ||
+                cg_container_dir(r->o.layout->driver, pod_dir, c->id, ctr_dir, sizeof(ctr_dir)) < 0)
+                continue;
+            qos_batch_container(c, &node, &cv);
+            apply_batch(t, ctr_dir, &cv);
+        }
+        if (!pod_first)
+            apply_batch(t, pod_dir, &pv);
+    }
+}
+
 /* ---- the tick ---- */
 
 static void update_slo(struct qos_runner *r, const cJSON *nodeslo)
@@ -804,8 +1314,10 @@ int qos_runner_tick(struct qos_runner *r, int64_t wall_ms)
     load_pods(&t);
 
     {
-        static void (*const strategies[])(struct tick *) = {run_cpu_suppress, run_memory_evict,
-                                                            run_cpu_evict, run_cpu_burst};
+        static void (*const strategies[])(struct tick *) = {
+            run_cpu_suppress,    run_memory_evict, run_cpu_evict,      run_cpu_burst,
+            run_cfs_quota_burst, run_memory_qos,   run_batch_resource,
+        };
 
         for (size_t i = 0; i < ARRAY_SIZE(strategies); i++) {
             t.strat_failed = false;
@@ -852,6 +1364,15 @@ int qos_runner_new(const struct qos_runner_opts *opts, struct qos_runner **ret)
     CHECK(pthread_cond_init(&r->cond, &ca) == 0);
     (void)pthread_condattr_destroy(&ca);
     read_topology(r);
+    r->rng = r->o.random_seed;
+    if (!r->rng) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        r->rng = ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)r;
+    }
+    if (!r->rng)
+        r->rng = 1;
     *ret = r;
     return 0;
 }
@@ -865,6 +1386,9 @@ void qos_runner_free(struct qos_runner *r)
     (void)pthread_mutex_destroy(&r->thread_lock);
     (void)pthread_mutex_destroy(&r->lock);
     strbuf_release(&r->slo_why);
+    for (size_t i = 0; i < r->nlimiters; i++)
+        free(r->limiters[i].id);
+    free(r->limiters);
     free(r->cpus);
     free(r);
 }

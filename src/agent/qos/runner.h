@@ -19,14 +19,36 @@
  *      (also after the first tick, upstream's "after start");
  *   4. CPU burst (3.4), cpu.cfs_burst_us part: per container and pod; 0 when the policy does not
  *      enable it.
- * Not applied yet: the CFS quota burst of 3.4, memory QoS (3.5), resctrl (3.6), system config
- * (3.7), group identity (3.8) and batch resources (3.9). Node-reserved and SYSTEM-exclusive
- * CPUs (NodeResourceTopology) are not subtracted from the BE cpuset yet, and usage of pods
- * missing from the pod list is not counted as non-BE (the metric cache cannot list them).
+ *   5. CPU burst (3.4), CFS quota burst (gate CPUBurst too): per running container with a CPU
+ *      limit, its cfs quota scaled up while throttled (x 1.2, at most cfsQuotaBurstPercent of
+ *      the base limit x 100) and down (x 0.8) when the share pool is overloaded or the
+ *      container's token bucket is empty; the pod's quota moves by the same delta (pod first
+ *      when growing, container first when shrinking). A policy without it resets the quota to
+ *      the base. Token buckets are kept per container ID and dropped after 2 x their period
+ *      unused.
+ *   6. memory QoS (3.5, gate CgroupReconcile): memory.min/low/high, the Anolis watermark,
+ *      priority and page-cache files, and memory.oom.group, on the kube root, Burstable and
+ *      BestEffort directories, pod and container directories, written with the resource
+ *      executor's leveled update (min/low/high only raised top-down, then the final values
+ *      bottom-up). Disabled classes carry the neutral values (min 0, low 0, high max), so
+ *      disabling restores the kernel defaults. A file the kube root lacks is unsupported:
+ *      counted once per tick and skipped at every level.
+ *   7. batch resources (3.9, gate BatchResource): cpu.shares, cfs quota and memory limit of the
+ *      pods labelled BE that have batch-cpu or batch-memory, and of their containers, from
+ *      those requests and limits (quota -1 while the NodeSLO suppresses BE CPU by cfsQuota;
+ *      divided by the node's cpu-normalization-ratio annotation above 1). The pod's quota is
+ *      written before its containers' when it grows, after them when it shrinks (a v1 child
+ *      may not exceed its parent).
+ * Not applied yet: resctrl (3.6), system config (3.7) and group identity (3.8). Node-reserved
+ * and SYSTEM-exclusive CPUs (NodeResourceTopology) are not subtracted from the BE cpuset yet,
+ * and usage of pods missing from the pod list is not counted as non-BE (the metric cache
+ * cannot list them).
  *
  * NodeSLO: decoded with qos_slo_from_nodeslo() each tick; an absent NodeSLO means the defaults;
  * one that fails to decode keeps the last good configuration, and the reason is logged once (again
- * only when it changes).
+ * only when it changes). Upstream's CPU burst and memory QoS do nothing without a NodeSLO; here
+ * the defaults apply, which write the kernel's and kubelet's own values (burst 0, quota at the
+ * limit, memory.min/low 0, memory.high max).
  *
  * Errors of single writes never stop a tick: they are counted per strategy (struct
  * qos_runner_stats) and logged at warn once per strategy until a tick of it succeeds again. A
@@ -59,10 +81,14 @@ enum qos_runner_strategy {
     QOS_RUNNER_MEMORY_EVICT,
     QOS_RUNNER_CPU_EVICT,
     QOS_RUNNER_CPU_BURST,
+    QOS_RUNNER_CFS_QUOTA_BURST,
+    QOS_RUNNER_MEMORY_QOS,
+    QOS_RUNNER_BATCH_RESOURCE,
     QOS_RUNNER_STRATEGY_COUNT,
 };
 
-/* "cpu_suppress", "memory_evict", "cpu_evict", "cpu_burst". */
+/* "cpu_suppress", "memory_evict", "cpu_evict", "cpu_burst", "cfs_quota_burst", "memory_qos",
+ * "batch_resource". */
 const char *qos_runner_strategy_name(enum qos_runner_strategy s);
 
 /* The koordlet feature gates the runner honours (reference 3, intro). */
@@ -74,9 +100,12 @@ enum qos_runner_features {
     QOS_RUNNER_F_BE_CPU_EVICT = 1 << 4,             /* off */
     QOS_RUNNER_F_CPU_EVICT = 1 << 5,                /* off */
     QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT = 1 << 6,    /* off */
-    QOS_RUNNER_F_CPU_BURST = 1 << 7,                /* on */
+    QOS_RUNNER_F_CPU_BURST = 1 << 7,                /* on: cfs_burst_us and CFS quota burst */
+    QOS_RUNNER_F_CGROUP_RECONCILE = 1 << 12,        /* off: memory QoS */
+    QOS_RUNNER_F_BATCH_RESOURCE = 1 << 13,          /* on (a runtime-hook gate upstream) */
 };
-#define QOS_RUNNER_F_DEFAULT (QOS_RUNNER_F_BE_CPU_SUPPRESS | QOS_RUNNER_F_CPU_BURST)
+#define QOS_RUNNER_F_DEFAULT                                                                       \
+    (QOS_RUNNER_F_BE_CPU_SUPPRESS | QOS_RUNNER_F_CPU_BURST | QOS_RUNNER_F_BATCH_RESOURCE)
 
 /*
  * Returns a new JSON tree the runner owns (it cJSON_Delete()s it after the tick), or NULL when
@@ -117,6 +146,9 @@ struct qos_runner_opts {
     uint32_t features;                              /* enum qos_runner_features bits */
     int64_t interval_ms;                            /* reconcile interval; 0 = 1000 */
     int64_t collect_interval_ms; /* the collector's interval (BECPUEvict window); 0 = 1000 */
+    /* Seeds the random initial tokens of the CFS quota burst limiters (upstream
+     * rand.Float64()); 0: seeded from the clock. Tests fix it. */
+    uint64_t random_seed;
 };
 
 /* Defaults: no sources, features QOS_RUNNER_F_DEFAULT, kubelet policy none, 1 s intervals. */
