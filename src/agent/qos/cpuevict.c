@@ -187,22 +187,6 @@ int qos_cpuevict_usage_release(const struct qos_threshold *cfg, int64_t capacity
     return 1;
 }
 
-static int cmp_by_used(const void *pa, const void *pb)
-{
-    const struct qos_evict_victim *a = pa, *b = pb;
-    int c = qos__victim_cmp_priority(a, b);
-
-    return c ? c : qos__cmp_i64(b->used, a->used);
-}
-
-static int cmp_by_request(const void *pa, const void *pb)
-{
-    const struct qos_evict_victim *a = pa, *b = pb;
-    int c = qos__victim_cmp_priority(a, b);
-
-    return c ? c : qos__cmp_i64(b->request, a->request);
-}
-
 size_t qos_cpuevict_victims(const struct qos_pod *pods, size_t npods, int32_t priority_threshold,
                             bool by_request, struct qos_evict_victim *ret)
 {
@@ -211,23 +195,17 @@ size_t qos_cpuevict_victims(const struct qos_pod *pods, size_t npods, int32_t pr
 
     for (size_t i = 0; i < npods; i++) {
         const struct qos_pod *p = &pods[i];
-        int32_t prio = qos_pod_priority_value(p);
         struct qos_evict_victim *v = &ret[n];
         enum qos_res name;
 
-        if (!p->active || prio > priority_threshold || !p->eviction_enabled || !p->has_cpu_usage ||
-            !qos_evict_policy_allows(p->eviction_policy, feature))
+        if (!qos__victim_init(p, priority_threshold, feature, p->has_cpu_usage, v))
             continue;
-        memset(v, 0, sizeof(*v));
-        v->pod = p;
-        v->priority = prio;
-        v->label_priority = p->has_sub_priority ? p->sub_priority : prio;
         v->used = (int64_t)(p->cpu_usage * 1000);
         v->request = by_request ? qos_pod_class_request(p, QOS_RES_CPU, &name)
                                 : qos_pod_sum_requests(p, QOS_RES_BATCH_CPU);
         n++;
     }
-    qos__sort(ret, n, sizeof(*ret), by_request ? cmp_by_request : cmp_by_used);
+    qos__victims_sort(ret, n, by_request);
     return n;
 }
 

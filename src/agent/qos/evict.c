@@ -129,7 +129,22 @@ bool qos_evicted_contains(const struct qos_evicted *e, const char *uid, int64_t 
 
 /* ---- victims ---- */
 
-int qos__victim_cmp_priority(const struct qos_evict_victim *a, const struct qos_evict_victim *b)
+bool qos__victim_init(const struct qos_pod *p, int32_t priority_threshold, const char *feature,
+                      bool has_usage, struct qos_evict_victim *v)
+{
+    int32_t prio = qos_pod_priority_value(p);
+
+    if (!p->active || prio > priority_threshold || !p->eviction_enabled || !has_usage ||
+        !qos_evict_policy_allows(p->eviction_policy, feature))
+        return false;
+    memset(v, 0, sizeof(*v));
+    v->pod = p;
+    v->priority = prio;
+    v->label_priority = p->has_sub_priority ? p->sub_priority : prio;
+    return true;
+}
+
+static int cmp_priority(const struct qos_evict_victim *a, const struct qos_evict_victim *b)
 {
     int c = qos__cmp_i64(a->pod->eviction_priority, b->pod->eviction_priority);
 
@@ -138,6 +153,27 @@ int qos__victim_cmp_priority(const struct qos_evict_victim *a, const struct qos_
     if (!c)
         c = qos__cmp_i64(a->label_priority, b->label_priority);
     return c;
+}
+
+static int cmp_by_used(const void *pa, const void *pb)
+{
+    const struct qos_evict_victim *a = pa, *b = pb;
+    int c = cmp_priority(a, b);
+
+    return c ? c : qos__cmp_i64(b->used, a->used);
+}
+
+static int cmp_by_request(const void *pa, const void *pb)
+{
+    const struct qos_evict_victim *a = pa, *b = pb;
+    int c = cmp_priority(a, b);
+
+    return c ? c : qos__cmp_i64(b->request, a->request);
+}
+
+void qos__victims_sort(struct qos_evict_victim *v, size_t n, bool by_request)
+{
+    qos__sort(v, n, sizeof(*v), by_request ? cmp_by_request : cmp_by_used);
 }
 
 /* ---- rounds ---- */

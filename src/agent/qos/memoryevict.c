@@ -178,22 +178,6 @@ size_t qos_memevict_be_victims(const struct qos_pod *pods, size_t npods,
     return n;
 }
 
-static int cmp_by_used(const void *pa, const void *pb)
-{
-    const struct qos_evict_victim *a = pa, *b = pb;
-    int c = qos__victim_cmp_priority(a, b);
-
-    return c ? c : qos__cmp_i64(b->used, a->used);
-}
-
-static int cmp_by_request(const void *pa, const void *pb)
-{
-    const struct qos_evict_victim *a = pa, *b = pb;
-    int c = qos__victim_cmp_priority(a, b);
-
-    return c ? c : qos__cmp_i64(b->request, a->request);
-}
-
 size_t qos_memevict_victims(const struct qos_pod *pods, size_t npods, int32_t priority_threshold,
                             bool by_request, struct qos_evict_victim *ret)
 {
@@ -203,21 +187,16 @@ size_t qos_memevict_victims(const struct qos_pod *pods, size_t npods, int32_t pr
 
     for (size_t i = 0; i < npods; i++) {
         const struct qos_pod *p = &pods[i];
-        int32_t prio = qos_pod_priority_value(p);
+        struct qos_evict_victim *v = &ret[n];
         enum qos_res name;
 
-        if (!p->active || !qos_evict_policy_allows(p->eviction_policy, feature) ||
-            prio > priority_threshold || !p->eviction_enabled || !p->has_memory_usage)
+        if (!qos__victim_init(p, priority_threshold, feature, p->has_memory_usage, v))
             continue;
-        memset(&ret[n], 0, sizeof(ret[n]));
-        ret[n].pod = p;
-        ret[n].priority = prio;
-        ret[n].label_priority = p->has_sub_priority ? p->sub_priority : prio;
-        ret[n].used = (int64_t)p->memory_usage;
-        ret[n].request = qos_pod_class_request(p, QOS_RES_MEMORY, &name);
+        v->used = (int64_t)p->memory_usage;
+        v->request = qos_pod_class_request(p, QOS_RES_MEMORY, &name);
         n++;
     }
-    qos__sort(ret, n, sizeof(*ret), by_request ? cmp_by_request : cmp_by_used);
+    qos__victims_sort(ret, n, by_request);
     return n;
 }
 

@@ -47,17 +47,27 @@ int qos__json_int(const cJSON *v, int64_t min, int64_t max, int64_t *ret);
 void qos__sort(void *base, size_t n, size_t size, int (*cmp)(const void *a, const void *b));
 
 struct qos_evict_victim;
+struct qos_pod;
 
 /*
- * Sort order of the priority-threshold evictors (MemoryEvict, CPUEvict and the allocatable
- * ones) on struct qos_evict_victim: annotation eviction-priority ascending, then priority value
- * ascending, then label priority ascending; 0 leaves the tie to the caller's last key.
+ * The candidates of the priority-threshold evictors (MemoryEvict, CPUEvict and the allocatable
+ * ones). qos__victim_init() clears *v and fills pod, priority and label priority when p may be
+ * evicted for feature: active, priority value at most priority_threshold, eviction enabled,
+ * allowed by its eviction policy, and has_usage (its usage of the resource was sampled); false
+ * otherwise. used and request are the caller's to set.
  */
-int qos__victim_cmp_priority(const struct qos_evict_victim *a, const struct qos_evict_victim *b);
+bool qos__victim_init(const struct qos_pod *p, int32_t priority_threshold, const char *feature,
+                      bool has_usage, struct qos_evict_victim *v);
+
+/*
+ * Sorts those candidates: annotation eviction-priority ascending, then priority value
+ * ascending, then label priority ascending, then the larger used (by_request: the larger
+ * request) first.
+ */
+void qos__victims_sort(struct qos_evict_victim *v, size_t n, bool by_request);
 
 struct qos_evict_task;
 struct qos_node;
-struct qos_pod;
 
 /*
  * The allocatable evictors' release (MemoryAllocatableEvict, CPUAllocatableEvict) into
