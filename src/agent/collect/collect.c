@@ -20,7 +20,8 @@
 
 /* Counters of one cgroup (a pod's or a container's) between rounds. */
 struct cgroup_state {
-    char dir[CG_PATH_MAX / 4]; /* relative cgroup dir */
+    char *dir; /* relative cgroup dir, exactly sized (330 of them on a node of 110 pods);
+                * "" when it cannot be named */
     struct cg_file cpu, cpustat, memstat;
     int64_t cpu_ns, mono_ns; /* last cumulative CPU time and when it was read */
     int64_t periods, throttled;
@@ -58,23 +59,34 @@ struct collector {
     struct collect_stats stats;
 };
 
-static void cgroup_state_init(struct cgroup_state *s)
+/* dir_r: what naming the directory returned; dir is used when it is >= 0. */
+static void cgroup_state_init(struct cgroup_state *s, int dir_r, const char *dir)
 {
     memset(s, 0, sizeof(*s));
+    s->dir = xstrdup(dir_r < 0 ? "" : dir);
     cg_file_init(&s->cpu);
     cg_file_init(&s->cpustat);
     cg_file_init(&s->memstat);
 }
 
-static void cgroup_state_release(struct cgroup_state *s)
+/* Closes the files; they are opened afresh when next read. */
+static void cgroup_state_close(struct cgroup_state *s)
 {
     cg_file_release(&s->cpu);
     cg_file_release(&s->cpustat);
     cg_file_release(&s->memstat);
 }
 
+static void cgroup_state_release(struct cgroup_state *s)
+{
+    cgroup_state_close(s);
+    free(s->dir);
+    s->dir = NULL;
+}
+
 int collect_new(const struct collect_opts *opts, struct collector **ret)
 {
+    char dir[CG_PATH_MAX];
     struct collector *c;
 
     if (!opts->layout || !opts->mc)
@@ -89,7 +101,6 @@ int collect_new(const struct collect_opts *opts, struct collector **ret)
     cg_file_init(&c->be_quota);
     cg_file_init(&c->be_period);
     cg_file_init(&c->be_cpuset);
-    cgroup_state_init(&c->be);
     if (cg_join_path(opts->layout->roots.proc_root, "stat", c->proc_stat_path,
                      sizeof(c->proc_stat_path)) < 0 ||
         cg_join_path(opts->layout->roots.proc_root, "meminfo", c->meminfo_path,
@@ -97,7 +108,8 @@ int collect_new(const struct collect_opts *opts, struct collector **ret)
         free(c);
         return -ENAMETOOLONG;
     }
-    (void)cg_qos_dir(opts->layout->driver, CG_QOS_BESTEFFORT, c->be.dir, sizeof(c->be.dir));
+    cgroup_state_init(&c->be, cg_qos_dir(opts->layout->driver, CG_QOS_BESTEFFORT, dir, sizeof(dir)),
+                      dir);
     *ret = c;
     return 0;
 }
@@ -185,7 +197,7 @@ static int read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mono
         cg_read_memory_stat(&s->memstat, v, &ms) < 0) {
         /* Not there yet, or gone: open afresh next round, and seed again. */
         c->stats.read_errors++;
-        cgroup_state_release(s);
+        cgroup_state_close(s);
         s->seeded = false;
         return READ_FAILED;
     }
@@ -307,6 +319,7 @@ static int64_t batch_cpu_request(const cJSON *pod)
 static struct pod *track_pod(struct collector *c, const cJSON *obj, const char *uid)
 {
     struct pod *p = find_pod(c, uid);
+    char dir[CG_PATH_MAX];
     const cJSON *cs;
 
     if (!p) {
@@ -315,9 +328,8 @@ static struct pod *track_pod(struct collector *c, const cJSON *obj, const char *
         memset(p, 0, sizeof(*p));
         p->uid = xstrdup(uid);
         p->qos = cgroup_qos(obj);
-        cgroup_state_init(&p->cg);
-        if (cg_pod_dir(c->o.layout->driver, p->qos, uid, p->cg.dir, sizeof(p->cg.dir)) < 0)
-            p->cg.dir[0] = '\0';
+        cgroup_state_init(&p->cg, cg_pod_dir(c->o.layout->driver, p->qos, uid, dir, sizeof(dir)),
+                          dir);
     }
     p->seen = true;
     p->be_label = api_qos_by_name(get_str(get(get(obj, "metadata"), "labels"),
@@ -336,10 +348,9 @@ static struct pod *track_pod(struct collector *c, const cJSON *obj, const char *
             k = &p->ctrs[p->nctrs++];
             memset(k, 0, sizeof(*k));
             k->id = xstrdup(id);
-            cgroup_state_init(&k->cg);
-            if (cg_container_dir(c->o.layout->driver, p->cg.dir, id, k->cg.dir, sizeof(k->cg.dir)) <
-                0)
-                k->cg.dir[0] = '\0';
+            cgroup_state_init(
+                &k->cg, cg_container_dir(c->o.layout->driver, p->cg.dir, id, dir, sizeof(dir)),
+                dir);
         }
         k->seen = true;
     }
