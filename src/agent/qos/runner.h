@@ -19,10 +19,31 @@
  *      (also after the first tick, upstream's "after start");
  *   4. CPU burst (3.4), cpu.cfs_burst_us part: per container and pod; 0 when the policy does not
  *      enable it.
- * Not applied yet: the CFS quota burst of 3.4, memory QoS (3.5), resctrl (3.6), system config
- * (3.7), group identity (3.8) and batch resources (3.9). Node-reserved and SYSTEM-exclusive
- * CPUs (NodeResourceTopology) are not subtracted from the BE cpuset yet, and usage of pods
- * missing from the pod list is not counted as non-BE (the metric cache cannot list them).
+ *   5. resctrl (3.6; gate RdtResctrl, on): under the resctrl root, the groups LSR, LS and BE
+ *      (made when missing) get their class's L3 mask over the cache ids of the root schemata
+ *      and the ways of info/L3/cbm_mask, and an MB line when info/MB exists (Intel percent, or
+ *      AMD's scale when <proc>/cpuinfo says AuthenticAMD); a disabled class gets the neutral
+ *      0-100 %, 100 %. The TIDs of each active pod of an enabled class (every cgroup under its
+ *      pod cgroup: containers and sandbox; v1 cpu "tasks", v2 "cgroup.threads") not yet in its
+ *      group's "tasks" are written there; nothing moves pods out. Without info/L3/cbm_mask
+ *      (resctrl not mounted, or no L3 CAT) the strategy is unsupported: upstream mounts resctrl
+ *      itself, the runner does not.
+ *   6. system config (3.7; gate SystemConfig, off): min_free_kbytes, watermark_scale_factor,
+ *      memcg reap_background, sched_group_identity_enabled, sched_idle_saver_wmark and
+ *      pagecache_limit/enabled under the proc and sys roots, and the sched_features switches
+ *      (debugfs under the sys root), from spec.systemStrategy and the Node's memory capacity
+ *      (nothing without a Node). Not upstream: the value a file held before the runner first
+ *      changed it is kept, and written back once the NodeSLO no longer sets it (or sets it out
+ *      of range); upstream leaves the last value in place.
+ *   7. group identity (3.8; gate GroupIdentity, on): cpu.bvt_warp_ns of the kube root (0), the
+ *      Burstable and BestEffort directories, each pod and every cgroup under it (containers and
+ *      sandbox); when a class enables it, first sched_core 0 and sched_group_identity_enabled 1
+ *      where those sysctls exist. Disabled classes carry 0, so disabling writes 0 back. Without
+ *      cpu.bvt_warp_ns on the kube root (not an Anolis kernel) the strategy is unsupported.
+ * Not applied yet: the CFS quota burst of 3.4, memory QoS (3.5) and batch resources (3.9).
+ * Node-reserved and SYSTEM-exclusive CPUs (NodeResourceTopology) are not subtracted from the BE
+ * cpuset yet, and usage of pods missing from the pod list is not counted as non-BE (the metric
+ * cache cannot list them).
  *
  * NodeSLO: decoded with qos_slo_from_nodeslo() each tick; an absent NodeSLO means the defaults;
  * one that fails to decode keeps the last good configuration, and the reason is logged once (again
@@ -30,8 +51,11 @@
  *
  * Errors of single writes never stop a tick: they are counted per strategy (struct
  * qos_runner_stats) and logged at warn once per strategy until a tick of it succeeds again. A
- * file the kernel lacks (ENOENT in an existing cgroup directory) is "unsupported": counted, and
- * logged once per strategy and resource.
+ * file the kernel lacks (ENOENT in an existing cgroup directory, a missing sysctl, no resctrl,
+ * no cpu.bvt_warp_ns on the kube root) is "unsupported": counted each time it is skipped, and
+ * logged once per strategy and file. sysctls, resctrl files and sched_features go through the
+ * writer's cg_write_file()/cg_append_file(): the same skip of identical values, read-back and
+ * dry run as cgroup files.
  *
  * Thread safety: qos_runner_tick() and qos_runner_stats() may be called from any thread (a mutex
  * serialises ticks); the callbacks run on the ticking thread, with the runner's lock held, and
@@ -59,13 +83,18 @@ enum qos_runner_strategy {
     QOS_RUNNER_MEMORY_EVICT,
     QOS_RUNNER_CPU_EVICT,
     QOS_RUNNER_CPU_BURST,
+    QOS_RUNNER_RESCTRL,
+    QOS_RUNNER_SYSTEM_CONFIG,
+    QOS_RUNNER_GROUP_IDENTITY,
     QOS_RUNNER_STRATEGY_COUNT,
 };
 
-/* "cpu_suppress", "memory_evict", "cpu_evict", "cpu_burst". */
+/* "cpu_suppress", "memory_evict", "cpu_evict", "cpu_burst", "resctrl", "system_config",
+ * "group_identity". */
 const char *qos_runner_strategy_name(enum qos_runner_strategy s);
 
-/* The koordlet feature gates the runner honours (reference 3, intro). */
+/* The koordlet feature gates the runner honours (reference 3, intro; GroupIdentity is a runtime
+ * hook gate upstream, set through the same --feature-gates). */
 enum qos_runner_features {
     QOS_RUNNER_F_BE_CPU_SUPPRESS = 1 << 0,          /* on by default */
     QOS_RUNNER_F_BE_MEMORY_EVICT = 1 << 1,          /* off */
@@ -75,8 +104,13 @@ enum qos_runner_features {
     QOS_RUNNER_F_CPU_EVICT = 1 << 5,                /* off */
     QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT = 1 << 6,    /* off */
     QOS_RUNNER_F_CPU_BURST = 1 << 7,                /* on */
+    QOS_RUNNER_F_RDT_RESCTRL = 1 << 16,             /* on: RdtResctrl */
+    QOS_RUNNER_F_SYSTEM_CONFIG = 1 << 17,           /* off: SystemConfig */
+    QOS_RUNNER_F_GROUP_IDENTITY = 1 << 18,          /* on: GroupIdentity */
 };
-#define QOS_RUNNER_F_DEFAULT (QOS_RUNNER_F_BE_CPU_SUPPRESS | QOS_RUNNER_F_CPU_BURST)
+#define QOS_RUNNER_F_DEFAULT                                                                       \
+    (QOS_RUNNER_F_BE_CPU_SUPPRESS | QOS_RUNNER_F_CPU_BURST | QOS_RUNNER_F_RDT_RESCTRL |            \
+     QOS_RUNNER_F_GROUP_IDENTITY)
 
 /*
  * Returns a new JSON tree the runner owns (it cJSON_Delete()s it after the tick), or NULL when
@@ -124,7 +158,7 @@ void qos_runner_opts_init(struct qos_runner_opts *ret);
 
 /* Per-strategy counters since the runner was created. */
 struct qos_runner_counters {
-    uint64_t writes;      /* cgroup files changed */
+    uint64_t writes;      /* files changed (resctrl: also groups made and TIDs moved) */
     uint64_t unchanged;   /* writes skipped: the file held the value */
     uint64_t dry_run;     /* writes logged instead of done */
     uint64_t evictions;   /* pods evicted (through the callback) */
