@@ -25,7 +25,8 @@ static const char usage[] =
     "The node agent (koordlet): collects this node's and its pods' CPU and memory usage from\n"
     "/proc and cgroups every collect interval, keeps a bounded history in memory, reports the\n"
     "NodeMetric status to koord manager (PUT .../nodemetrics/NAME/status), and applies the\n"
-    "NodeSLO's QoS strategies (BE CPU suppression, CPU burst, BE evictions) to the cgroups.\n"
+    "NodeSLO's QoS strategies (BE CPU suppression, CPU burst, BE evictions, group identity)\n"
+    "to the cgroups, and resctrl and system config to the host.\n"
     "\n"
     "  --node-name NAME             this node (default $NODE_NAME)\n"
     "  --kubeconfig FILE            API server and the node's credentials (default\n"
@@ -47,10 +48,11 @@ static const char usage[] =
     "  --enable-qos=true|false      apply the NodeSLO's QoS strategies (default true)\n"
     "  --feature-gates LIST         strategies on or off, e.g. BEMemoryEvict=true,CPUBurst=false:\n"
     "                               BECPUSuppress (default on), CPUBurst (on), BatchResource\n"
-    "                               (on), BEMemoryEvict, MemoryEvict, MemoryAllocatableEvict,\n"
-    "                               BECPUEvict, CPUEvict, CPUAllocatableEvict, CgroupReconcile\n"
-    "                               (off)\n"
-    "  --dry-run                    log the cgroup writes instead of doing them\n"
+    "                               (on), RdtResctrl (on), GroupIdentity (on), BEMemoryEvict,\n"
+    "                               MemoryEvict, MemoryAllocatableEvict, BECPUEvict, CPUEvict,\n"
+    "                               CPUAllocatableEvict, CgroupReconcile, SystemConfig (off)\n"
+    "  --dry-run                    log the cgroup, sysctl and resctrl writes instead of doing\n"
+    "                               them\n"
     "  --cpu-manager-policy none|static\n"
     "                               kubelet's CPU manager policy (default none)\n"
     "  --listen HOST:PORT           /healthz and /metrics (default 127.0.0.1:9316; \"\" = none)\n"
@@ -98,6 +100,9 @@ static int parse_gates(const char *list, uint32_t *gates)
         {"CPUBurst", QOS_RUNNER_F_CPU_BURST},
         {"CgroupReconcile", QOS_RUNNER_F_CGROUP_RECONCILE},
         {"BatchResource", QOS_RUNNER_F_BATCH_RESOURCE},
+        {"RdtResctrl", QOS_RUNNER_F_RDT_RESCTRL},
+        {"SystemConfig", QOS_RUNNER_F_SYSTEM_CONFIG},
+        {"GroupIdentity", QOS_RUNNER_F_GROUP_IDENTITY},
     };
 
     for (const char *p = list; *p;) {

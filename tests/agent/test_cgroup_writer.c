@@ -277,6 +277,70 @@ static void test_write_errors(void **state)
     assert_contains(cg_writer_error(&w), "cpu.shares\" reads \"\" after writing \"2048\"");
 }
 
+/* A value compare for the tests: equal after a leading "v=". */
+static bool same_tagged(const char *current, const char *value)
+{
+    return !strncmp(current, "v=", 2) && !strcmp(current + 2, value);
+}
+
+/*
+ * Files outside the hierarchy (sysctls, resctrl): the caller's comparison decides "unchanged"
+ * and the read-back; dry run writes nothing; a missing file is -ENOENT; a file that reads back
+ * something else is -EIO. Commands (tasks, sched_features) are appended unchecked.
+ */
+static void test_write_file(void **state)
+{
+    struct cgt *t = *state;
+    struct cg_layout l;
+    struct cg_writer w, dry;
+    char path[CG_PATH_MAX], buf[256];
+    enum log_level saved = log_max_level;
+
+    log_max_level = LOG_ERROR;
+    assert_int_equal(cg_layout_init(&l, &t->roots, CG_V1, CG_DRIVER_CGROUPFS), 0);
+    cg_writer_init(&w, &l, false);
+    cg_writer_init(&dry, &l, true);
+    cgt_put(t->proc, "sys/vm/min_free_kbytes", "67584\n");
+    cgt_join(path, t->proc, "sys/vm/min_free_kbytes");
+
+    assert_true(cg_same_int(" 67584\n", "67584"));
+    assert_false(cg_same_int("67584", "67585"));
+    assert_false(cg_same_int("", "0"));
+    assert_false(cg_same_int("0", "zero"));
+
+    assert_int_equal(cg_write_file(&w, path, "67584", cg_same_int), CG_WRITE_UNCHANGED);
+    assert_int_equal(cg_write_file(&dry, path, "671088", cg_same_int), CG_WRITE_DRY_RUN);
+    assert_string_equal(cgt_get(t->proc, "sys/vm/min_free_kbytes", buf, sizeof(buf)), "67584\n");
+    assert_int_equal(cg_write_file(&w, path, "671088", cg_same_int), CG_WRITE_DONE);
+    assert_string_equal(cgt_get(t->proc, "sys/vm/min_free_kbytes", buf, sizeof(buf)), "671088");
+
+    /* The comparison is the caller's: "v=1" holds "1" for same_tagged; after a write of "2"
+     * the file reads "2", which does not hold "2" for it: the read-back fails. */
+    cgt_put(t->proc, "x", "v=1");
+    cgt_join(path, t->proc, "x");
+    assert_int_equal(cg_write_file(&w, path, "1", same_tagged), CG_WRITE_UNCHANGED);
+    assert_int_equal(cg_write_file(&w, path, "2", same_tagged), -EIO);
+    assert_contains(cg_writer_error(&w), "x\" reads \"2\" after writing \"2\"");
+    assert_string_equal(cgt_get(t->proc, "x", buf, sizeof(buf)), "2");
+
+    cgt_join(path, t->proc, "sys/vm/absent");
+    assert_int_equal(cg_write_file(&w, path, "1", cg_same_int), -ENOENT);
+    assert_contains(cg_writer_error(&w), "absent\" does not exist");
+    assert_int_equal(cg_write_file(&dry, path, "1", cg_same_int), -ENOENT);
+
+    /* Appends: each write kept in order; a dry run keeps the file; a missing file. */
+    cgt_put(t->resctrl, "LS/tasks", "7\n");
+    cgt_join(path, t->resctrl, "LS/tasks");
+    assert_int_equal(cg_append_file(&w, path, "8\n"), CG_WRITE_DONE);
+    assert_int_equal(cg_append_file(&w, path, "9\n"), CG_WRITE_DONE);
+    assert_int_equal(cg_append_file(&dry, path, "10\n"), CG_WRITE_DRY_RUN);
+    assert_string_equal(cgt_get(t->resctrl, "LS/tasks", buf, sizeof(buf)), "7\n8\n9\n");
+    cgt_join(path, t->resctrl, "BE/tasks");
+    assert_int_equal(cg_append_file(&w, path, "8\n"), -ENOENT);
+    assert_contains(cg_writer_error(&w), "BE/tasks\" does not exist");
+    log_max_level = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +350,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_v2_cgroupfs, cgt_setup, cgt_teardown),
         cmocka_unit_test_setup_teardown(test_dry_run, cgt_setup, cgt_teardown),
         cmocka_unit_test_setup_teardown(test_write_errors, cgt_setup, cgt_teardown),
+        cmocka_unit_test_setup_teardown(test_write_file, cgt_setup, cgt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,20 @@ static void test_defaults(void **state)
     assert_int_equal(k.burstable, 0);
     assert_int_equal(k.besteffort, 0);
     assert_int_equal(qos_gi_pod_value(&s.resource_qos, &p), 0);
+
+    /* The rule: on once the cpuQOS of LSR, LS or BE is enabled under groupIdentity; SYSTEM's
+     * does not count, another policy never. */
+    assert_false(qos_gi_rule_enabled(&s.resource_qos));
+    s.resource_qos.classes[QOS_CLASS_SYSTEM].cpu.enable = true;
+    assert_false(qos_gi_rule_enabled(&s.resource_qos));
+    for (int c = QOS_CLASS_LSR; c <= QOS_CLASS_BE; c++) {
+        s.resource_qos.classes[c].cpu.enable = true;
+        assert_true(qos_gi_rule_enabled(&s.resource_qos));
+        s.resource_qos.cpu_policy = QOS_CPU_POLICY_CORE_SCHED;
+        assert_false(qos_gi_rule_enabled(&s.resource_qos));
+        s.resource_qos.cpu_policy = QOS_CPU_POLICY_GROUP_IDENTITY;
+        s.resource_qos.classes[c].cpu.enable = false;
+    }
 }
 
 static void test_values(void **state)

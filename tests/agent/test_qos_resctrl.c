@@ -162,6 +162,76 @@ static void test_schemata(void **state)
     strbuf_release(&sb);
 }
 
+/* The lines alone, ids sorted; and the ids of the root schemata as the kernel shows it. */
+static void test_lines_and_ids(void **state)
+{
+    const int ids_in[] = {1, 0};
+    int ids[QOS_RESCTRL_CACHE_IDS_MAX + 1];
+    struct strbuf sb = STRBUF_INIT;
+    struct strbuf many = STRBUF_INIT;
+
+    (void)state;
+    qos_resctrl_l3_line(0x1fc, ids_in, 2, &sb);
+    qos_resctrl_mb_line(60, ids_in, 2, &sb);
+    assert_string_equal(sb.buf, "L3:0=1fc;1=1fc;\nMB:0=60;1=60;\n");
+    strbuf_reset(&sb);
+    qos_resctrl_l3_line(0x1fc, ids_in, 0, &sb);
+    assert_string_equal(sb.buf, "");
+
+    /* Names right-aligned (L3CODE beside L3), masks zero-padded, a trailing ';'. */
+    assert_int_equal(qos_resctrl_cache_ids("    L3:0=7ff;1=7ff\n    MB:0=100;1=100\n", ids, 4), 2);
+    assert_int_equal(ids[0], 0);
+    assert_int_equal(ids[1], 1);
+    assert_int_equal(qos_resctrl_cache_ids("MB:0=100\nL3:2=00ff ; 3=0ff0;\n", ids, 4), 2);
+    assert_int_equal(ids[0], 2);
+    assert_int_equal(ids[1], 3);
+    assert_int_equal(qos_resctrl_cache_ids("L3:0=7ff", ids, 4), 1);
+    /* No L3 line (CDP: L3CODE/L3DATA only), a malformed one, too many ids. */
+    assert_int_equal(qos_resctrl_cache_ids("L3CODE:0=7ff\nL3DATA:0=7ff\n", ids, 4), -ENOENT);
+    assert_int_equal(qos_resctrl_cache_ids("", ids, 4), -ENOENT);
+    assert_int_equal(qos_resctrl_cache_ids("L3:\n", ids, 4), -EINVAL);
+    assert_int_equal(qos_resctrl_cache_ids("L3:0=7ff,1=7ff\n", ids, 4), -EINVAL);
+    assert_int_equal(qos_resctrl_cache_ids("L3:x=7ff\n", ids, 4), -EINVAL);
+    assert_int_equal(qos_resctrl_cache_ids("L3:0=xyz\n", ids, 4), -EINVAL);
+    assert_int_equal(qos_resctrl_cache_ids("L3:0=7ff;1=7ff;2=7ff\n", ids, 2), -E2BIG);
+    strbuf_addstr(&many, "L3:");
+    for (int i = 0; i <= QOS_RESCTRL_CACHE_IDS_MAX; i++)
+        strbuf_addf(&many, "%d=7ff;", i);
+    assert_int_equal(qos_resctrl_cache_ids(many.buf, ids, ARRAY_SIZE(ids)), -E2BIG);
+    strbuf_release(&many);
+    strbuf_release(&sb);
+}
+
+/* Values compare as numbers in the kernel's padding: hex masks, decimal MB. */
+static void test_schemata_holds(void **state)
+{
+    static const struct {
+        const char *current, *want;
+        bool holds;
+    } cases[] = {
+        {"L3:0=1fc;1=1fc\nMB:0= 60;1= 60\n", "L3:0=1fc;1=1fc;\nMB:0=60;1=60;\n", true},
+        {"L3:0=00f;1=00f\nMB:0=100;1=100\n", "L3:0=f;1=f;\nMB:0=100;1=100;\n", true},
+        {"    L3:0=7FF;1=7ff\n    MB:0=100;1=100\nL2:0=ff\n", "L3:0=7ff;1=7ff;\n", true},
+        /* Ids and resources want does not name are ignored; an empty want holds. */
+        {"L3:0=f;1=7ff\n", "L3:0=f;\n", true},
+        {"L3:0=f\n", "", true},
+        /* One value differs; MB is decimal ("10" is not 0x10). */
+        {"L3:0=1fc;1=1fe\nMB:0=60;1=60\n", "L3:0=1fc;1=1fc;\nMB:0=60;1=60;\n", false},
+        {"L3:0=f\nMB:0=16\n", "L3:0=f;\nMB:0=10;\n", false},
+        /* What want names and current lacks; a malformed line on either side. */
+        {"L3:0=f\n", "L3:0=f;1=f;\n", false},
+        {"L3:0=f\n", "L3:0=f;\nMB:0=100;\n", false},
+        {"L3:0=f;garbage\n", "L3:0=f;\n", false},
+        {"L3:0=f\n", "L3:0=g;\n", false},
+        {"L3:0=f\n", "nonsense\n", false},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+        if (qos_resctrl_schemata_holds(cases[i].current, cases[i].want) != cases[i].holds)
+            fail_msg("case %zu: %s", i, cases[i].holds ? "not held" : "held");
+}
+
 static void test_groups(void **state)
 {
     struct qos_slo s;
@@ -202,8 +272,13 @@ static void test_groups(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cbm),      cmocka_unit_test(test_l3_mask), cmocka_unit_test(test_mb),
-        cmocka_unit_test(test_schemata), cmocka_unit_test(test_groups),
+        cmocka_unit_test(test_cbm),
+        cmocka_unit_test(test_l3_mask),
+        cmocka_unit_test(test_mb),
+        cmocka_unit_test(test_schemata),
+        cmocka_unit_test(test_lines_and_ids),
+        cmocka_unit_test(test_schemata_holds),
+        cmocka_unit_test(test_groups),
     };
 
     codec_init();

@@ -202,6 +202,14 @@ static void test_sched_features(void **state)
     assert_int_equal(qos_sysconfig_sched_features(&cfg, current, &out), 0);
     assert_int_equal(qos_sysconfig_sched_features(&cfg, "", &out), 0);
     strbuf_release(&out);
+
+    /* The state of one feature: listed on, listed off, not listed (prefixes not confused). */
+    assert_int_equal(qos_sysconfig_sched_feature_state(current, "GENTLE_FAIR_SLEEPERS"), 1);
+    assert_int_equal(qos_sysconfig_sched_feature_state(current, "ID_ABSOLUTE_EXPEL"), 0);
+    assert_int_equal(qos_sysconfig_sched_feature_state(current, "HRTICK"), 0);
+    assert_int_equal(qos_sysconfig_sched_feature_state(current, "ID_LOOSE"), -1);
+    assert_int_equal(qos_sysconfig_sched_feature_state(current, "START"), -1);
+    assert_int_equal(qos_sysconfig_sched_feature_state("", "HRTICK"), -1);
 }
 
 int main(void)

@@ -204,6 +204,78 @@ int cg_write(struct cg_writer *w, enum cg_res r, const char *dir, const char *va
     return CG_WRITE_DONE;
 }
 
+bool cg_same_int(const char *current, const char *value)
+{
+    int64_t a, b;
+
+    return cg_parse_i64(current, &a) == 0 && cg_parse_i64(value, &b) == 0 && a == b;
+}
+
+int cg_write_file(struct cg_writer *w, const char *path, const char *value, cg_same_fn same)
+{
+    char cur[VALUE_MAX], s1[256], s2[256];
+    size_t len = strlen(value);
+    int n, rc;
+
+    w->err[0] = '\0';
+    n = cg__read_path(path, cur, sizeof(cur));
+    if (n == -ENOENT)
+        return fail(w, n, "\"%s\" does not exist", path);
+    if (n < 0)
+        return fail(w, n, "cannot read \"%s\": %s", path, err_str(n));
+    if (same(cur, value))
+        return CG_WRITE_UNCHANGED;
+    if (w->dry_run) {
+        log_info(COMP, "dry run: would write \"%s\" to \"%s\" (now \"%s\")",
+                 shown(value, s2, sizeof(s2)), path, shown(cur, s1, sizeof(s1)));
+        return CG_WRITE_DRY_RUN;
+    }
+    rc = write_file(path, value, len);
+    if (rc < 0)
+        return fail(w, rc, "cannot write \"%s\" to \"%s\": %s", shown(value, s2, sizeof(s2)), path,
+                    err_str(rc));
+    n = cg__read_path(path, cur, sizeof(cur));
+    if (n < 0)
+        return fail(w, n, "cannot read back \"%s\": %s", path, err_str(n));
+    if (!same(cur, value))
+        return fail(w, -EIO, "\"%s\" reads \"%s\" after writing \"%s\"", path,
+                    shown(cur, s1, sizeof(s1)), shown(value, s2, sizeof(s2)));
+    log_debug(COMP, "wrote \"%s\" to \"%s\"", shown(value, s2, sizeof(s2)), path);
+    return CG_WRITE_DONE;
+}
+
+int cg_append_file(struct cg_writer *w, const char *path, const char *value)
+{
+    size_t len = strlen(value);
+    char s1[256];
+    ssize_t n;
+    int fd, r = 0;
+
+    w->err[0] = '\0';
+    if (w->dry_run) {
+        log_info(COMP, "dry run: would write \"%s\" to \"%s\"", shown(value, s1, sizeof(s1)), path);
+        return CG_WRITE_DRY_RUN;
+    }
+    fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        r = -errno;
+        if (r == -ENOENT)
+            return fail(w, r, "\"%s\" does not exist", path);
+        return fail(w, r, "cannot open \"%s\": %s", path, err_str(r));
+    }
+    n = write(fd, value, len);
+    if (n < 0)
+        r = -errno;
+    else if ((size_t)n != len)
+        r = -EIO;
+    if (close(fd) < 0 && r == 0)
+        r = -errno;
+    if (r < 0)
+        return fail(w, r, "cannot write \"%s\" to \"%s\": %s", shown(value, s1, sizeof(s1)), path,
+                    err_str(r));
+    return CG_WRITE_DONE;
+}
+
 int cg_write_i64(struct cg_writer *w, enum cg_res r, const char *dir, int64_t value)
 {
     char num[32];

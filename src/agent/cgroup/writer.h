@@ -1,8 +1,8 @@
 /*
- * agent/cgroup/writer.h: the one way the agent changes a cgroup file. QoS strategies run every
- * second and mostly find the node already as they want it, so a write is checked, minimal and
- * verified (koordlet pkg/koordlet/resourceexecutor/executor.go; reference section 3, "resource
- * executor"):
+ * agent/cgroup/writer.h: the one way the agent changes a cgroup file, and the files beside the
+ * hierarchy its strategies turn (sysctls, resctrl). QoS strategies run every second and mostly
+ * find the node already as they want it, so a write is checked, minimal and verified (koordlet
+ * pkg/koordlet/resourceexecutor/executor.go; reference section 3, "resource executor"):
  *
  *   1. the value is validated (resource.h) and turned into the file's text for this version;
  *   2. the file is read; if it already holds that value (compared as values, not text: a
@@ -66,7 +66,38 @@ int cg_write(struct cg_writer *w, enum cg_res r, const char *dir, const char *va
 /* cg_write() of the decimal value (CG_UNLIMITED for unlimited). */
 int cg_write_i64(struct cg_writer *w, enum cg_res r, const char *dir, int64_t value);
 
-/* The message of the last failed cg_write(), "" before any. Valid until the next call. */
+/*
+ * Whether the text current of a file already holds the value value (and, read back after a
+ * write, whether the file took it). Compares values, not text: the kernel pads and reorders.
+ */
+typedef bool (*cg_same_fn)(const char *current, const char *value);
+
+/*
+ * cg_write() for a file outside the cgroup hierarchy, named by its absolute path: sysctls under
+ * /proc/sys, knobs under /sys, resctrl schemata. Steps 2 to 5 above with same() as the
+ * comparison; value is written as given, in one write(). Returns an enum cg_write_result, or
+ * -ENOENT when the file does not exist (the caller knows whether that means an old kernel, a
+ * missing mount or an optional file), -EIO when the value read back is not the one written,
+ * other -errno of open(), read() or write(). The message (cg_writer_error()) names the path.
+ */
+int cg_write_file(struct cg_writer *w, const char *path, const char *value, cg_same_fn same);
+
+/* A cg_same_fn for files holding one decimal integer (sysctls): surrounding whitespace is
+ * ignored; false when either side is not an integer. */
+bool cg_same_int(const char *current, const char *value);
+
+/*
+ * Writes value to path in one write(), unchecked: for files that take commands rather than
+ * hold a value, where reading tells nothing about the write (resctrl and cgroup "tasks": a TID
+ * moves a thread; debugfs sched_features: "NO_NAME" turns a feature off). The file is opened
+ * O_APPEND, which the kernel's files ignore and which makes a regular file (a test tree) keep
+ * every command in order. Dry run logs instead. Returns CG_WRITE_DONE, CG_WRITE_DRY_RUN,
+ * -ENOENT, other -errno (-ESRCH: the thread named is gone).
+ */
+int cg_append_file(struct cg_writer *w, const char *path, const char *value);
+
+/* The message of the last failed cg_write(), cg_write_file() or cg_append_file(), "" before
+ * any. Valid until the next call. */
 const char *cg_writer_error(const struct cg_writer *w);
 
 #endif

@@ -11,6 +11,13 @@ bool qos_gi_enabled(const struct qos_resource_qos *cfg)
     return cfg->cpu_policy == QOS_CPU_POLICY_GROUP_IDENTITY;
 }
 
+bool qos_gi_rule_enabled(const struct qos_resource_qos *cfg)
+{
+    return qos_gi_enabled(cfg) &&
+           (cfg->classes[QOS_CLASS_LSR].cpu.enable || cfg->classes[QOS_CLASS_LS].cpu.enable ||
+            cfg->classes[QOS_CLASS_BE].cpu.enable);
+}
+
 int64_t qos_gi_class_value(const struct qos_resource_qos *cfg, enum qos_class c)
 {
     const struct qos_cpu_qos *q = &cfg->classes[c].cpu;

@@ -23,6 +23,13 @@
 /* Whether the node's CPU QoS policy is group identity (the hook's rule is enabled). */
 bool qos_gi_enabled(const struct qos_resource_qos *cfg);
 
+/*
+ * Whether the hook's rule is enabled (upstream bvtRule.enable): the policy is groupIdentity and
+ * the cpuQOS of LSR, LS or BE is enabled. Only then does the caller turn the kernel's group
+ * identity on (the sysctls above); the bvt values are written either way (0 when disabled).
+ */
+bool qos_gi_rule_enabled(const struct qos_resource_qos *cfg);
+
 /* A class's bvt value: its groupIdentity when the policy is groupIdentity and the class's
  * cpuQOS is enabled, else 0. */
 int64_t qos_gi_class_value(const struct qos_resource_qos *cfg, enum qos_class c);

@@ -58,6 +58,31 @@ int qos_resctrl_mb(int64_t percent, bool amd, int64_t *ret);
 int qos_resctrl_schemata(const struct qos_resctrl_qos *cfg, uint64_t cbm, const int *cache_ids,
                          size_t ncache_ids, bool mb, bool amd, struct strbuf *out);
 
+/* The two lines of qos_resctrl_schemata() on their own: "L3:<id>=<mask hex>;..." and
+ * "MB:<id>=<mb>;...", ids ascending, each line ending in '\n'. n 0 appends nothing. */
+void qos_resctrl_l3_line(uint64_t mask, const int *cache_ids, size_t n, struct strbuf *out);
+void qos_resctrl_mb_line(int64_t mb, const int *cache_ids, size_t n, struct strbuf *out);
+
+/* Bound on the cache domains of one resource (sockets, or sub-NUMA clusters). */
+#define QOS_RESCTRL_CACHE_IDS_MAX 64
+
+/*
+ * The domain ids of the L3 line of a schemata text (the root group's schemata: "L3:0=7ff;1=7ff",
+ * the kernel may pad the name and the masks), in file order. Returns the count (>= 1) with
+ * ids[] filled, -ENOENT without an L3 line, -EINVAL for a malformed line or id, -E2BIG beyond
+ * max ids.
+ */
+int qos_resctrl_cache_ids(const char *schemata, int *ids, size_t max);
+
+/*
+ * Whether the schemata text current (as the kernel shows it: every resource of the group, names
+ * right-aligned, cache masks zero-padded hex, MB values space-padded decimal) already holds
+ * every entry of want (lines as qos_resctrl_schemata() writes them). Values compare as numbers:
+ * hex for cache resources, decimal for "MB". Resources and ids want does not name are ignored;
+ * a resource or id want names that current lacks, or a malformed line, is "not held".
+ */
+bool qos_resctrl_schemata_holds(const char *current, const char *want);
+
 /* The resctrl group of a QoS class: LSE and LSR -> "LSR", LS -> "LS", BE -> "BE"; else NULL. */
 const char *qos_resctrl_group(enum api_qos q);
 

@@ -23,9 +23,12 @@
 #include "agent/qos/batchresource.h"
 #include "agent/qos/cpuburst.h"
 #include "agent/qos/cpuevict.h"
+#include "agent/qos/groupidentity.h"
 #include "agent/qos/memoryevict.h"
 #include "agent/qos/memoryqos.h"
 #include "agent/qos/nodeslo.h"
+#include "agent/qos/resctrl.h"
+#include "agent/qos/sysconfig.h"
 #include "base/base.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -53,20 +56,36 @@ struct burst_limiter {
 /* unsupported_logged holds one bit per resource. */
 _Static_assert(CG_RES_COUNT <= 32, "unsupported_logged is a 32-bit mask");
 
+/* A sysctl's text before the runner first changed it (system config). */
+struct sys_saved {
+    bool saved;
+    char text[64];
+};
+
+/* What the node-level strategies keep between ticks (run_resctrl() and after). */
+struct node_knobs {
+    struct sys_saved sysctl[QOS_SYSCTL_COUNT];
+    size_t nsched; /* sched features switched, with their state before */
+    struct qos_sched_feature sched[QOS_SCHED_FEATURES_MAX];
+    bool vendor_read, amd; /* <proc>/cpuinfo read; its vendor_id is AuthenticAMD */
+    uint32_t logged;       /* bits (1u << enum knob): unsupported already logged */
+};
+
 struct qos_runner {
     struct qos_runner_opts o;
     struct cg_writer w;
     struct qos_cpu_info *cpus;
     size_t ncpus;
-    bool cpus_from_sys; /* false: synthesised from the Node's capacity (or none yet) */
 
     struct qos_slo slo;
     struct strbuf slo_why; /* the decode failure last logged, "" after a good one */
 
-    bool mem_has_last;
-    bool cpu_started;
     int64_t mem_last_ms;
     int64_t cpu_last_ms;
+    /* The flags together (clang-tidy's padding check). */
+    bool cpus_from_sys; /* false: synthesised from the Node's capacity (or none yet) */
+    bool mem_has_last;
+    bool cpu_started;
 
     struct burst_limiter *limiters; /* sorted by id */
     size_t nlimiters, limiters_alloc;
@@ -76,6 +95,7 @@ struct qos_runner {
     bool error_logged[QOS_RUNNER_STRATEGY_COUNT];
 
     struct qos_runner_stats stats;
+    struct node_knobs nk;
 
     pthread_mutex_t lock; /* ticks and stats */
     pthread_mutex_t thread_lock;
@@ -107,6 +127,9 @@ const char *qos_runner_strategy_name(enum qos_runner_strategy s)
         [QOS_RUNNER_CFS_QUOTA_BURST] = "cfs_quota_burst",
         [QOS_RUNNER_MEMORY_QOS] = "memory_qos",
         [QOS_RUNNER_BATCH_RESOURCE] = "batch_resource",
+        [QOS_RUNNER_RESCTRL] = "resctrl",
+        [QOS_RUNNER_SYSTEM_CONFIG] = "system_config",
+        [QOS_RUNNER_GROUP_IDENTITY] = "group_identity",
     };
 
     return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "unknown";
@@ -1235,6 +1258,601 @@ static void run_batch_resource(struct tick *t)
     }
 }
 
+/* ---- node-level knobs: shared by resctrl, system config and group identity ---- */
+
+/* Files outside the cgroup tree that may be missing, for "unsupported, logged once". */
+enum knob {
+    /* 0 .. QOS_SYSCTL_COUNT - 1: enum qos_sysctl */
+    KNOB_SCHED_FEATURES = QOS_SYSCTL_COUNT,
+    KNOB_RESCTRL,
+    KNOB_BVT,
+};
+
+/* Bound on a tasks file or sched_features read (a tasks file lists up to pid_max TIDs). */
+#define TEXT_MAX (8 << 20)
+
+/* A file the reference names by its host path ("/proc/sys/vm/...", "/sys/kernel/..."), under
+ * --proc-root or --sys-root. */
+static int host_path(const struct cg_layout *l, const char *abs, char *buf, size_t size)
+{
+    if (!strncmp(abs, "/proc/", 6))
+        return cg_join_path(l->roots.proc_root, abs + 6, buf, size);
+    if (!strncmp(abs, "/sys/", 5))
+        return cg_join_path(l->roots.sys_root, abs + 5, buf, size);
+    return -EINVAL;
+}
+
+/* Reads the whole file at path into out (replacing it), at most max bytes. 0, -E2BIG, -errno. */
+static int read_text(const char *path, size_t max, struct strbuf *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), r = 0;
+
+    strbuf_reset(out);
+    if (fd < 0)
+        return -errno;
+    for (;;) {
+        ssize_t n;
+
+        strbuf_grow(out, 4096);
+        n = read(fd, out->buf + out->len, out->alloc - out->len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            r = -errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        strbuf_setlen(out, out->len + (size_t)n);
+        if (out->len > max) {
+            r = -E2BIG;
+            break;
+        }
+    }
+    (void)close(fd);
+    return r;
+}
+
+static void note_unsupported_knob(struct tick *t, enum knob k, const char *what)
+{
+    struct qos_runner *r = t->r;
+
+    counters(t)->unsupported++;
+    if (!(r->nk.logged & (1u << k))) {
+        r->nk.logged |= 1u << k;
+        log_info(COMP, "strategy %s: %s: not supported here, skipping it",
+                 qos_runner_strategy_name(t->strat), what);
+    }
+}
+
+/* Counts the result of a write of a file outside the cgroup tree as apply() does; -ENOENT is
+ * returned uncounted (the caller knows what a missing file means there). */
+static int count_write(struct tick *t, int rc)
+{
+    switch (rc) {
+    case CG_WRITE_DONE:
+        counters(t)->writes++;
+        break;
+    case CG_WRITE_UNCHANGED:
+        counters(t)->unchanged++;
+        break;
+    case CG_WRITE_DRY_RUN:
+        counters(t)->dry_run++;
+        break;
+    case -ENOENT:
+        break;
+    default:
+        note_error(t, cg_writer_error(&t->r->w));
+        break;
+    }
+    return rc;
+}
+
+static int apply_file(struct tick *t, const char *path, const char *value, cg_same_fn same)
+{
+    return count_write(t, cg_write_file(&t->r->w, path, value, same));
+}
+
+/* ---- resctrl (reference 3.6) ---- */
+
+static const char *const rdt_groups[] = {"LSR", "LS", "BE"};
+static const enum qos_class rdt_classes[] = {QOS_CLASS_LSR, QOS_CLASS_LS, QOS_CLASS_BE};
+#define RDT_NGROUPS ARRAY_SIZE(rdt_groups)
+
+/* A set of thread ids, kept sorted. */
+struct tids {
+    int *v;
+    size_t n, alloc;
+};
+
+static int cmp_tid(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return x < y ? -1 : (x > y);
+}
+
+static bool tids_has(const struct tids *s, int tid)
+{
+    return s->n && bsearch(&tid, s->v, s->n, sizeof(*s->v), cmp_tid);
+}
+
+static void tids_insert(struct tids *s, int tid)
+{
+    size_t i = 0;
+
+    if (s->n == s->alloc) {
+        s->alloc = s->alloc ? 2 * s->alloc : 64;
+        s->v = xrealloc(s->v, s->alloc * sizeof(*s->v));
+    }
+    while (i < s->n && s->v[i] < tid)
+        i++;
+    memmove(s->v + i + 1, s->v + i, (s->n - i) * sizeof(*s->v));
+    s->v[i] = tid;
+    s->n++;
+}
+
+/* The TIDs of a tasks or cgroup.threads file (one decimal per line), sorted, into *ret
+ * (emptied first). 0 or -errno of the read; lines that are not a TID are skipped. */
+static int read_tids(const char *path, struct strbuf *scratch, struct tids *ret)
+{
+    int r = read_text(path, TEXT_MAX, scratch);
+
+    ret->n = 0;
+    if (r < 0)
+        return r;
+    for (char *p = scratch->buf; *p;) {
+        char *end = strchr(p, '\n');
+        int64_t v;
+
+        if (end)
+            *end = '\0';
+        if (parse_i64(p, &v) == 0 && v > 0 && v <= INT32_MAX) {
+            if (ret->n == ret->alloc) {
+                ret->alloc = ret->alloc ? 2 * ret->alloc : 64;
+                ret->v = xrealloc(ret->v, ret->alloc * sizeof(*ret->v));
+            }
+            ret->v[ret->n++] = (int)v;
+        }
+        p = end ? end + 1 : p + strlen(p);
+    }
+    if (ret->n)
+        qsort(ret->v, ret->n, sizeof(*ret->v), cmp_tid);
+    return 0;
+}
+
+/* Whether the CPUs are AMD's (vendor_id AuthenticAMD in <proc>/cpuinfo), read once: the MB
+ * values differ (reference 3.6). */
+static bool cpu_is_amd(struct qos_runner *r)
+{
+    char path[CG_PATH_MAX], buf[4096];
+    const char *v;
+
+    if (r->nk.vendor_read)
+        return r->nk.amd;
+    r->nk.vendor_read = true;
+    if (cg_join_path(r->o.layout->roots.proc_root, "cpuinfo", path, sizeof(path)) < 0 ||
+        read_small(path, buf, sizeof(buf)) <= 0 || !(v = strstr(buf, "vendor_id")))
+        return false;
+    v += strcspn(v, ":\n");
+    if (*v == ':')
+        v += 1 + strspn(v + 1, " \t");
+    r->nk.amd = !strncmp(v, "AuthenticAMD", 12);
+    return r->nk.amd;
+}
+
+/* Makes resctrl group dir (upstream's InitCatGroupIfNotExist). Whether it exists now. */
+static bool resctrl_group(struct tick *t, const char *dir)
+{
+    struct stat st;
+    struct strbuf m = STRBUF_INIT;
+
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return true;
+    if (t->r->o.dry_run) {
+        log_info(COMP, "dry run: would create resctrl group \"%s\"", dir);
+        counters(t)->dry_run++;
+        return false;
+    }
+    if (mkdir(dir, 0755) == 0 || errno == EEXIST) {
+        counters(t)->writes++;
+        log_info(COMP, "created resctrl group \"%s\"", dir);
+        return true;
+    }
+    /* ENOSPC: the CPU has no free CLOSID for another group. */
+    strbuf_addf(&m, "cannot create resctrl group \"%s\": %s", dir, strerror(errno));
+    note_error(t, m.buf);
+    strbuf_release(&m);
+    return false;
+}
+
+/* The schemata of group g from its class's resctrlQOS (None values when disabled). */
+static void resctrl_schemata(struct tick *t, const char *dir, size_t g, uint64_t cbm,
+                             const int *ids, size_t nids, bool mb)
+{
+    const struct qos_resctrl_qos *c = &t->r->slo.resource_qos.classes[rdt_classes[g]].resctrl;
+    struct strbuf text = STRBUF_INIT, m = STRBUF_INIT;
+    char path[CG_PATH_MAX];
+    uint64_t mask;
+    int64_t mbv;
+
+    /* L3 and MB apart, as upstream: a bad range of one does not hold back the other. */
+    if (qos_resctrl_l3_mask(cbm, c->cat_range_start_percent, c->cat_range_end_percent, &mask) == 0)
+        qos_resctrl_l3_line(mask, ids, nids, &text);
+    else
+        strbuf_addf(&m, "group %s: catRangeStartPercent %lld, catRangeEndPercent %lld: not a range",
+                    rdt_groups[g], (long long)c->cat_range_start_percent,
+                    (long long)c->cat_range_end_percent);
+    if (mb && qos_resctrl_mb(c->mba_percent, cpu_is_amd(t->r), &mbv) == 0)
+        qos_resctrl_mb_line(mbv, ids, nids, &text);
+    else if (mb)
+        strbuf_addf(&m, "%sgroup %s: mbaPercent %lld outside (0, 100]", m.len ? "; " : "",
+                    rdt_groups[g], (long long)c->mba_percent);
+    if (m.len)
+        note_error(t, m.buf);
+    if (text.len && cg_join_path(dir, "schemata", path, sizeof(path)) >= 0 &&
+        apply_file(t, path, text.buf, qos_resctrl_schemata_holds) == -ENOENT) {
+        strbuf_reset(&m);
+        strbuf_addf(&m, "resctrl group \"%s\" has no schemata", dir);
+        note_error(t, m.buf);
+    }
+    strbuf_release(&text);
+    strbuf_release(&m);
+}
+
+/* The group's tasks file of pod directory pod_dir's cgroups: the TIDs of each (containers and
+ * the sandbox, found by listing as the BestEffort ones are) missing from have are written. */
+static void resctrl_pod_tasks(struct tick *t, const char *pod_dir, const char *tasks,
+                              struct tids *have, struct strbuf *scratch)
+{
+    const struct cg_layout *l = t->r->o.layout;
+    const char *file = l->version == CG_V2 ? "cgroup.threads" : "tasks";
+    char abs[CG_PATH_MAX], path[CG_PATH_MAX], tid[24];
+    struct dirlist dirs = {0};
+    struct tids pod = {0};
+
+    if (list_subdirs(l, "cpu", pod_dir, &dirs) < 0)
+        goto out; /* the pod's cgroup is gone (or not made yet) */
+    for (size_t i = 0; i < dirs.n; i++) {
+        if (cg_dir_path(l, "cpu", dirs.v[i], abs, sizeof(abs)) < 0 ||
+            cg_join_path(abs, file, path, sizeof(path)) < 0 || read_tids(path, scratch, &pod) < 0)
+            continue; /* a container that just went away */
+        for (size_t j = 0; j < pod.n; j++) {
+            int rc;
+
+            if (tids_has(have, pod.v[j]))
+                continue;
+            (void)snprintf(tid, sizeof(tid), "%d\n", pod.v[j]);
+            rc = cg_append_file(&t->r->w, tasks, tid);
+            if (rc == -ESRCH)
+                continue; /* the thread exited meanwhile */
+            if (count_write(t, rc) < 0)
+                goto out;
+            tids_insert(have, pod.v[j]);
+        }
+    }
+out:
+    free(pod.v);
+    dirlist_release(&dirs);
+}
+
+/* Each active pod of an enabled class into its group (upstream reconcileResctrlGroups): never
+ * cached, since TIDs are reused. */
+static void resctrl_tasks(struct tick *t, const char *const *group_dirs, const bool *ready)
+{
+    struct qos_runner *r = t->r;
+    struct tids have[RDT_NGROUPS] = {{0}};
+    bool loaded[RDT_NGROUPS] = {false}, usable[RDT_NGROUPS];
+    struct strbuf scratch = STRBUF_INIT;
+    char pod_dir[CG_PATH_MAX], tasks[RDT_NGROUPS][CG_PATH_MAX];
+
+    memcpy(usable, ready, sizeof(usable));
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct qos_pod *p = &t->pods[i];
+        const char *group = qos_resctrl_pod_group(&r->slo.resource_qos, p);
+        enum cg_qos q;
+        size_t g = 0;
+
+        while (group && g < RDT_NGROUPS && strcmp(group, rdt_groups[g]))
+            g++;
+        if (!group || g == RDT_NGROUPS || !usable[g] || !p->uid || !cg_qos_of(p->kube_qos, &q) ||
+            cg_pod_dir(r->o.layout->driver, q, p->uid, pod_dir, sizeof(pod_dir)) < 0)
+            continue;
+        if (!loaded[g]) {
+            int rc = -ENAMETOOLONG;
+
+            if (cg_join_path(group_dirs[g], "tasks", tasks[g], sizeof(tasks[g])) < 0 ||
+                (rc = read_tids(tasks[g], &scratch, &have[g])) < 0) {
+                struct strbuf m = STRBUF_INIT;
+
+                strbuf_addf(&m, "cannot read the tasks of resctrl group \"%s\": %s", group_dirs[g],
+                            err_str(rc));
+                note_error(t, m.buf);
+                strbuf_release(&m);
+                usable[g] = false;
+                continue;
+            }
+            loaded[g] = true;
+        }
+        resctrl_pod_tasks(t, pod_dir, tasks[g], &have[g], &scratch);
+    }
+    for (size_t g = 0; g < RDT_NGROUPS; g++)
+        free(have[g].v);
+    strbuf_release(&scratch);
+}
+
+static void run_resctrl(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const char *root = r->o.layout->roots.resctrl_root;
+    char path[CG_PATH_MAX], buf[256], dirs[RDT_NGROUPS][CG_PATH_MAX];
+    const char *group_dirs[RDT_NGROUPS];
+    int ids[QOS_RESCTRL_CACHE_IDS_MAX];
+    bool ready[RDT_NGROUPS] = {false}, mb;
+    struct strbuf text = STRBUF_INIT;
+    struct stat st;
+    uint64_t cbm;
+    unsigned ways;
+    int n, rc;
+
+    t->strat = QOS_RUNNER_RESCTRL;
+    if (!(r->o.features & QOS_RUNNER_F_RDT_RESCTRL))
+        return;
+    /* No mount attempt (upstream mounts resctrl itself): a missing info dir is unsupported. */
+    if (cg_join_path(root, "info/L3/cbm_mask", path, sizeof(path)) < 0)
+        goto out;
+    rc = read_small(path, buf, sizeof(buf));
+    if (rc == -ENOENT || rc == -ENOTDIR) {
+        strbuf_addf(&text, "no L3 CAT under \"%s\" (resctrl not mounted, or no cat_l3)", root);
+        note_unsupported_knob(t, KNOB_RESCTRL, text.buf);
+        goto out;
+    }
+    if (rc < 0 || qos_resctrl_parse_cbm(buf, &cbm) < 0 || qos_resctrl_ways(cbm, &ways) < 0) {
+        strbuf_addf(&text, "cannot use \"%s\" (\"%s\")", path, rc < 0 ? err_str(rc) : buf);
+        note_error(t, text.buf);
+        goto out;
+    }
+    if (cg_join_path(root, "schemata", path, sizeof(path)) < 0 ||
+        read_text(path, TEXT_MAX, &text) < 0 ||
+        (n = qos_resctrl_cache_ids(text.buf, ids, ARRAY_SIZE(ids))) < 0) {
+        strbuf_reset(&text);
+        strbuf_addf(&text, "no L3 cache ids in \"%s\"", path);
+        note_error(t, text.buf);
+        goto out;
+    }
+    mb = cg_join_path(root, "info/MB", path, sizeof(path)) >= 0 && stat(path, &st) == 0 &&
+         S_ISDIR(st.st_mode);
+    for (size_t g = 0; g < RDT_NGROUPS; g++) {
+        group_dirs[g] = dirs[g];
+        if (cg_join_path(root, rdt_groups[g], dirs[g], sizeof(dirs[g])) < 0)
+            continue;
+        ready[g] = resctrl_group(t, dirs[g]);
+        if (ready[g])
+            resctrl_schemata(t, dirs[g], g, cbm, ids, (size_t)n, mb);
+    }
+    resctrl_tasks(t, group_dirs, ready);
+out:
+    strbuf_release(&text);
+}
+
+/* ---- system config (reference 3.7) ---- */
+
+/* Sets sysctl s (file path) to value; the text it held before the runner's first change is
+ * kept, to be put back when the NodeSLO stops asking (not upstream: see runner.h). */
+static void sysctl_set(struct tick *t, enum qos_sysctl s, const char *path, const char *value)
+{
+    struct sys_saved *o = &t->r->nk.sysctl[s];
+    char cur[sizeof(o->text)];
+    bool save = false;
+    int rc;
+
+    if (!o->saved && read_small(path, cur, sizeof(cur)) >= 0 && !cg_same_int(cur, value))
+        save = true;
+    rc = apply_file(t, path, value, cg_same_int);
+    if (rc == -ENOENT) {
+        note_unsupported_knob(t, (enum knob)s, path);
+        return;
+    }
+    if (save && (rc == CG_WRITE_DONE || rc == CG_WRITE_DRY_RUN)) {
+        o->saved = true;
+        memcpy(o->text, cur, sizeof(o->text));
+        if (rc == CG_WRITE_DONE)
+            log_info(COMP, "system config: \"%s\" set to %s (was %s)", path, value, cur);
+    }
+}
+
+static void sysctl_restore(struct tick *t, enum qos_sysctl s, const char *path)
+{
+    struct sys_saved *o = &t->r->nk.sysctl[s];
+    int rc = apply_file(t, path, o->text, cg_same_int);
+
+    if (rc == CG_WRITE_DONE)
+        log_info(COMP, "system config: \"%s\" restored to %s", path, o->text);
+    if (rc >= 0 || rc == -ENOENT)
+        o->saved = false;
+}
+
+/* "NAME\n" or "NO_NAME\n" to sched_features, one write each. */
+static int sched_feature_write(struct tick *t, const char *path, const char *name, bool on)
+{
+    char line[QOS_SCHED_FEATURE_NAME_MAX + 8];
+
+    (void)snprintf(line, sizeof(line), "%s%s\n", on ? "" : "NO_", name);
+    return count_write(t, cg_append_file(&t->r->w, path, line));
+}
+
+static bool sched_feature_configured(const struct qos_system *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->nsched_features; i++)
+        if (!strcmp(cfg->sched_features[i].name, name))
+            return true;
+    return false;
+}
+
+/* schedFeatures: each configured feature the kernel lists in another state is switched; the
+ * first state of each switched one is kept and put back once it is no longer configured. */
+static void run_sched_features(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const struct qos_system *cfg = &r->slo.system;
+    struct node_knobs *nk = &r->nk;
+    struct strbuf cur = STRBUF_INIT;
+    char path[CG_PATH_MAX];
+    int rc;
+
+    if (!cfg->nsched_features && !nk->nsched)
+        return;
+    if (host_path(r->o.layout, "/sys/kernel/debug/sched_features", path, sizeof(path)) < 0)
+        return;
+    rc = read_text(path, TEXT_MAX, &cur);
+    if (rc == -ENOENT) {
+        note_unsupported_knob(t, KNOB_SCHED_FEATURES, path);
+        goto out;
+    }
+    if (rc < 0) {
+        struct strbuf m = STRBUF_INIT;
+
+        strbuf_addf(&m, "cannot read \"%s\": %s", path, err_str(rc));
+        note_error(t, m.buf);
+        strbuf_release(&m);
+        goto out;
+    }
+    for (size_t i = 0; i < cfg->nsched_features; i++) {
+        const struct qos_sched_feature *f = &cfg->sched_features[i];
+        int st = qos_sysconfig_sched_feature_state(cur.buf, f->name);
+        bool saved = false;
+
+        if (st < 0) {
+            log_debug(COMP, "system config: sched feature \"%s\" unknown to this kernel", f->name);
+            continue;
+        }
+        if (st == (int)f->enabled)
+            continue;
+        for (size_t j = 0; j < nk->nsched && !saved; j++)
+            saved = !strcmp(nk->sched[j].name, f->name);
+        rc = sched_feature_write(t, path, f->name, f->enabled);
+        if (!saved && rc >= 0 && nk->nsched < ARRAY_SIZE(nk->sched)) {
+            nk->sched[nk->nsched] = *f;
+            nk->sched[nk->nsched].enabled = st == 1;
+            nk->nsched++;
+        }
+    }
+    for (size_t i = 0; i < nk->nsched;) {
+        const struct qos_sched_feature *o = &nk->sched[i];
+        int st;
+
+        if (sched_feature_configured(cfg, o->name)) {
+            i++;
+            continue;
+        }
+        st = qos_sysconfig_sched_feature_state(cur.buf, o->name);
+        rc =
+            st < 0 || st == (int)o->enabled ? 0 : sched_feature_write(t, path, o->name, o->enabled);
+        if (rc < 0) {
+            i++;
+            continue;
+        }
+        memmove(&nk->sched[i], &nk->sched[i + 1], (nk->nsched - i - 1) * sizeof(nk->sched[0]));
+        nk->nsched--;
+    }
+out:
+    strbuf_release(&cur);
+}
+
+static void run_sysconfig(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    struct qos_sysconfig vals;
+    char path[CG_PATH_MAX], value[32];
+
+    t->strat = QOS_RUNNER_SYSTEM_CONFIG;
+    /* Upstream returns without a Node or its memory capacity: nothing is set, nor restored. */
+    if (!(r->o.features & QOS_RUNNER_F_SYSTEM_CONFIG) || !t->has_node ||
+        !(t->node.capacity_present & (1u << QOS_RES_MEMORY)) ||
+        t->node.capacity.v[QOS_RES_MEMORY] <= 0)
+        return;
+    /* anolis: pagecache_limit/enabled exists on Anolis kernels only; elsewhere its absence is
+     * reported as unsupported like any other missing file. */
+    qos_sysconfig_values(&r->slo.system, t->node.capacity.v[QOS_RES_MEMORY], true, &vals);
+    for (int s = 0; s < QOS_SYSCTL_COUNT; s++) {
+        if (host_path(r->o.layout, qos_sysctl_path((enum qos_sysctl)s), path, sizeof(path)) < 0)
+            continue;
+        if (vals.set & (1u << s)) {
+            (void)snprintf(value, sizeof(value), "%lld", (long long)vals.v[s]);
+            sysctl_set(t, (enum qos_sysctl)s, path, value);
+        } else if (r->nk.sysctl[s].saved) {
+            sysctl_restore(t, (enum qos_sysctl)s, path);
+        }
+    }
+    run_sched_features(t);
+}
+
+/* ---- group identity (reference 3.8) ---- */
+
+/* Before turning bvt on: core scheduling off (it excludes bvt -1), group identity on; each
+ * only where the kernel has the sysctl. */
+static void gi_sysctls(struct tick *t)
+{
+    static const char *const files[][2] = {
+        {"/proc/sys/kernel/sched_core", "0"},
+        {"/proc/sys/kernel/sched_group_identity_enabled", "1"},
+    };
+    char path[CG_PATH_MAX];
+
+    for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+        if (host_path(t->r->o.layout, files[i][0], path, sizeof(path)) >= 0)
+            (void)apply_file(t, path, files[i][1], cg_same_int);
+}
+
+static void run_group_identity(struct tick *t)
+{
+    struct qos_runner *r = t->r;
+    const struct qos_resource_qos *cfg = &r->slo.resource_qos;
+    const enum cg_driver d = r->o.layout->driver;
+    char dir[CG_PATH_MAX], path[CG_PATH_MAX];
+    struct dirlist ctrs = {0};
+    struct qos_gi_kube kv;
+    struct stat st;
+
+    t->strat = QOS_RUNNER_GROUP_IDENTITY;
+    if (!(r->o.features & QOS_RUNNER_F_GROUP_IDENTITY))
+        return;
+    if (cg_kube_root_dir(d, dir, sizeof(dir)) < 0 || !cgroup_dir_exists(r, CG_CPU_BVT_WARP_NS, dir))
+        return; /* no kubepods cgroup yet */
+    if (cg_res_path(r->o.layout, CG_CPU_BVT_WARP_NS, dir, path, sizeof(path)) < 0)
+        return;
+    if (stat(path, &st) < 0) {
+        /* Not an Anolis kernel: one unsupported per tick, nothing tried below. */
+        note_unsupported_knob(t, KNOB_BVT, "no cpu.bvt_warp_ns (group identity) in this kernel");
+        return;
+    }
+    if (qos_gi_rule_enabled(cfg))
+        gi_sysctls(t);
+    /* Disabled classes hold 0 (None), so a disabled rule writes 0 everywhere: the reset. */
+    qos_gi_kube_values(cfg, &kv);
+    (void)apply_i64(t, CG_CPU_BVT_WARP_NS, dir, kv.root);
+    if (cg_qos_dir(d, CG_QOS_BURSTABLE, dir, sizeof(dir)) >= 0)
+        (void)apply_i64(t, CG_CPU_BVT_WARP_NS, dir, kv.burstable);
+    if (cg_qos_dir(d, CG_QOS_BESTEFFORT, dir, sizeof(dir)) >= 0)
+        (void)apply_i64(t, CG_CPU_BVT_WARP_NS, dir, kv.besteffort);
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct qos_pod *p = &t->pods[i];
+        int64_t v = qos_gi_pod_value(cfg, p);
+        enum cg_qos q;
+
+        if (!p->uid || !cg_qos_of(p->kube_qos, &q) ||
+            cg_pod_dir(d, q, p->uid, dir, sizeof(dir)) < 0 ||
+            apply_i64(t, CG_CPU_BVT_WARP_NS, dir, v) == -ENOENT)
+            continue;
+        /* Containers and the sandbox: every cgroup under the pod's (a listing cut short by
+         * the pod going away still holds what it found). */
+        (void)list_subdirs(r->o.layout, "cpu", dir, &ctrs);
+        for (size_t j = 0; j < ctrs.n; j++)
+            (void)apply_i64(t, CG_CPU_BVT_WARP_NS, ctrs.v[j], v);
+        dirlist_release(&ctrs);
+    }
+}
+
 /* ---- the tick ---- */
 
 static void update_slo(struct qos_runner *r, const cJSON *nodeslo)
@@ -1315,8 +1933,8 @@ int qos_runner_tick(struct qos_runner *r, int64_t wall_ms)
 
     {
         static void (*const strategies[])(struct tick *) = {
-            run_cpu_suppress,    run_memory_evict, run_cpu_evict,      run_cpu_burst,
-            run_cfs_quota_burst, run_memory_qos,   run_batch_resource,
+            run_cpu_suppress, run_memory_evict,   run_cpu_evict, run_cpu_burst, run_cfs_quota_burst,
+            run_memory_qos,   run_batch_resource, run_resctrl,   run_sysconfig, run_group_identity,
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(strategies); i++) {

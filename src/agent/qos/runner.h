@@ -39,10 +39,30 @@
  *      divided by the node's cpu-normalization-ratio annotation above 1). The pod's quota is
  *      written before its containers' when it grows, after them when it shrinks (a v1 child
  *      may not exceed its parent).
- * Not applied yet: resctrl (3.6), system config (3.7) and group identity (3.8). Node-reserved
- * and SYSTEM-exclusive CPUs (NodeResourceTopology) are not subtracted from the BE cpuset yet,
- * and usage of pods missing from the pod list is not counted as non-BE (the metric cache
- * cannot list them).
+ *   8. resctrl (3.6; gate RdtResctrl, on): under the resctrl root, the groups LSR, LS and BE
+ *      (made when missing) get their class's L3 mask over the cache ids of the root schemata
+ *      and the ways of info/L3/cbm_mask, and an MB line when info/MB exists (Intel percent, or
+ *      AMD's scale when <proc>/cpuinfo says AuthenticAMD); a disabled class gets the neutral
+ *      0-100 %, 100 %. The TIDs of each active pod of an enabled class (every cgroup under its
+ *      pod cgroup: containers and sandbox; v1 cpu "tasks", v2 "cgroup.threads") not yet in its
+ *      group's "tasks" are written there; nothing moves pods out. Without info/L3/cbm_mask
+ *      (resctrl not mounted, or no L3 CAT) the strategy is unsupported: upstream mounts resctrl
+ *      itself, the runner does not.
+ *   9. system config (3.7; gate SystemConfig, off): min_free_kbytes, watermark_scale_factor,
+ *      memcg reap_background, sched_group_identity_enabled, sched_idle_saver_wmark and
+ *      pagecache_limit/enabled under the proc and sys roots, and the sched_features switches
+ *      (debugfs under the sys root), from spec.systemStrategy and the Node's memory capacity
+ *      (nothing without a Node). Not upstream: the value a file held before the runner first
+ *      changed it is kept, and written back once the NodeSLO no longer sets it (or sets it out
+ *      of range); upstream leaves the last value in place.
+ *  10. group identity (3.8; gate GroupIdentity, on): cpu.bvt_warp_ns of the kube root (0), the
+ *      Burstable and BestEffort directories, each pod and every cgroup under it (containers and
+ *      sandbox); when a class enables it, first sched_core 0 and sched_group_identity_enabled 1
+ *      where those sysctls exist. Disabled classes carry 0, so disabling writes 0 back. Without
+ *      cpu.bvt_warp_ns on the kube root (not an Anolis kernel) the strategy is unsupported.
+ * Not done yet: node-reserved and SYSTEM-exclusive CPUs (NodeResourceTopology) are not
+ * subtracted from the BE cpuset, and usage of pods missing from the pod list is not counted as
+ * non-BE (the metric cache cannot list them).
  *
  * NodeSLO: decoded with qos_slo_from_nodeslo() each tick; an absent NodeSLO means the defaults;
  * one that fails to decode keeps the last good configuration, and the reason is logged once (again
@@ -52,8 +72,11 @@
  *
  * Errors of single writes never stop a tick: they are counted per strategy (struct
  * qos_runner_stats) and logged at warn once per strategy until a tick of it succeeds again. A
- * file the kernel lacks (ENOENT in an existing cgroup directory) is "unsupported": counted, and
- * logged once per strategy and resource.
+ * file the kernel lacks (ENOENT in an existing cgroup directory, a missing sysctl, no resctrl,
+ * no cpu.bvt_warp_ns on the kube root) is "unsupported": counted each time it is skipped, and
+ * logged once per strategy and file. sysctls, resctrl files and sched_features go through the
+ * writer's cg_write_file()/cg_append_file(): the same skip of identical values, read-back and
+ * dry run as cgroup files.
  *
  * Thread safety: qos_runner_tick() and qos_runner_stats() may be called from any thread (a mutex
  * serialises ticks); the callbacks run on the ticking thread, with the runner's lock held, and
@@ -84,14 +107,18 @@ enum qos_runner_strategy {
     QOS_RUNNER_CFS_QUOTA_BURST,
     QOS_RUNNER_MEMORY_QOS,
     QOS_RUNNER_BATCH_RESOURCE,
+    QOS_RUNNER_RESCTRL,
+    QOS_RUNNER_SYSTEM_CONFIG,
+    QOS_RUNNER_GROUP_IDENTITY,
     QOS_RUNNER_STRATEGY_COUNT,
 };
 
 /* "cpu_suppress", "memory_evict", "cpu_evict", "cpu_burst", "cfs_quota_burst", "memory_qos",
- * "batch_resource". */
+ * "batch_resource", "resctrl", "system_config", "group_identity". */
 const char *qos_runner_strategy_name(enum qos_runner_strategy s);
 
-/* The koordlet feature gates the runner honours (reference 3, intro). */
+/* The koordlet feature gates the runner honours (reference 3, intro; GroupIdentity is a runtime
+ * hook gate upstream, set through the same --feature-gates). */
 enum qos_runner_features {
     QOS_RUNNER_F_BE_CPU_SUPPRESS = 1 << 0,          /* on by default */
     QOS_RUNNER_F_BE_MEMORY_EVICT = 1 << 1,          /* off */
@@ -101,11 +128,15 @@ enum qos_runner_features {
     QOS_RUNNER_F_CPU_EVICT = 1 << 5,                /* off */
     QOS_RUNNER_F_CPU_ALLOCATABLE_EVICT = 1 << 6,    /* off */
     QOS_RUNNER_F_CPU_BURST = 1 << 7,                /* on: cfs_burst_us and CFS quota burst */
-    QOS_RUNNER_F_CGROUP_RECONCILE = 1 << 12,        /* off: memory QoS */
-    QOS_RUNNER_F_BATCH_RESOURCE = 1 << 13,          /* on (a runtime-hook gate upstream) */
+    QOS_RUNNER_F_CGROUP_RECONCILE = 1 << 8,         /* off: memory QoS */
+    QOS_RUNNER_F_BATCH_RESOURCE = 1 << 9,           /* on (a runtime-hook gate upstream) */
+    QOS_RUNNER_F_RDT_RESCTRL = 1 << 10,             /* on: RdtResctrl */
+    QOS_RUNNER_F_SYSTEM_CONFIG = 1 << 11,           /* off: SystemConfig */
+    QOS_RUNNER_F_GROUP_IDENTITY = 1 << 12,          /* on (a runtime-hook gate upstream) */
 };
 #define QOS_RUNNER_F_DEFAULT                                                                       \
-    (QOS_RUNNER_F_BE_CPU_SUPPRESS | QOS_RUNNER_F_CPU_BURST | QOS_RUNNER_F_BATCH_RESOURCE)
+    (QOS_RUNNER_F_BE_CPU_SUPPRESS | QOS_RUNNER_F_CPU_BURST | QOS_RUNNER_F_BATCH_RESOURCE |         \
+     QOS_RUNNER_F_RDT_RESCTRL | QOS_RUNNER_F_GROUP_IDENTITY)
 
 /*
  * Returns a new JSON tree the runner owns (it cJSON_Delete()s it after the tick), or NULL when
@@ -156,7 +187,7 @@ void qos_runner_opts_init(struct qos_runner_opts *ret);
 
 /* Per-strategy counters since the runner was created. */
 struct qos_runner_counters {
-    uint64_t writes;      /* cgroup files changed */
+    uint64_t writes;      /* files changed (resctrl: also groups made and TIDs moved) */
     uint64_t unchanged;   /* writes skipped: the file held the value */
     uint64_t dry_run;     /* writes logged instead of done */
     uint64_t evictions;   /* pods evicted (through the callback) */

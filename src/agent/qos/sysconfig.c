@@ -56,8 +56,7 @@ void qos_sysconfig_values(const struct qos_system *cfg, int64_t memory_capacity,
         put_ranged(ret, QOS_SYSCTL_PAGE_CACHE_LIMIT_ENABLED, &cfg->page_cache_limit_enabled, 0, 1);
 }
 
-/* The state of feature name in the sched_features text: 1 on, 0 off, -1 not listed. */
-static int feature_state(const char *current, const char *name)
+int qos_sysconfig_sched_feature_state(const char *current, const char *name)
 {
     size_t n = strlen(name);
 
@@ -83,7 +82,7 @@ size_t qos_sysconfig_sched_features(const struct qos_system *cfg, const char *cu
 
     for (size_t i = 0; i < cfg->nsched_features; i++) {
         const struct qos_sched_feature *f = &cfg->sched_features[i];
-        int st = feature_state(current, f->name);
+        int st = qos_sysconfig_sched_feature_state(current, f->name);
 
         if (st < 0 || st == (int)f->enabled)
             continue;

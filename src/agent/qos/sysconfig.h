@@ -62,4 +62,8 @@ void qos_sysconfig_values(const struct qos_system *cfg, int64_t memory_capacity,
 size_t qos_sysconfig_sched_features(const struct qos_system *cfg, const char *current,
                                     struct strbuf *out);
 
+/* The state of feature name in the sched_features text current: 1 listed as "NAME" (enabled),
+ * 0 as "NO_NAME" (disabled), -1 not listed. */
+int qos_sysconfig_sched_feature_state(const char *current, const char *name);
+
 #endif
