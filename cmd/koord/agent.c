@@ -319,6 +319,7 @@ int cmd_agent(int argc, char **argv)
     ao.client = client;
     ao.metrics_client = ao.crd_mode ? client : mclient;
     ao.collect_interval_ms = (long)interval * 1000;
+    ao.qos_features_set = true;
     ao.qos_features = gates;
     ao.host = *listen ? host.buf : NULL;
     ao.port = port;

@@ -447,7 +447,7 @@ int agent_start(const struct agent_opts *opts, struct agent **ret)
         qo.recent = qos_evict_api_recent(a->evict);
         qo.kubelet_cpu_policy = a->o.kubelet_cpu_policy_static ? QOS_KUBELET_CPU_POLICY_STATIC
                                                                : QOS_KUBELET_CPU_POLICY_NONE;
-        if (a->o.qos_features)
+        if (a->o.qos_features_set)
             qo.features = a->o.qos_features;
         qo.collect_interval_ms = a->o.collect_interval_ms;
         if ((r = qos_runner_new(&qo, &a->qos)) < 0 || (r = qos_runner_start(a->qos)) < 0)

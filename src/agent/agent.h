@@ -38,7 +38,8 @@ struct agent_opts {
 
     /* QoS enforcement (qos/runner.h) */
     bool qos_off;                   /* collect and report only */
-    uint32_t qos_features;          /* enum qos_runner_features bits; 0 = QOS_RUNNER_F_DEFAULT */
+    bool qos_features_set;          /* qos_features holds the gates; else QOS_RUNNER_F_DEFAULT */
+    uint32_t qos_features;          /* enum qos_runner_features bits; 0 = every gate off */
     bool dry_run;                   /* log cgroup writes instead of doing them */
     bool kubelet_cpu_policy_static; /* kubelet --cpu-manager-policy=static */
 
