@@ -109,14 +109,12 @@ static size_t keep_period(enum cg_version v, enum cg_res r, const char *cur, cha
     return len + (size_t)n;
 }
 
-static int write_file(const char *path, const char *text, size_t len)
+/* Writes text in one write(2), as the kernel's files want it, and closes fd. 0 or -errno. */
+static int write_close(int fd, const char *text, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), r = 0;
-    ssize_t n;
+    ssize_t n = write(fd, text, len);
+    int r = 0;
 
-    if (fd < 0)
-        return -errno;
-    n = write(fd, text, len);
     if (n < 0)
         r = -errno;
     else if ((size_t)n != len)
@@ -124,6 +122,13 @@ static int write_file(const char *path, const char *text, size_t len)
     if (close(fd) < 0 && r == 0)
         r = -errno;
     return r;
+}
+
+static int write_file(const char *path, const char *text, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+    return fd < 0 ? -errno : write_close(fd, text, len);
 }
 
 /* The -ENOENT message: a missing directory is a gone cgroup, a missing file an old or
@@ -248,7 +253,6 @@ int cg_append_file(struct cg_writer *w, const char *path, const char *value)
 {
     size_t len = strlen(value);
     char s1[256];
-    ssize_t n;
     int fd, r = 0;
 
     w->err[0] = '\0';
@@ -263,13 +267,7 @@ int cg_append_file(struct cg_writer *w, const char *path, const char *value)
             return fail(w, r, "\"%s\" does not exist", path);
         return fail(w, r, "cannot open \"%s\": %s", path, err_str(r));
     }
-    n = write(fd, value, len);
-    if (n < 0)
-        r = -errno;
-    else if ((size_t)n != len)
-        r = -EIO;
-    if (close(fd) < 0 && r == 0)
-        r = -errno;
+    r = write_close(fd, value, len);
     if (r < 0)
         return fail(w, r, "cannot write \"%s\" to \"%s\": %s", shown(value, s1, sizeof(s1)), path,
                     err_str(r));

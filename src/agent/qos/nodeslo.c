@@ -132,7 +132,7 @@ static const struct field cpu_qos_fields[] = {
 
 #define T struct qos_memory_qos
 static const struct field memory_qos_fields[] = {
-    F_BOOL("enable", T, enable),
+    F_BOOL("enable", T, enable), /* first: the pod annotation's table starts after it */
     F_INT("minLimitPercent", T, min_limit_percent),
     F_INT("lowLimitPercent", T, low_limit_percent),
     F_INT("throttlingPercent", T, throttling_percent),
@@ -149,23 +149,6 @@ static const struct field memory_qos_fields[] = {
     F_END,
 };
 
-/* The annotation koordinator.sh/memoryQOS flattens MemoryQOS, which has no enable. */
-static const struct field pod_memory_qos_fields[] = {
-    F_INT("minLimitPercent", T, min_limit_percent),
-    F_INT("lowLimitPercent", T, low_limit_percent),
-    F_INT("throttlingPercent", T, throttling_percent),
-    F_INT("wmarkRatio", T, wmark_ratio),
-    F_INT("wmarkScalePermill", T, wmark_scale_permill),
-    F_INT("wmarkMinAdj", T, wmark_min_adj),
-    F_INT("priorityEnable", T, priority_enable),
-    F_INT("priority", T, priority),
-    F_INT("oomKillGroup", T, oom_kill_group),
-    F_BOOL("pageCacheEnable", T, page_cache_enable),
-    F_INT("pageCacheLimitPercent", T, page_cache_limit_percent),
-    F_INT("pageCacheLimitSize", T, page_cache_limit_size),
-    F_BOOL("pageCacheReclaimSync", T, page_cache_reclaim_sync),
-    F_END,
-};
 #undef T
 
 #define T struct qos_resctrl_qos
@@ -512,7 +495,8 @@ int qos_cpu_burst_merge(const cJSON *obj, struct qos_cpu_burst *cfg, struct strb
 
 int qos_memory_qos_merge(const cJSON *obj, struct qos_memory_qos *cfg, struct strbuf *why)
 {
-    return decode(obj, pod_memory_qos_fields, cfg, "memoryQOS", why);
+    /* The annotation koordinator.sh/memoryQOS flattens MemoryQOS, which has no enable. */
+    return decode(obj, memory_qos_fields + 1, cfg, "memoryQOS", why);
 }
 
 int qos_cpu_qos_merge(const cJSON *obj, struct qos_cpu_qos *cfg, struct strbuf *why)
