@@ -25,8 +25,8 @@ static const char usage[] =
     "The node agent (koordlet): collects this node's and its pods' CPU and memory usage from\n"
     "/proc and cgroups every collect interval, keeps a bounded history in memory, reports the\n"
     "NodeMetric status to koord manager (PUT .../nodemetrics/NAME/status), and applies the\n"
-    "NodeSLO's QoS strategies (BE CPU suppression, CPU burst, BE evictions, group identity)\n"
-    "to the cgroups, and resctrl and system config to the host.\n"
+    "NodeSLO's QoS strategies (BE CPU suppression, CPU burst, memory QoS, batch resources,\n"
+    "group identity, BE evictions) to the cgroups, and resctrl and system config to the host.\n"
     "\n"
     "  --node-name NAME             this node (default $NODE_NAME)\n"
     "  --kubeconfig FILE            API server and the node's credentials (default\n"
@@ -38,6 +38,10 @@ static const char usage[] =
     "  --report-mode MODE           manager (default), or crd: write the slo.koordinator.sh\n"
     "                               NodeMetric through the API server, as upstream's koordlet\n"
     "  --collect-interval-seconds N collection period (default 1)\n"
+    "  --reconcile-interval-seconds N, --cpu-suppress-interval-seconds N,\n"
+    "  --memory-evict-interval-seconds N, --cpu-evict-interval-seconds N\n"
+    "                               how often the QoS strategies run: the three named, and\n"
+    "                               every other (reconcile); default 1 each\n"
     "  --cgroup-root DIR            default /sys/fs/cgroup\n"
     "  --proc-root DIR              default /proc\n"
     "  --sys-root DIR               default /sys\n"
@@ -68,6 +72,10 @@ enum {
     OPT_MANAGER_CA,
     OPT_MODE,
     OPT_INTERVAL,
+    OPT_RECONCILE_INTERVAL, /* the QoS intervals: keep these four together, in this order */
+    OPT_SUPPRESS_INTERVAL,
+    OPT_MEMEVICT_INTERVAL,
+    OPT_CPUEVICT_INTERVAL,
     OPT_CGROUP_ROOT,
     OPT_PROC_ROOT,
     OPT_SYS_ROOT,
@@ -160,6 +168,10 @@ int cmd_agent(int argc, char **argv)
         {"manager-ca-file", required_argument, NULL, OPT_MANAGER_CA},
         {"report-mode", required_argument, NULL, OPT_MODE},
         {"collect-interval-seconds", required_argument, NULL, OPT_INTERVAL},
+        {"reconcile-interval-seconds", required_argument, NULL, OPT_RECONCILE_INTERVAL},
+        {"cpu-suppress-interval-seconds", required_argument, NULL, OPT_SUPPRESS_INTERVAL},
+        {"memory-evict-interval-seconds", required_argument, NULL, OPT_MEMEVICT_INTERVAL},
+        {"cpu-evict-interval-seconds", required_argument, NULL, OPT_CPUEVICT_INTERVAL},
         {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
         {"proc-root", required_argument, NULL, OPT_PROC_ROOT},
         {"sys-root", required_argument, NULL, OPT_SYS_ROOT},
@@ -187,7 +199,7 @@ int cmd_agent(int argc, char **argv)
     struct kube_config *cfg = NULL;
     struct kube_client *client = NULL, *mclient = NULL;
     struct agent *a = NULL;
-    uint32_t interval = 1, gates = QOS_RUNNER_F_DEFAULT;
+    uint32_t interval = 1, gates = QOS_RUNNER_F_DEFAULT, qos_s[4] = {1, 1, 1, 1};
     uint16_t port = 0;
     sigset_t sigs;
     int c, sig, r, rc = 1;
@@ -216,6 +228,16 @@ int cmd_agent(int argc, char **argv)
             if (parse_u32(optarg, &interval) < 0 || interval < 1 || interval > 3600)
                 goto bad;
             break;
+        case OPT_RECONCILE_INTERVAL:
+        case OPT_SUPPRESS_INTERVAL:
+        case OPT_MEMEVICT_INTERVAL:
+        case OPT_CPUEVICT_INTERVAL: {
+            uint32_t *v = &qos_s[c - OPT_RECONCILE_INTERVAL];
+
+            if (parse_u32(optarg, v) < 0 || *v < 1 || *v > 3600)
+                goto bad;
+            break;
+        }
         case OPT_CGROUP_ROOT:
             roots.cgroup_root = optarg;
             break;
@@ -319,6 +341,10 @@ int cmd_agent(int argc, char **argv)
     ao.client = client;
     ao.metrics_client = ao.crd_mode ? client : mclient;
     ao.collect_interval_ms = (long)interval * 1000;
+    ao.reconcile_interval_ms = (long)qos_s[0] * 1000;
+    ao.cpu_suppress_interval_ms = (long)qos_s[1] * 1000;
+    ao.memory_evict_interval_ms = (long)qos_s[2] * 1000;
+    ao.cpu_evict_interval_ms = (long)qos_s[3] * 1000;
     ao.qos_features_set = true;
     ao.qos_features = gates;
     ao.host = *listen ? host.buf : NULL;

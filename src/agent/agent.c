@@ -450,6 +450,10 @@ int agent_start(const struct agent_opts *opts, struct agent **ret)
         if (a->o.qos_features_set)
             qo.features = a->o.qos_features;
         qo.collect_interval_ms = a->o.collect_interval_ms;
+        qo.interval_ms = a->o.reconcile_interval_ms;
+        qo.cpu_suppress_interval_ms = a->o.cpu_suppress_interval_ms;
+        qo.memory_evict_interval_ms = a->o.memory_evict_interval_ms;
+        qo.cpu_evict_interval_ms = a->o.cpu_evict_interval_ms;
         if ((r = qos_runner_new(&qo, &a->qos)) < 0 || (r = qos_runner_start(a->qos)) < 0)
             goto fail;
     }

@@ -37,10 +37,13 @@ struct agent_opts {
     long jiffy_hz;            /* 0 = sysconf(_SC_CLK_TCK) */
 
     /* QoS enforcement (qos/runner.h) */
-    bool qos_off;                   /* collect and report only */
-    bool qos_features_set;          /* qos_features holds the gates; else QOS_RUNNER_F_DEFAULT */
-    uint32_t qos_features;          /* enum qos_runner_features bits; 0 = every gate off */
-    bool dry_run;                   /* log cgroup writes instead of doing them */
+    bool qos_off;          /* collect and report only */
+    bool qos_features_set; /* qos_features holds the gates; else QOS_RUNNER_F_DEFAULT */
+    uint32_t qos_features; /* enum qos_runner_features bits; 0 = every gate off */
+    bool dry_run;          /* log cgroup writes instead of doing them */
+    /* How often the QoS strategies run (qos_runner_opts); 0 = 1000 each. */
+    long reconcile_interval_ms, cpu_suppress_interval_ms, memory_evict_interval_ms;
+    long cpu_evict_interval_ms;
     bool kubelet_cpu_policy_static; /* kubelet --cpu-manager-policy=static */
 
     const char *host; /* /healthz and /metrics (plain HTTP); NULL = no port */

@@ -568,6 +568,53 @@ static void test_render(void **state)
 }
 
 /* The thread ticks on its own and stops promptly. */
+/*
+ * Each strategy on its own interval: suppress every 3 s, memory eviction every 2 s, CPU
+ * eviction at the 1 s default, the reconcile ones (burst, QoS, ...) every 1 s.
+ */
+static void test_intervals(void **state)
+{
+    const uint32_t all = (1u << QOS_RUNNER_STRATEGY_COUNT) - 1;
+    const uint32_t suppress = 1u << QOS_RUNNER_CPU_SUPPRESS;
+    const uint32_t memevict = 1u << QOS_RUNNER_MEMORY_EVICT;
+    const uint32_t every_second = all & ~suppress & ~memevict;
+    struct qos_runner_opts o;
+    struct qos_runner *r = NULL;
+    struct cg_layout l;
+    struct cgt *t = cgt_new();
+    int64_t next = 0;
+
+    (void)state;
+    assert_int_equal(cg_layout_init(&l, &t->roots, CG_V1, CG_DRIVER_CGROUPFS), 0);
+    qos_runner_opts_init(&o);
+    o.layout = &l;
+    o.cpu_suppress_interval_ms = 3000;
+    o.memory_evict_interval_ms = 2000;
+    assert_int_equal(qos_runner_new(&o, &r), 0);
+    /* All at first, then each when its time comes. */
+    assert_int_equal(qos_runner_due(r, 10000, &next), all);
+    assert_int_equal(next, 11000);
+    assert_int_equal(qos_runner_due(r, 10999, &next), 0);
+    assert_int_equal(next, 11000);
+    assert_int_equal(qos_runner_due(r, 11000, &next), every_second);
+    assert_int_equal(next, 12000);
+    /* A late wake-up (12.4 s) keeps the schedule: the next is still at 13 s. */
+    assert_int_equal(qos_runner_due(r, 12400, &next), every_second | memevict);
+    assert_int_equal(next, 13000);
+    assert_int_equal(qos_runner_due(r, 13000, &next), every_second | suppress);
+    assert_int_equal(next, 14000);
+    /* A stall of 10 s: each runs once, and is next due one interval later. */
+    assert_int_equal(qos_runner_due(r, 24000, &next), all);
+    assert_int_equal(next, 25000);
+    assert_int_equal(qos_runner_due(r, 25000, &next), every_second);
+    assert_int_equal(qos_runner_due(r, 26000, &next), every_second | memevict);
+    assert_int_equal(qos_runner_due(r, 27000, &next), every_second | suppress);
+    /* Only the strategies asked for run: a tick of none counts a tick and writes nothing. */
+    assert_int_equal(qos_runner_tick_some(r, NOW, 0), 0);
+    qos_runner_free(r);
+    cgt_free(t);
+}
+
 static void test_start_stop(void **state)
 {
     struct fx *f = fx_new(CG_V1, 0, false, QOS_KUBELET_CPU_POLICY_NONE);
@@ -596,6 +643,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_topology),
+        cmocka_unit_test(test_intervals),
         cmocka_unit_test(test_topology_fallback),
         cmocka_unit_test(test_suppress_cpuset_none),
         cmocka_unit_test(test_suppress_cpuset_static),

@@ -101,7 +101,9 @@ struct qos_runner {
     pthread_mutex_t thread_lock;
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     pthread_t thread;
+    int64_t next_due[QOS_RUNNER_STRATEGY_COUNT]; /* monotonic ms (qos_runner_due()) */
     bool running, stopping;
+    bool scheduled; /* next_due is set */
 };
 
 /* What one tick gathered. */
@@ -1918,6 +1920,23 @@ static void load_pods(struct tick *t)
 
 int qos_runner_tick(struct qos_runner *r, int64_t wall_ms)
 {
+    return qos_runner_tick_some(r, wall_ms, UINT32_MAX);
+}
+
+int qos_runner_tick_some(struct qos_runner *r, int64_t wall_ms, uint32_t mask)
+{
+    static void (*const strategies[QOS_RUNNER_STRATEGY_COUNT])(struct tick *) = {
+        [QOS_RUNNER_CPU_SUPPRESS] = run_cpu_suppress,
+        [QOS_RUNNER_MEMORY_EVICT] = run_memory_evict,
+        [QOS_RUNNER_CPU_EVICT] = run_cpu_evict,
+        [QOS_RUNNER_CPU_BURST] = run_cpu_burst,
+        [QOS_RUNNER_CFS_QUOTA_BURST] = run_cfs_quota_burst,
+        [QOS_RUNNER_MEMORY_QOS] = run_memory_qos,
+        [QOS_RUNNER_BATCH_RESOURCE] = run_batch_resource,
+        [QOS_RUNNER_RESCTRL] = run_resctrl,
+        [QOS_RUNNER_SYSTEM_CONFIG] = run_sysconfig,
+        [QOS_RUNNER_GROUP_IDENTITY] = run_group_identity,
+    };
     struct tick t = {.r = r, .now = wall_ms};
 
     CHECK(pthread_mutex_lock(&r->lock) == 0);
@@ -1931,18 +1950,13 @@ int qos_runner_tick(struct qos_runner *r, int64_t wall_ms)
         synthesize_topology(r, &t.node);
     load_pods(&t);
 
-    {
-        static void (*const strategies[])(struct tick *) = {
-            run_cpu_suppress, run_memory_evict,   run_cpu_evict, run_cpu_burst, run_cfs_quota_burst,
-            run_memory_qos,   run_batch_resource, run_resctrl,   run_sysconfig, run_group_identity,
-        };
-
-        for (size_t i = 0; i < ARRAY_SIZE(strategies); i++) {
-            t.strat_failed = false;
-            strategies[i](&t);
-            if (!t.strat_failed)
-                r->error_logged[t.strat] = false;
-        }
+    for (size_t i = 0; i < ARRAY_SIZE(strategies); i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        t.strat_failed = false;
+        strategies[i](&t);
+        if (!t.strat_failed)
+            r->error_logged[t.strat] = false;
     }
 
     for (size_t i = 0; i < t.npods; i++)
@@ -1970,6 +1984,12 @@ int qos_runner_new(const struct qos_runner_opts *opts, struct qos_runner **ret)
     r->o = *opts;
     if (r->o.interval_ms <= 0)
         r->o.interval_ms = 1000;
+    if (r->o.cpu_suppress_interval_ms <= 0)
+        r->o.cpu_suppress_interval_ms = 1000;
+    if (r->o.memory_evict_interval_ms <= 0)
+        r->o.memory_evict_interval_ms = 1000;
+    if (r->o.cpu_evict_interval_ms <= 0)
+        r->o.cpu_evict_interval_ms = 1000;
     if (r->o.collect_interval_ms <= 0)
         r->o.collect_interval_ms = 1000;
     cg_writer_init(&r->w, r->o.layout, r->o.dry_run);
@@ -2019,6 +2039,42 @@ static int64_t clock_ms(clockid_t id)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int64_t strategy_interval(const struct qos_runner *r, size_t s)
+{
+    switch (s) {
+    case QOS_RUNNER_CPU_SUPPRESS:
+        return r->o.cpu_suppress_interval_ms;
+    case QOS_RUNNER_MEMORY_EVICT:
+        return r->o.memory_evict_interval_ms;
+    case QOS_RUNNER_CPU_EVICT:
+        return r->o.cpu_evict_interval_ms;
+    default:
+        return r->o.interval_ms;
+    }
+}
+
+uint32_t qos_runner_due(struct qos_runner *r, int64_t mono_ms, int64_t *ret_next_ms)
+{
+    int64_t next = INT64_MAX;
+    uint32_t mask = 0;
+
+    for (size_t s = 0; s < QOS_RUNNER_STRATEGY_COUNT; s++) {
+        int64_t every = strategy_interval(r, s);
+
+        if (!r->scheduled || mono_ms >= r->next_due[s]) {
+            mask |= 1u << s;
+            r->next_due[s] = r->scheduled ? r->next_due[s] + every : mono_ms + every;
+            if (r->next_due[s] <= mono_ms)
+                r->next_due[s] = mono_ms + every;
+        }
+        if (r->next_due[s] < next)
+            next = r->next_due[s];
+    }
+    r->scheduled = true;
+    *ret_next_ms = next;
+    return mask;
+}
+
 static void *thread_main(void *arg)
 {
     struct qos_runner *r = arg;
@@ -2027,14 +2083,14 @@ static void *thread_main(void *arg)
     CHECK(pthread_mutex_lock(&r->thread_lock) == 0);
     while (!r->stopping) {
         struct timespec ts;
+        int64_t now = clock_ms(CLOCK_MONOTONIC);
 
-        if (clock_ms(CLOCK_MONOTONIC) >= next) {
+        if (now >= next) {
+            uint32_t mask = qos_runner_due(r, now, &next);
+
             CHECK(pthread_mutex_unlock(&r->thread_lock) == 0);
-            (void)qos_runner_tick(r, clock_ms(CLOCK_REALTIME));
+            (void)qos_runner_tick_some(r, clock_ms(CLOCK_REALTIME), mask);
             CHECK(pthread_mutex_lock(&r->thread_lock) == 0);
-            next += r->o.interval_ms;
-            if (next < clock_ms(CLOCK_MONOTONIC)) /* a slow tick: do not catch up in a burst */
-                next = clock_ms(CLOCK_MONOTONIC) + r->o.interval_ms;
             continue;
         }
         ts.tv_sec = (time_t)(next / 1000);

@@ -175,7 +175,12 @@ struct qos_runner_opts {
 
     enum qos_kubelet_cpu_policy kubelet_cpu_policy; /* default none */
     uint32_t features;                              /* enum qos_runner_features bits */
-    int64_t interval_ms;                            /* reconcile interval; 0 = 1000 */
+    /* How often each strategy runs (upstream's --*-interval-seconds; 0 = 1000 each): BE CPU
+     * suppress, memory eviction, CPU eviction, and every other strategy (reconcile). */
+    int64_t cpu_suppress_interval_ms;
+    int64_t memory_evict_interval_ms;
+    int64_t cpu_evict_interval_ms;
+    int64_t interval_ms;         /* reconcile interval */
     int64_t collect_interval_ms; /* the collector's interval (BECPUEvict window); 0 = 1000 */
     /* Seeds the random initial tokens of the CFS quota burst limiters (upstream
      * rand.Float64()); 0: seeded from the clock. Tests fix it. */
@@ -221,7 +226,25 @@ void qos_runner_free(struct qos_runner *r);
  */
 int qos_runner_tick(struct qos_runner *r, int64_t wall_ms);
 
-/* Starts a thread ticking every interval_ms with the real-time clock. 0, -EALREADY, -errno. */
+/*
+ * Runs the strategies whose bits (1u << enum qos_runner_strategy) are in mask, as
+ * qos_runner_tick() runs them all.
+ */
+int qos_runner_tick_some(struct qos_runner *r, int64_t wall_ms, uint32_t mask);
+
+/*
+ * The strategies due at mono_ms (a monotonic clock in milliseconds), as a mask for
+ * qos_runner_tick_some(), each then scheduled one of its intervals later (or one interval after
+ * mono_ms when it fell more than an interval behind: no burst of runs after a stall); the first
+ * call finds them all due. *ret_next_ms gets the earliest time one is due again. For the ticking
+ * thread, or a test that has not started it.
+ */
+uint32_t qos_runner_due(struct qos_runner *r, int64_t mono_ms, int64_t *ret_next_ms);
+
+/*
+ * Starts a thread that runs each strategy on its own interval (qos_runner_due()) with the
+ * real-time clock. 0, -EALREADY, -errno.
+ */
 int qos_runner_start(struct qos_runner *r);
 
 /* Stops and joins the thread (idempotent). */
