@@ -64,6 +64,7 @@ struct agent {
     size_t nheld;
     struct mc_scratch scratch; /* the reporter thread's */
     bool retain_failed;        /* the last report_policy_retain() failed (reporter thread) */
+    bool all_sampled;          /* a round sampled every pod (the collector thread's) */
 };
 
 static int64_t mono_ns(void)
@@ -105,6 +106,13 @@ static void collect_once(struct agent *a)
     CHECK(pthread_mutex_lock(&a->lock) == 0);
     a->cstats = cs;
     CHECK(pthread_mutex_unlock(&a->lock) == 0);
+    /* The first round with a sample of every pod: report now, so that the first complete
+     * NodeMetric is not a report interval away when the first report (2 intervals after the
+     * start) came before the pods were listed and seeded. Once. */
+    if (!a->all_sampled && n > 0 && cs.pods == n && atomic_load(&a->rep_ready)) {
+        a->all_sampled = true;
+        reporter_now(a->rep);
+    }
 }
 
 static void *collect_loop(void *arg)
