@@ -114,9 +114,9 @@ enum mc_kind {
  * tests/agent/test_metriccache.c checks; upstream's TSDB is given 100 MB on disk and a 256 MiB
  * memory limit.
  */
-#define MC_RETENTION_NODE_MS    (30 * 60 * 1000)
-#define MC_RETENTION_DEFAULT_MS (300 * 1000)
-#define MC_RETENTION_LAST_MS    (10 * 1000)
+#define MC_RETENTION_NODE_MS    ((int64_t)30 * 60 * 1000)
+#define MC_RETENTION_DEFAULT_MS ((int64_t)300 * 1000)
+#define MC_RETENTION_LAST_MS    ((int64_t)10 * 1000)
 #define MC_INTERVAL_DEFAULT_MS  1000
 #define MC_MAX_SERIES_DEFAULT   16384
 /* Largest ring accepted (retention / interval + 1), so a typo cannot ask for gigabytes. */
