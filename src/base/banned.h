@@ -5,6 +5,12 @@
 #ifndef KOORD_BANNED_H
 #define KOORD_BANNED_H
 
+/* The headers that declare them first: included after the macros below, their inline
+ * definitions (glibc's at -O2: atoi, fortified sprintf, ...) would expand them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define BANNED(func) sorry_##func##_is_a_banned_function
 
 #undef strcpy

@@ -245,7 +245,7 @@ static void test_jsonpath(void **state)
 /* The Table of the objects given as JSON texts (texts is NULL-terminated). */
 static cJSON *build_(const struct api_kind *k, enum table_include inc, const char *const *texts)
 {
-    cJSON *objs[16];
+    cJSON *objs[16] = {NULL};
     size_t n = 0;
     cJSON *t;
 
