@@ -6,6 +6,7 @@
 #include "codec/codec.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -33,19 +34,109 @@ _Thread_local bool codec__oom;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static uint64_t hash_key[2];
 
+/*
+ * The small-block cache (codec_alloc_cache()). Classes are glibc's usable sizes of small chunks,
+ * 24, 40, 56, ... (chunks of 16-byte multiples minus the 8-byte header): a freed block goes to
+ * the class of malloc_usable_size(), so any block of a class can serve any request up to its
+ * size. Under ASan and valgrind the usable size is the requested one, and only requests of
+ * exactly a class size are cached.
+ */
+#define CACHE_CLASSES 16 /* 24 .. 264 bytes */
+#define CACHE_MIN     24
+#define CACHE_STEP    16
+
+struct alloc_cache {
+    void *head[CACHE_CLASSES]; /* each block's first word links the next */
+    size_t bytes;
+};
+
+static size_t cache_cap; /* bytes per thread; 0: off */
+static pthread_key_t cache_key;
+static _Thread_local struct alloc_cache *cache;
+
+static void cache_free(void *arg)
+{
+    struct alloc_cache *c = arg;
+
+    if (c == cache) /* a thread-exit destructor: frees after it start a new cache */
+        cache = NULL;
+
+    for (size_t k = 0; k < CACHE_CLASSES; k++) {
+        while (c->head[k]) {
+            void *p = c->head[k];
+
+            c->head[k] = *(void **)p;
+            free(p);
+        }
+    }
+    free(c);
+}
+
 void *codec__malloc(size_t n)
 {
-    void *p = cmalloc(n);
+    struct alloc_cache *c = cache;
+    void *p;
 
+    if (c && n <= CACHE_MIN + (CACHE_CLASSES - 1) * CACHE_STEP) {
+        size_t k = n <= CACHE_MIN ? 0 : (n - CACHE_MIN + CACHE_STEP - 1) / CACHE_STEP;
+
+        if ((p = c->head[k])) {
+            c->head[k] = *(void **)p;
+            c->bytes -= CACHE_MIN + k * CACHE_STEP;
+            return p;
+        }
+    }
+    p = cmalloc(n);
     if (!p)
         codec__oom = true;
     return p;
 }
 
+static void codec_free(void *p)
+{
+    struct alloc_cache *c = cache;
+    size_t u;
+
+    if (!p)
+        return;
+    if (!c && cache_cap) {
+        c = cache = xcalloc(1, sizeof(*c));
+        CHECK(pthread_setspecific(cache_key, c) == 0);
+    }
+    if (c) {
+        u = malloc_usable_size(p);
+        if (u >= CACHE_MIN && (u - CACHE_MIN) % CACHE_STEP == 0 &&
+            (u - CACHE_MIN) / CACHE_STEP < CACHE_CLASSES && c->bytes + u <= cache_cap) {
+            size_t k = (u - CACHE_MIN) / CACHE_STEP;
+
+            *(void **)p = c->head[k];
+            c->head[k] = p;
+            c->bytes += u;
+            return;
+        }
+    }
+    free(p);
+}
+
+void codec_alloc_cache(size_t bytes_per_thread)
+{
+    codec_init();
+    cache_cap = bytes_per_thread;
+}
+
+void codec_alloc_cache_release(void)
+{
+    if (cache) {
+        CHECK(pthread_setspecific(cache_key, NULL) == 0);
+        cache_free(cache);
+    }
+}
+
 static void init_once_fn(void)
 {
-    cJSON_Hooks hooks = {.malloc_fn = codec__malloc, .free_fn = free};
+    cJSON_Hooks hooks = {.malloc_fn = codec__malloc, .free_fn = codec_free};
 
+    CHECK(pthread_key_create(&cache_key, cache_free) == 0);
     cJSON_InitHooks(&hooks);
     /* The key only has to be unpredictable to whoever sends the input; fall back to weaker
      * entropy rather than fail if getrandom() is unavailable. */
