@@ -301,6 +301,12 @@ static void test_limiter(void **state)
     /* 0.999 s: nothing. */
     assert_true(qos_burst_limiter_allow(&l, 3499, 300, &tokens));
     assert_int_equal(tokens, 2950);
+    /* The wall clock stepped back 10 s: no time passed (300 % would otherwise earn 2000). */
+    assert_true(qos_burst_limiter_allow(&l, -6501, 300, &tokens));
+    assert_int_equal(tokens, 2950);
+    assert_true(qos_burst_limiter_allow(&l, 3499, 300, &tokens));
+    assert_int_equal(tokens, 2950 - 10 * 200);
+    l.tokens = 2950;
     /* Exactly 100 % spends 0 per second; 60-99 % neither spends nor saves. */
     assert_true(qos_burst_limiter_allow(&l, 13499, 100, &tokens));
     assert_int_equal(tokens, 2950);

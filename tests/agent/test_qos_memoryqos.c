@@ -201,9 +201,14 @@ static void test_container(void **state)
     c.limits.v[QOS_RES_MEMORY] = 500;
     qos_memqos_container(&cfg, &p, &c, 8 * GI, 1, &m);
     assert_int_equal(m.v[QOS_MEMCG_HIGH], 1000);
-    /* Rounded down to 0 it is not raised (upstream writes 0 too). */
+    /* Rounded down to 0: upstream writes 0, which stalls the container; here no throttling. */
     qos_memqos_container(&cfg, &p, &c, 8 * GI, 4096, &m);
-    assert_int_equal(m.v[QOS_MEMCG_HIGH], 0);
+    assert_int_equal(m.v[QOS_MEMCG_HIGH], QOS_MEMORY_HIGH_MAX);
+    /* No limit and no node allocatable to scale: no throttling either. */
+    c.limits.v[QOS_RES_MEMORY] = 0;
+    qos_memqos_container(&cfg, &p, &c, 0, 4096, &m);
+    assert_int_equal(m.v[QOS_MEMCG_HIGH], QOS_MEMORY_HIGH_MAX);
+    c.limits.v[QOS_RES_MEMORY] = 500;
 
     /* Unset request: 0. */
     c.requests.v[QOS_RES_MEMORY] = 0;
@@ -352,15 +357,20 @@ static void test_kube_level(void **state)
     assert_false(is_set(&k.burstable, QOS_MEMCG_WMARK_RATIO));
     assert_false(is_set(&k.guaranteed, QOS_MEMCG_HIGH));
 
-    /* Without pods: no min/low anywhere. */
+    /* Without pods: min and low 0 everywhere (a level whose protected pods left is reset). */
     qos_memqos_kube_level(&node, pods, 0, &k);
-    assert_false(is_set(&k.guaranteed, QOS_MEMCG_MIN));
-    assert_false(is_set(&k.burstable, QOS_MEMCG_LOW));
+    assert_true(is_set(&k.guaranteed, QOS_MEMCG_MIN));
+    assert_int_equal(k.guaranteed.v[QOS_MEMCG_MIN], 0);
+    assert_true(is_set(&k.burstable, QOS_MEMCG_LOW));
+    assert_int_equal(k.burstable.v[QOS_MEMCG_LOW], 0);
+    assert_true(is_set(&k.besteffort, QOS_MEMCG_MIN));
+    assert_int_equal(k.besteffort.v[QOS_MEMCG_MIN], 0);
     assert_true(is_set(&k.besteffort, QOS_MEMCG_OOM_GROUP));
-    /* Only a BestEffort pod: the root gets its sum, Burstable nothing. */
+    /* Only a BestEffort pod: the root gets its sum, Burstable 0. */
     qos_memqos_kube_level(&node, &pods[1], 1, &k);
     assert_int_equal(k.guaranteed.v[QOS_MEMCG_MIN], GI);
-    assert_false(is_set(&k.burstable, QOS_MEMCG_MIN));
+    assert_true(is_set(&k.burstable, QOS_MEMCG_MIN));
+    assert_int_equal(k.burstable.v[QOS_MEMCG_MIN], 0);
 }
 
 int main(void)

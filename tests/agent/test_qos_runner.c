@@ -418,8 +418,12 @@ static void test_cpu_burst(void **state)
         assert_true(cg_dir_path(&f->l, "cpu", tp.pod, dir, sizeof(dir)) > 0);
         assert_string_equal(qr_file(dir, "cpu.cfs_burst_us", b), "2000000");
 
+        /* Without a NodeSLO upstream does nothing: the value stays. */
         qr_set(&f->src.nodeslo, NULL);
         assert_int_equal(qos_runner_tick(f->r, NOW + 1000), 0);
+        assert_string_equal(qr_file(dir, "cpu.cfs_burst_us", b), "2000000");
+        qr_set(&f->src.nodeslo, qr_nodeslo("{\"cpuBurstStrategy\":{\"policy\":\"none\"}}"));
+        assert_int_equal(qos_runner_tick(f->r, NOW + 1500), 0);
         assert_string_equal(qr_file(dir, "cpu.cfs_burst_us", b), "0");
 
         /* The container's file absent: counted as unsupported on each tick, no error. */

@@ -668,6 +668,34 @@ static void test_group_identity(void **state)
 }
 
 /*
+ * SystemConfig on and the NodeSLO's systemStrategy sets schedGroupIdentityEnabled 0 while a
+ * class enables group identity: system config owns the sysctl, so it stays 0 tick after tick
+ * (group identity writing 1 after it would switch the kernel's feature off and on each second);
+ * group identity still sets sched_core 0 and the bvt values.
+ */
+static void test_group_identity_sysconfig_owns_sysctl(void **state)
+{
+    struct fx *f = fx_new(CG_V1, QOS_RUNNER_F_GROUP_IDENTITY | QOS_RUNNER_F_SYSTEM_CONFIG, false);
+    struct qos_runner_counters c;
+    char b[256];
+
+    (void)state;
+    gi_tree(f);
+    cgt_put(f->t->proc, "sys/kernel/sched_group_identity_enabled", "1\n");
+    set_slo(f, "{\"systemStrategy\":{\"schedGroupIdentityEnabled\":0},"
+               "\"resourceQOSStrategy\":{\"lsClass\":{\"cpuQOS\":{\"enable\":true}}}}");
+    for (int i = 0; i < 3; i++) {
+        tick(f);
+        assert_string_equal(proc_file(f, "sys/kernel/sched_group_identity_enabled", b), "0");
+    }
+    assert_string_equal(proc_file(f, "sys/kernel/sched_core", b), "0");
+    assert_string_equal(bvt(f, "kubepods/burstable", b), "2");
+    c = counted(f, QOS_RUNNER_SYSTEM_CONFIG);
+    assert_int_equal(c.errors, 0);
+    fx_free(f);
+}
+
+/*
  * A kernel without group identity (no cpu.bvt_warp_ns on the kube root): one unsupported per
  * tick and nothing below is tried; a pod cgroup lacking the file where the root has it is
  * unsupported too. Dry run: nothing written. cgroup v2: the same file in the unified tree.
@@ -763,6 +791,7 @@ int main(void)
         cmocka_unit_test(test_sysconfig),
         cmocka_unit_test(test_sysconfig_ranges_gate_dry_run),
         cmocka_unit_test(test_group_identity),
+        cmocka_unit_test(test_group_identity_sysconfig_owns_sysctl),
         cmocka_unit_test(test_group_identity_unsupported_dry_run_v2),
         cmocka_unit_test(test_defaults_and_metrics),
     };

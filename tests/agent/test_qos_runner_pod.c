@@ -182,8 +182,10 @@ static void burst_sample(struct fx *f, int64_t ts, double node_cores, double thr
  *   t2   no node sample in the window: unknown -> scale up becomes remain: nothing written
  *   t3   node 7 cores over the window: 87.5 % >= 50 % -> overload -> scale down:
  *        288000 x 0.8 = 230400 (container first), pod 288000 - 57600 = 230400
- *   t4   policy none (no NodeSLO: the defaults) -> reset to the base: 200000, pod 200000
+ *   t4   policy none -> reset to the base: 200000, pod 200000
  *   t5   the same again: the target equals the file, nothing is written
+ *   t6   no NodeSLO, then one without cpuBurstStrategy: nothing written (a quota set to
+ *        unlimited meanwhile stays so)
  */
 static void test_cfs_quota_burst(void **state)
 {
@@ -216,7 +218,7 @@ static void test_cfs_quota_burst(void **state)
         expect_quota(f, WEB_CTR, "230400");
         expect_quota(f, WEB_POD, "230400");
 
-        qr_set(&f->src.nodeslo, NULL);
+        qr_set(&f->src.nodeslo, qr_nodeslo("{\"cpuBurstStrategy\":{\"policy\":\"none\"}}"));
         burst_sample(f, NOW + 14000, 7.0, 0.3);
         assert_int_equal(qos_runner_tick(f->r, NOW + 14000), 0);
         expect_quota(f, WEB_CTR, "200000");
@@ -224,11 +226,21 @@ static void test_cfs_quota_burst(void **state)
 
         burst_sample(f, NOW + 15000, 7.0, 0.3);
         assert_int_equal(qos_runner_tick(f->r, NOW + 15000), 0);
+        /* No NodeSLO (or none with the strategy): upstream does nothing, nor do we, even to a
+         * quota someone else changed. */
+        put_quota(f, WEB_CTR, "max");
+        qr_set(&f->src.nodeslo, NULL);
+        burst_sample(f, NOW + 16000, 7.0, 0.3);
+        assert_int_equal(qos_runner_tick(f->r, NOW + 16000), 0);
+        expect_quota(f, WEB_CTR, "max");
+        qr_set(&f->src.nodeslo, qr_nodeslo("{\"cpuBurstStrategy\":null}"));
+        assert_int_equal(qos_runner_tick(f->r, NOW + 17000), 0);
+        expect_quota(f, WEB_CTR, "max");
         qos_runner_stats(f->r, &st);
         assert_int_equal(st.s[QOS_RUNNER_CFS_QUOTA_BURST].writes, 8);
         assert_int_equal(st.s[QOS_RUNNER_CFS_QUOTA_BURST].errors, 0);
         assert_int_equal(st.s[QOS_RUNNER_CFS_QUOTA_BURST].unsupported, 0);
-        expect_quota(f, WEB_CTR, "200000");
+        expect_quota(f, WEB_POD, "200000");
         fx_free(f);
     }
 }
@@ -626,6 +638,20 @@ static void test_memory_qos_dry_run_and_gate(void **state)
     qos_runner_stats(f->r, &st);
     assert_int_equal(st.s[QOS_RUNNER_MEMORY_QOS].dry_run, 16);
     assert_int_equal(st.s[QOS_RUNNER_MEMORY_QOS].writes, 0);
+    /* No NodeSLO, then one without resourceQOSStrategy: nothing at all, as upstream. */
+    {
+        struct qos_runner_counters before = st.s[QOS_RUNNER_MEMORY_QOS], *c;
+
+        qr_set(&f->src.nodeslo, NULL);
+        assert_int_equal(qos_runner_tick(f->r, NOW + 1000), 0);
+        qr_set(&f->src.nodeslo, qr_nodeslo("{\"cpuBurstStrategy\":{\"policy\":\"none\"}}"));
+        assert_int_equal(qos_runner_tick(f->r, NOW + 2000), 0);
+        qos_runner_stats(f->r, &st);
+        c = &st.s[QOS_RUNNER_MEMORY_QOS];
+        assert_int_equal(c->dry_run, before.dry_run);
+        assert_int_equal(c->unchanged, before.unchanged);
+        assert_int_equal(c->unsupported, before.unsupported);
+    }
 
     /* CgroupReconcile is off by default. */
     assert_false(QOS_RUNNER_F_DEFAULT & QOS_RUNNER_F_CGROUP_RECONCILE);

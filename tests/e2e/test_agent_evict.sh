@@ -181,7 +181,8 @@ EOF
 # test here.
 "$KOORD" agent --node-name node-a --kubeconfig "$TMP/kubeconfig-a" --manager-address "https://$server" \
     --cgroup-root "$cg" --proc-root "$host/proc" --sys-root "$host/sys" --cgroup-version v1 \
-    --cgroup-driver cgroupfs --feature-gates BEMemoryEvict=true,BECPUEvict=true,BECPUSuppress=false \
+    --cgroup-driver cgroupfs --resctrl-root "$host/sys/fs/resctrl" \
+    --feature-gates BEMemoryEvict=true,BECPUEvict=true,BECPUSuppress=false \
     --listen 127.0.0.1:0 --ready-file "$TMP/agent.ready" >>"$TMP/agent.log" 2>&1 &
 agent=$!
 wait_for "agent running" test -s "$TMP/agent.ready"

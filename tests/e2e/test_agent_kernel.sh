@@ -4,7 +4,8 @@
 # /sys/fs/cgroup/<subsys>/koord-e2e-<pid>, a group of our own in cpu, cpuacct, cpuset and memory.
 # Under it the kubepods tree of two pods (cgroupfs driver): kubepods/besteffort/pod<uid>/<ctr>
 # holds a busy loop (one CPU) and a process with 64 MiB of anon memory; kubepods/burstable/
-# pod<uid>/<ctr> an idle process. /proc and /sys are the real ones.
+# pod<uid>/<ctr> an idle process. /proc and /sys are the real ones; the resctrl root is an empty
+# temporary path (the real one is the host's).
 #  - kubectl get nodemetrics: the BE pod's CPU is what the busy loop uses (real kernel
 #    counters: between 500m and 1100m), its memory the anon memory it holds (64 to 80 MiB);
 #  - BE CPU suppression (cfsQuota policy) writes the BestEffort group's cpu.cfs_quota_us, the
@@ -173,7 +174,7 @@ root="$TMP/cgroot"
 mkdir "$root"
 for sub in $subsystems; do ln -s "/sys/fs/cgroup/$sub/$name" "$root/$sub"; done
 "$KOORD" agent --node-name node-a --kubeconfig "$TMP/kubeconfig-a" --manager-address "https://$server" \
-    --cgroup-root "$root" --cgroup-version v1 --cgroup-driver cgroupfs \
+    --cgroup-root "$root" --cgroup-version v1 --cgroup-driver cgroupfs --resctrl-root "$TMP/resctrl" \
     --listen 127.0.0.1:0 --ready-file "$TMP/agent.ready" >>"$TMP/agent.log" 2>&1 &
 agent=$!
 wait_for "agent running" test -s "$TMP/agent.ready"

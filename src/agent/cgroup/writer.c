@@ -257,7 +257,9 @@ int cg_append_file(struct cg_writer *w, const char *path, const char *value)
 
     w->err[0] = '\0';
     if (w->dry_run) {
-        log_info(COMP, "dry run: would write \"%s\" to \"%s\"", shown(value, s1, sizeof(s1)), path);
+        /* debug: resctrl appends every thread of every pod, each tick, in a dry run */
+        log_debug(COMP, "dry run: would append \"%s\" to \"%s\"", shown(value, s1, sizeof(s1)),
+                  path);
         return CG_WRITE_DRY_RUN;
     }
     fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);

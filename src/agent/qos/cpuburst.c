@@ -186,8 +186,10 @@ void qos_burst_limiter_init(struct qos_burst_limiter *l, int64_t period_s, int64
 bool qos_burst_limiter_allow(struct qos_burst_limiter *l, int64_t now_ms, int64_t usage_percent,
                              int64_t *ret_tokens)
 {
-    /* Go: int64(now.Sub(last).Seconds()), truncating toward zero. */
-    int64_t elapsed = (now_ms - l->last_ms) / 1000;
+    /* Go: int64(now.Sub(last).Seconds()), truncating toward zero. Go's is a monotonic
+     * difference; ours is of the wall clock, so a step back counts as no time (a busy container
+     * must not gain tokens from it). */
+    int64_t elapsed = now_ms > l->last_ms ? (now_ms - l->last_ms) / 1000 : 0;
 
     if (usage_percent >= QOS_BURST_CONSUME_PERCENT)
         l->tokens -= (usage_percent - 100) * elapsed;

@@ -37,11 +37,6 @@ static void put(struct qos_memcg *m, enum qos_memcg_field f, int64_t v)
     m->v[f] = v;
 }
 
-static bool has(const struct qos_memcg *m, enum qos_memcg_field f)
-{
-    return m->set & (1u << f);
-}
-
 static enum qos_class class_of(const struct qos_pod *p, bool *ok)
 {
     *ok = true;
@@ -159,6 +154,10 @@ void qos_memqos_container(const struct qos_memory_qos *cfg, const struct qos_pod
         high = req + (l - req) * cfg->throttling_percent / 100;
         if (page_size > 0)
             high = high / page_size * page_size;
+        /* No limit and no node allocatable to scale (or less than a page): no throttling,
+         * never a memory.high of 0 that would stall the container. */
+        if (l <= 0 || high <= 0)
+            high = QOS_MEMORY_HIGH_MAX;
     }
     if (high > 0 && high < ret->v[QOS_MEMCG_MIN])
         high = ret->v[QOS_MEMCG_MIN];
@@ -218,9 +217,15 @@ void qos_memqos_kube_level(const struct qos_resource_qos *node, const struct qos
                            size_t npods, struct qos_memqos_kube *ret)
 {
     struct qos_memcg *dir[] = {&ret->guaranteed, &ret->burstable, &ret->besteffort};
-    bool any = false;
+    int64_t min = 0, low = 0;
 
     memset(ret, 0, sizeof(*ret));
+    /* From 0, as upstream sums them: a level whose last protected pod left goes back to 0
+     * instead of keeping a protection (memory_recursiveprot hands it down to later pods). */
+    for (size_t k = 0; k < ARRAY_SIZE(dir); k++) {
+        put(dir[k], QOS_MEMCG_MIN, 0);
+        put(dir[k], QOS_MEMCG_LOW, 0);
+    }
     for (size_t i = 0; i < npods; i++) {
         const struct qos_pod *p = &pods[i];
         struct qos_memory_qos cfg;
@@ -235,21 +240,14 @@ void qos_memqos_kube_level(const struct qos_resource_qos *node, const struct qos
         req = pod_request(p);
         put(m, QOS_MEMCG_MIN, m->v[QOS_MEMCG_MIN] + req * cfg.min_limit_percent / 100);
         put(m, QOS_MEMCG_LOW, m->v[QOS_MEMCG_LOW] + req * cfg.low_limit_percent / 100);
-        any = true;
     }
     /* The kube root (Guaranteed level) is the parent of the other two: it holds the sums. */
-    if (any) {
-        int64_t min = 0, low = 0;
-
-        for (size_t k = 0; k < ARRAY_SIZE(dir); k++) {
-            if (has(dir[k], QOS_MEMCG_MIN))
-                min += dir[k]->v[QOS_MEMCG_MIN];
-            if (has(dir[k], QOS_MEMCG_LOW))
-                low += dir[k]->v[QOS_MEMCG_LOW];
-        }
-        put(&ret->guaranteed, QOS_MEMCG_MIN, min);
-        put(&ret->guaranteed, QOS_MEMCG_LOW, low);
+    for (size_t k = 0; k < ARRAY_SIZE(dir); k++) {
+        min += dir[k]->v[QOS_MEMCG_MIN];
+        low += dir[k]->v[QOS_MEMCG_LOW];
     }
+    put(&ret->guaranteed, QOS_MEMCG_MIN, min);
+    put(&ret->guaranteed, QOS_MEMCG_LOW, low);
     oom_fields(&node->classes[QOS_CLASS_LSR].memory, &ret->guaranteed);
     oom_fields(&node->classes[QOS_CLASS_LS].memory, &ret->burstable);
     oom_fields(&node->classes[QOS_CLASS_BE].memory, &ret->besteffort);

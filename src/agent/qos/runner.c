@@ -83,7 +83,9 @@ struct qos_runner {
     int64_t mem_last_ms;
     int64_t cpu_last_ms;
     /* The flags together (clang-tidy's padding check). */
-    bool cpus_from_sys; /* false: synthesised from the Node's capacity (or none yet) */
+    bool cpus_from_sys;    /* false: synthesised from the Node's capacity (or none yet) */
+    bool slo_cpu_burst;    /* the last good NodeSLO has spec.cpuBurstStrategy */
+    bool slo_resource_qos; /* ... and spec.resourceQOSStrategy */
     bool mem_has_last;
     bool cpu_started;
 
@@ -750,7 +752,9 @@ static void run_cpu_burst(struct tick *t)
     char pod_dir[CG_PATH_MAX], ctr_dir[CG_PATH_MAX];
 
     t->strat = QOS_RUNNER_CPU_BURST;
-    if (!(r->o.features & QOS_RUNNER_F_CPU_BURST))
+    /* As upstream: nothing without a NodeSLO that has the strategy (the manager always
+     * renders one), not even the reset to the defaults. */
+    if (!(r->o.features & QOS_RUNNER_F_CPU_BURST) || !r->slo_cpu_burst)
         return;
     for (size_t i = 0; i < t->npods; i++) {
         const struct qos_pod *p = &t->pods[i];
@@ -918,7 +922,9 @@ static void run_cfs_quota_burst(struct tick *t)
     bool have_state = false;
 
     t->strat = QOS_RUNNER_CFS_QUOTA_BURST;
-    if (!(r->o.features & QOS_RUNNER_F_CPU_BURST))
+    /* As run_cpu_burst(): without the strategy in a NodeSLO a quota kubelet left at -1 (no CFS
+     * quota on this node) must not become the limit. */
+    if (!(r->o.features & QOS_RUNNER_F_CPU_BURST) || !r->slo_cpu_burst)
         return;
     for (size_t i = 0; i < t->npods; i++) {
         const struct qos_pod *p = &t->pods[i];
@@ -1131,8 +1137,10 @@ static void run_memory_qos(struct tick *t)
     uint32_t used = 0, supported;
 
     t->strat = QOS_RUNNER_MEMORY_QOS;
-    /* Upstream needs the Node (allocatable memory bounds memory.high of unlimited containers). */
-    if (!(r->o.features & QOS_RUNNER_F_CGROUP_RECONCILE) || !t->has_node)
+    /* Upstream needs the Node (allocatable memory bounds memory.high of unlimited containers),
+     * and a NodeSLO with the strategy: without one it writes nothing, not even the neutral
+     * values (which would clear kubelet's memory.oom.group). */
+    if (!(r->o.features & QOS_RUNNER_F_CGROUP_RECONCILE) || !t->has_node || !r->slo_resource_qos)
         return;
     if (cg_kube_root_dir(r->o.layout->driver, root, sizeof(root)) < 0 ||
         !cgroup_dir_exists(r, CG_MEMORY_MIN, root))
@@ -1799,10 +1807,16 @@ static void gi_sysctls(struct tick *t)
         {"/proc/sys/kernel/sched_core", "0"},
         {"/proc/sys/kernel/sched_group_identity_enabled", "1"},
     };
+    const struct qos_runner *r = t->r;
     char path[CG_PATH_MAX];
+    /* System config owns sched_group_identity_enabled when the NodeSLO sets it: writing 1 here
+     * after it wrote 0 would switch the kernel's group identity off and on every tick. */
+    bool sysconfig_owns = (r->o.features & QOS_RUNNER_F_SYSTEM_CONFIG) &&
+                          r->slo.system.sched_group_identity_enabled.set;
 
     for (size_t i = 0; i < ARRAY_SIZE(files); i++)
-        if (host_path(t->r->o.layout, files[i][0], path, sizeof(path)) >= 0)
+        if ((i == 0 || !sysconfig_owns) &&
+            host_path(r->o.layout, files[i][0], path, sizeof(path)) >= 0)
             (void)apply_file(t, path, files[i][1], cg_same_int);
 }
 
@@ -1864,6 +1878,12 @@ static void update_slo(struct qos_runner *r, const cJSON *nodeslo)
 
     if (qos_slo_from_nodeslo(nodeslo, &s, &why) == 0) {
         r->slo = s;
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(nodeslo, "spec");
+
+        r->slo_cpu_burst =
+            cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "cpuBurstStrategy"));
+        r->slo_resource_qos =
+            cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "resourceQOSStrategy"));
         strbuf_reset(&r->slo_why);
     } else {
         r->stats.nodeslo_errors++;

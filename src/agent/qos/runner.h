@@ -66,9 +66,10 @@
  *
  * NodeSLO: decoded with qos_slo_from_nodeslo() each tick; an absent NodeSLO means the defaults;
  * one that fails to decode keeps the last good configuration, and the reason is logged once (again
- * only when it changes). Upstream's CPU burst and memory QoS do nothing without a NodeSLO; here
- * the defaults apply, which write the kernel's and kubelet's own values (burst 0, quota at the
- * limit, memory.min/low 0, memory.high max).
+ * only when it changes). As upstream, CPU burst and memory QoS do nothing without a NodeSLO
+ * that has their strategy (cpuBurstStrategy, resourceQOSStrategy; the manager always renders
+ * both): resetting to defaults there would turn a quota kubelet left unlimited into the limit
+ * and clear kubelet's memory.oom.group.
  *
  * Errors of single writes never stop a tick: they are counted per strategy (struct
  * qos_runner_stats) and logged at warn once per strategy until a tick of it succeeds again. A
