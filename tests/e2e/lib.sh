@@ -51,5 +51,23 @@ wait_for() {
     return 1
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# token_kubeconfig FILE TOKEN: a kubeconfig for the server of start_apiserver (data dir
+# $TMP/data, whose CA signs its certificate) that authenticates with the bearer TOKEN, as a
+# node's credentials would.
+token_kubeconfig() {
+    cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
+users: [{name: u, user: {token: $2}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+EOF
+}
+# nodemetrics_available: the APIService of koord manager's NodeMetric API is Available.
+nodemetrics_available() {
+    [ "$(kubectl get apiservice v1alpha1.metrics.koordinator.sh \
+        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
+}
 # k ARGS...: kubectl against the server, through run.
 k() { run kubectl --request-timeout=20s "$@"; }

@@ -104,21 +104,10 @@ wait_for "manager 1 listening" test -s "$TMP/m1.ready"
 start_manager 2
 m2=$!
 wait_for "manager 2 listening" test -s "$TMP/m2.ready"
-available() {
-    [ "$(kubectl get apiservice v1alpha1.metrics.koordinator.sh \
-        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
-}
-wait_for "APIService Available" available
+wait_for "APIService Available" nodemetrics_available
 
 # The agent of node-a: its own token; the NodeMetric API through the API server.
-cat >"$TMP/kubeconfig-a" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
-users: [{name: u, user: {token: tok-a}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-EOF
+token_kubeconfig "$TMP/kubeconfig-a" tok-a
 "$KOORD" agent --node-name node-a --kubeconfig "$TMP/kubeconfig-a" --manager-address "https://$server" \
     --cgroup-root "$cg" --proc-root "$host/proc" --sys-root "$host/sys" --cgroup-version v1 \
     --cgroup-driver cgroupfs --resctrl-root "$host/sys/fs/resctrl" \

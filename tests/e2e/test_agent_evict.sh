@@ -163,20 +163,9 @@ slo_rendered() {
     [ "$(kubectl get nodeslo node-a -o jsonpath='{.spec.resourceUsedThresholdWithBE.memoryEvictLowerPercent} {.spec.resourceUsedThresholdWithBE.cpuEvictTimeWindowSeconds}')" = "60 3" ]
 }
 wait_for "the NodeSLO of node-a with the eviction thresholds" slo_rendered
-available() {
-    [ "$(kubectl get apiservice v1alpha1.metrics.koordinator.sh \
-        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
-}
-wait_for "APIService Available" available
+wait_for "APIService Available" nodemetrics_available
 
-cat >"$TMP/kubeconfig-a" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
-users: [{name: u, user: {token: tok-a}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-EOF
+token_kubeconfig "$TMP/kubeconfig-a" tok-a
 # BE CPU suppression off: it would rewrite the BestEffort quota and cpuset, the real limit under
 # test here.
 "$KOORD" agent --node-name node-a --kubeconfig "$TMP/kubeconfig-a" --manager-address "https://$server" \

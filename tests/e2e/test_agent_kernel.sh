@@ -154,21 +154,10 @@ cgroup_file() { cat "/sys/fs/cgroup/$1/$name/$2"; }
     --leader-election-retry-period 1 >>"$TMP/manager.log" 2>&1 &
 manager=$!
 wait_for "manager listening" test -s "$TMP/m.ready"
-available() {
-    [ "$(kubectl get apiservice v1alpha1.metrics.koordinator.sh \
-        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
-}
-wait_for "APIService Available" available
+wait_for "APIService Available" nodemetrics_available
 wait_for "NodeSLO of node-a" kubectl get nodeslo node-a
 
-cat >"$TMP/kubeconfig-a" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
-users: [{name: u, user: {token: tok-a}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-EOF
+token_kubeconfig "$TMP/kubeconfig-a" tok-a
 # The root is a directory of symlinks: version and driver cannot be detected from it.
 root="$TMP/cgroot"
 mkdir "$root"

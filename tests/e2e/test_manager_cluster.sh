@@ -44,14 +44,7 @@ EOF
     k create -f "$TMP/node-$n.yaml"
     expect_rc 0 "create node-$n"
     # The node's own credentials: its bearer token, the cluster CA.
-    cat >"$TMP/kubeconfig-$n" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
-users: [{name: u, user: {token: tok-$n}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-EOF
+    token_kubeconfig "$TMP/kubeconfig-$n" tok-$n
 done
 cat >"$TMP/cm.yaml" <<'EOF'
 apiVersion: v1
@@ -89,11 +82,7 @@ if [ "$(readyz "$addr1")" = 200 ]; then
 else
     leader=$m2 standby_addr=$addr1 standby=1
 fi
-available() {
-    [ "$(kubectl get apiservice v1alpha1.metrics.koordinator.sh \
-        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}')" = True ]
-}
-wait_for "APIService Available" available
+wait_for "APIService Available" nodemetrics_available
 
 # --- slo-controller-config -> NodeSLOs; broken key -> Warning Event, NodeSLOs kept; fixed.
 suppress() { kubectl get nodeslo "$1" -o jsonpath='{.spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent}'; }
@@ -172,7 +161,7 @@ took=$(($(now_ms) - killed))
 # controllers (1.5 s allowed).
 [ "$took" -le $((LEASE * 1000 + 2 * 2200 + 1500)) ] || fail "takeover took $took ms (lease ${LEASE} s)"
 echo "takeover after $took ms"
-wait_for "APIService Available again" available
+wait_for "APIService Available again" nodemetrics_available
 # The watch of the old term ended with its server; resuming it from the old resourceVersion
 # is refused with 410, and the relist is of the new term.
 wait_for "the old watch ended" sh -c "! kill -0 $watcher"
