@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
+#include "agent/qos/runner.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 
@@ -101,6 +102,21 @@ static inline cJSON *qr_get_node(void *ctx)
 static inline cJSON *qr_get_nodeslo(void *ctx)
 {
     return qr_dup(((struct qr_source *)ctx)->nodeslo);
+}
+
+/* Runner options reading src, on layout l (and the metric cache mc, NULL for none). */
+static inline void qr_opts(struct qos_runner_opts *o, const struct cg_layout *l, struct mc *mc,
+                           struct qr_source *src, bool dry_run, uint32_t features)
+{
+    qos_runner_opts_init(o);
+    o->layout = l;
+    o->metrics = mc;
+    o->dry_run = dry_run;
+    o->get_pods = qr_get_pods;
+    o->get_node = qr_get_node;
+    o->get_nodeslo = qr_get_nodeslo;
+    o->source_ctx = src;
+    o->features = features;
 }
 
 static inline void qr_set(cJSON **slot, cJSON *o)

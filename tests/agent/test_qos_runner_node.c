@@ -61,14 +61,7 @@ static struct fx *fx_new(enum cg_version v, uint32_t features, bool dry_run)
     (void)snprintf(f->cpu, sizeof(f->cpu), "%s%s", f->t->cgroup, v == CG_V1 ? "/cpu" : "");
     f->src.pods = cJSON_CreateArray();
     f->src.node = qr_node("8", "64Gi");
-    qos_runner_opts_init(&o);
-    o.layout = &f->l;
-    o.dry_run = dry_run;
-    o.get_pods = qr_get_pods;
-    o.get_node = qr_get_node;
-    o.get_nodeslo = qr_get_nodeslo;
-    o.source_ctx = &f->src;
-    o.features = features;
+    qr_opts(&o, &f->l, NULL, &f->src, dry_run, features);
     assert_int_equal(qos_runner_new(&o, &f->r), 0);
     return f;
 }
