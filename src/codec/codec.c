@@ -45,8 +45,13 @@ static uint64_t hash_key[2];
 #define CACHE_MIN     24
 #define CACHE_STEP    16
 
+/* A stack of pointers per class rather than a list linked through the blocks: popping a list
+ * head loads the block's first word, a cache miss that was most of the allocation's cost. */
 struct alloc_cache {
-    void *head[CACHE_CLASSES]; /* each block's first word links the next */
+    struct {
+        void **v;
+        size_t n, alloc;
+    } cls[CACHE_CLASSES];
     size_t bytes;
 };
 
@@ -62,12 +67,9 @@ static void cache_free(void *arg)
         cache = NULL;
 
     for (size_t k = 0; k < CACHE_CLASSES; k++) {
-        while (c->head[k]) {
-            void *p = c->head[k];
-
-            c->head[k] = *(void **)p;
-            free(p);
-        }
+        for (size_t i = 0; i < c->cls[k].n; i++)
+            free(c->cls[k].v[i]);
+        free(c->cls[k].v);
     }
     free(c);
 }
@@ -80,10 +82,9 @@ void *codec__malloc(size_t n)
     if (c && n <= CACHE_MIN + (CACHE_CLASSES - 1) * CACHE_STEP) {
         size_t k = n <= CACHE_MIN ? 0 : (n - CACHE_MIN + CACHE_STEP - 1) / CACHE_STEP;
 
-        if ((p = c->head[k])) {
-            c->head[k] = *(void **)p;
+        if (c->cls[k].n) {
             c->bytes -= CACHE_MIN + k * CACHE_STEP;
-            return p;
+            return c->cls[k].v[--c->cls[k].n];
         }
     }
     p = cmalloc(n);
@@ -109,8 +110,18 @@ static void codec_free(void *p)
             (u - CACHE_MIN) / CACHE_STEP < CACHE_CLASSES && c->bytes + u <= cache_cap) {
             size_t k = (u - CACHE_MIN) / CACHE_STEP;
 
-            *(void **)p = c->head[k];
-            c->head[k] = p;
+            if (c->cls[k].n == c->cls[k].alloc) {
+                size_t alloc = c->cls[k].alloc ? 2 * c->cls[k].alloc : 256;
+                void **v = realloc(c->cls[k].v, alloc * sizeof(*v));
+
+                if (!v) {
+                    free(p);
+                    return;
+                }
+                c->cls[k].v = v;
+                c->cls[k].alloc = alloc;
+            }
+            c->cls[k].v[c->cls[k].n++] = p;
             c->bytes += u;
             return;
         }
