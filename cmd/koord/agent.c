@@ -196,7 +196,6 @@ int cmd_agent(int argc, char **argv)
     enum cg_version version = CG_VERSION_UNKNOWN;
     enum cg_driver driver = CG_DRIVER_UNKNOWN;
     struct strbuf err = STRBUF_INIT, host = STRBUF_INIT, addr = STRBUF_INIT;
-    struct kube_config *cfg = NULL;
     struct kube_client *client = NULL, *mclient = NULL;
     struct agent *a = NULL;
     uint32_t interval = 1, gates = QOS_RUNNER_F_DEFAULT, qos_s[4] = {1, 1, 1, 1};
@@ -299,10 +298,7 @@ int cmd_agent(int argc, char **argv)
     }
     if (*listen && cmd_parse_listen("koord agent", listen, &host, &port) < 0)
         return 2;
-    (void)sigemptyset(&sigs);
-    (void)sigaddset(&sigs, SIGINT);
-    (void)sigaddset(&sigs, SIGTERM);
-    (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    cmd_block_stop_signals(&sigs, 0);
     /* One malloc arena, before any thread starts: glibc gives each allocating thread its own
      * (64 MiB reserved, several MB touched each), which made most of the agent's RSS; its
      * threads allocate little and rarely together (bench/agent, docs/benchmarks.md). */
@@ -323,16 +319,8 @@ int cmd_agent(int argc, char **argv)
                   err_str(r), version == CG_VERSION_UNKNOWN ? "version" : "driver");
         goto out;
     }
-    if ((r = cmd_kube_config(kubeconfig, &cfg, &err)) < 0) {
-        log_error("agent", "%s", err.len ? err.buf : err_str(r));
+    if ((r = cmd_kube_client(kubeconfig, "agent", &client)) < 0)
         goto out;
-    }
-    if ((r = kube_client_new(cfg, &client)) < 0) {
-        cfg = NULL;
-        log_error("agent", "cannot create the API client: %s", err_str(r));
-        goto out;
-    }
-    cfg = NULL;
     if (!ao.crd_mode && (r = manager_client(kubeconfig, manager, manager_ca, &mclient, &err)) < 0) {
         log_error("agent", "manager client: %s", err.len ? err.buf : err_str(r));
         goto out;
@@ -367,7 +355,6 @@ out:
     agent_stop(a);
     kube_client_free(mclient);
     kube_client_free(client);
-    kube_config_free(cfg);
     strbuf_release(&err);
     strbuf_release(&host);
     strbuf_release(&addr);

@@ -195,11 +195,7 @@ int cmd_apiserver(int argc, char **argv)
         strbuf_release(&host);
         return 2;
     }
-    /* Block the stop signals before any thread starts, so sigwait() receives them. */
-    (void)sigemptyset(&sigs);
-    (void)sigaddset(&sigs, SIGINT);
-    (void)sigaddset(&sigs, SIGTERM);
-    (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    cmd_block_stop_signals(&sigs, 0);
 
     if (mkdir(data_dir, 0700) < 0 && errno != EEXIST) {
         log_error("apiserver", "cannot create data dir \"%s\": %s", data_dir, err_str(-errno));

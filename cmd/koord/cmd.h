@@ -2,6 +2,7 @@
 #ifndef KOORD_CMD_H
 #define KOORD_CMD_H
 
+#include <signal.h>
 #include <stdint.h>
 
 int cmd_validate(int argc, char **argv);
@@ -30,6 +31,15 @@ int cmd_write_file(const char *path, const char *text);
 struct kube_config;
 struct strbuf;
 int cmd_kube_config(const char *kubeconfig, struct kube_config **ret, struct strbuf *err);
+
+/* A client for the API server of cmd_kube_config(). 0, or logs why under comp and returns a
+ * negative errno. */
+struct kube_client;
+int cmd_kube_client(const char *kubeconfig, const char *comp, struct kube_client **ret);
+
+/* Blocks SIGINT, SIGTERM and extra (0: none) in this thread, before any other starts, so that
+ * sigwait(sigs) receives them. */
+void cmd_block_stop_signals(sigset_t *sigs, int extra);
 
 /* Prints one document as YAML ("yaml") or indented JSON ("json") to stdout. */
 int cmd_print_doc(const struct cJSON *doc, const char *format);

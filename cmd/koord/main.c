@@ -1,13 +1,17 @@
 /* koord: one binary, subcommands (DESIGN.md section 2). */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
+#include "base/log.h"
 #include "base/strbuf.h"
 #include "cmd.h"
 #include "codec/codec.h"
+#include "kube/client.h"
 #include "kube/config.h"
 
 static const char usage[] =
@@ -89,6 +93,30 @@ int cmd_kube_config(const char *kubeconfig, struct kube_config **ret, struct str
                                       .service_host = getenv("KUBERNETES_SERVICE_HOST"),
                                       .service_port = getenv("KUBERNETES_SERVICE_PORT")},
         ret, err);
+}
+
+int cmd_kube_client(const char *kubeconfig, const char *comp, struct kube_client **ret)
+{
+    struct strbuf err = STRBUF_INIT;
+    struct kube_config *cfg = NULL;
+    int r = cmd_kube_config(kubeconfig, &cfg, &err);
+
+    if (r < 0)
+        log_error(comp, "%s", err.len ? err.buf : err_str(r));
+    else if ((r = kube_client_new(cfg, ret)) < 0) /* takes cfg, also on failure */
+        log_error(comp, "cannot create the API client: %s", err_str(r));
+    strbuf_release(&err);
+    return r;
+}
+
+void cmd_block_stop_signals(sigset_t *sigs, int extra)
+{
+    (void)sigemptyset(sigs);
+    (void)sigaddset(sigs, SIGINT);
+    (void)sigaddset(sigs, SIGTERM);
+    if (extra)
+        (void)sigaddset(sigs, extra);
+    (void)pthread_sigmask(SIG_BLOCK, sigs, NULL);
 }
 
 int cmd_print_doc(const cJSON *doc, const char *format)

@@ -194,9 +194,8 @@ int cmd_manager(int argc, char **argv)
     const char *rh_names = NULL, *kubeconfig = NULL;
     const char *const dns_names[] = {MANAGER_SERVICE_DNS, NULL};
     char *client_ca = NULL, *rh_ca = NULL, **allowed = NULL, *cert = NULL, *key = NULL;
-    struct strbuf host = STRBUF_INIT, addr = STRBUF_INIT, err = STRBUF_INIT;
+    struct strbuf host = STRBUF_INIT, addr = STRBUF_INIT;
     struct tls_pem ca = {0}, serving = {0};
-    struct kube_config *cfg = NULL;
     struct kube_client *client = NULL;
     struct manager *m = NULL;
     uint32_t v;
@@ -292,23 +291,10 @@ int cmd_manager(int argc, char **argv)
     }
     if (cmd_parse_listen("koord manager", listen, &host, &port) < 0)
         return 2;
-    (void)sigemptyset(&sigs);
-    (void)sigaddset(&sigs, SIGINT);
-    (void)sigaddset(&sigs, SIGTERM);
-    (void)sigaddset(&sigs, SIGUSR1);
-    (void)pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    cmd_block_stop_signals(&sigs, SIGUSR1);
 
-    r = cmd_kube_config(kubeconfig, &cfg, &err);
-    if (r < 0) {
-        log_error("manager", "%s", err.len ? err.buf : err_str(r));
+    if ((r = cmd_kube_client(kubeconfig, "manager", &client)) < 0)
         goto out;
-    }
-    if ((r = kube_client_new(cfg, &client)) < 0) {
-        cfg = NULL;
-        log_error("manager", "cannot create the API client: %s", err_str(r));
-        goto out;
-    }
-    cfg = NULL;
     if (tls_cert) {
         cert = read_text(tls_cert);
         key = read_text(tls_key);
@@ -363,7 +349,6 @@ int cmd_manager(int argc, char **argv)
 out:
     manager_stop(m);
     kube_client_free(client);
-    kube_config_free(cfg);
     tls_pem_release(&ca);
     tls_pem_release(&serving);
     free(cert);
@@ -373,7 +358,6 @@ out:
     free_names(allowed);
     strbuf_release(&host);
     strbuf_release(&addr);
-    strbuf_release(&err);
     return rc;
 bad:
     (void)fprintf(stderr, "koord manager: bad value \"%s\" for --%s\n", optarg,
