@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +56,16 @@ struct alloc_cache {
     size_t bytes;
 };
 
+/* A server may run a thread per connection: at most CACHE_THREADS of them hold a cache at a
+ * time (a slot is taken when a thread first frees, given back when it exits), so the total is
+ * bounded by CACHE_THREADS x cache_cap whatever the number of connections. */
+#define CACHE_THREADS 16
+
 static size_t cache_cap; /* bytes per thread; 0: off */
+static atomic_int cache_slots = CACHE_THREADS;
 static pthread_key_t cache_key;
 static _Thread_local struct alloc_cache *cache;
+static _Thread_local bool cache_denied; /* no slot was free when this thread asked */
 
 static void cache_free(void *arg)
 {
@@ -72,6 +80,7 @@ static void cache_free(void *arg)
         free(c->cls[k].v);
     }
     free(c);
+    (void)atomic_fetch_add(&cache_slots, 1);
 }
 
 void *codec__malloc(size_t n)
@@ -100,9 +109,14 @@ static void codec_free(void *p)
 
     if (!p)
         return;
-    if (!c && cache_cap) {
-        c = cache = xcalloc(1, sizeof(*c));
-        CHECK(pthread_setspecific(cache_key, c) == 0);
+    if (!c && cache_cap && !cache_denied) {
+        if (atomic_fetch_sub(&cache_slots, 1) > 0) {
+            c = cache = xcalloc(1, sizeof(*c));
+            CHECK(pthread_setspecific(cache_key, c) == 0);
+        } else {
+            (void)atomic_fetch_add(&cache_slots, 1);
+            cache_denied = true;
+        }
     }
     if (c) {
         u = malloc_usable_size(p);

@@ -63,7 +63,9 @@ void codec_init(void);
  * server decodes and frees some ten thousand nodes per 17 KB NodeMetric; glibc's own per-thread
  * cache holds 7 blocks of a size, so the rest went through the arena's bins: 43% of koord
  * manager's CPU under bench/nodemetric. Blocks stay malloc's (free() on them is fine); a thread's
- * cache is released when it exits, or by codec_alloc_cache_release() on the calling thread.
+ * cache is released when it exits, or by codec_alloc_cache_release() on the calling thread. At
+ * most 16 threads hold a cache at a time (a server may run a thread per connection); the others
+ * free to malloc as before.
  * 0 turns caching off (the default: the node agent keeps its memory instead). Call it before the
  * threads start; calls codec_init().
  */

@@ -136,7 +136,7 @@ static void test_pod_config(void **state)
 
 static void test_container(void **state)
 {
-    struct qos_memory_qos cfg;
+    struct qos_memory_qos cfg, saved;
     struct qos_container c = {.name = "c",
                               .requests = {.v = {[QOS_RES_MEMORY] = GI}},
                               .limits = {.v = {[QOS_RES_MEMORY] = 2 * GI}}};
@@ -209,6 +209,18 @@ static void test_container(void **state)
     qos_memqos_container(&cfg, &p, &c, 0, 4096, &m);
     assert_int_equal(m.v[QOS_MEMCG_HIGH], QOS_MEMORY_HIGH_MAX);
     c.limits.v[QOS_RES_MEMORY] = 500;
+
+    /* A request near INT64_MAX (any quantity a pod author writes): no overflow, exact. */
+    saved = cfg;
+    c.requests.v[QOS_RES_MEMORY] = INT64_MAX - 99;
+    c.limits.v[QOS_RES_MEMORY] = 0;
+    cfg.min_limit_percent = 50;
+    cfg.low_limit_percent = 100;
+    cfg.throttling_percent = 0;
+    qos_memqos_container(&cfg, &p, &c, 8 * GI, 4096, &m);
+    assert_int_equal(m.v[QOS_MEMCG_MIN], (INT64_MAX - 99) / 2);
+    assert_int_equal(m.v[QOS_MEMCG_LOW], INT64_MAX - 99);
+    cfg = saved;
 
     /* Unset request: 0. */
     c.requests.v[QOS_RES_MEMORY] = 0;

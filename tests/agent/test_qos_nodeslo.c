@@ -259,7 +259,22 @@ static void test_bad_input(void **state)
                     "number");
     expect_bad_spec("{\"resourceUsedThresholdWithBE\":{\"memoryEvictThresholdPercent\":70.5}}",
                     "spec.resourceUsedThresholdWithBE.memoryEvictThresholdPercent: 70.5 is not an "
-                    "integer in [-9223372036854775808, 9223372036854775807]");
+                    "integer in [0, 100]");
+    /* Values the strategies multiply into bytes and quotas are bounded, so no product of them
+     * can overflow: percents in [0, 100], burst percents up to 100000. */
+    expect_bad_spec("{\"resourceQOSStrategy\":{\"lsClass\":{\"memoryQOS\":"
+                    "{\"minLimitPercent\":9000000000000000}}}}",
+                    "spec.resourceQOSStrategy.lsClass.memoryQOS.minLimitPercent: 9000000000000000 "
+                    "is not an integer in [0, 100]");
+    expect_bad_spec("{\"resourceUsedThresholdWithBE\":{\"cpuSuppressThresholdPercent\":-1}}",
+                    "spec.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: -1 is not an "
+                    "integer in [0, 100]");
+    expect_bad_spec("{\"cpuBurstStrategy\":{\"cpuBurstPercent\":100001}}",
+                    "spec.cpuBurstStrategy.cpuBurstPercent: 100001 is not an integer in [0, "
+                    "100000]");
+    expect_bad_spec("{\"systemStrategy\":{\"minFreeKbytesFactor\":10001}}",
+                    "spec.systemStrategy.minFreeKbytesFactor: 10001 is not an integer in [0, "
+                    "10000]");
     /* int32 fields overflow as Go's decoder does. */
     expect_bad_spec(
         "{\"resourceUsedThresholdWithBE\":{\"evictEnabledPriorityThreshold\":2147483648}}",

@@ -121,8 +121,8 @@ int qos_memqos_pod_config(const struct qos_resource_qos *node, const struct qos_
 /* Protection and OOM fields shared by the pod and container levels. */
 static void common(const struct qos_memory_qos *cfg, int64_t req, struct qos_memcg *m)
 {
-    put(m, QOS_MEMCG_MIN, req * cfg->min_limit_percent / 100);
-    put(m, QOS_MEMCG_LOW, req * cfg->low_limit_percent / 100);
+    put(m, QOS_MEMCG_MIN, qos__pct_of(req, cfg->min_limit_percent));
+    put(m, QOS_MEMCG_LOW, qos__pct_of(req, cfg->low_limit_percent));
     if (m->v[QOS_MEMCG_LOW] > 0 && m->v[QOS_MEMCG_LOW] < m->v[QOS_MEMCG_MIN])
         m->v[QOS_MEMCG_LOW] = m->v[QOS_MEMCG_MIN];
     put(m, QOS_MEMCG_WMARK_RATIO, cfg->wmark_ratio);
@@ -151,7 +151,7 @@ void qos_memqos_container(const struct qos_memory_qos *cfg, const struct qos_pod
     } else {
         int64_t l = lim > 0 ? lim : node_allocatable_memory;
 
-        high = req + (l - req) * cfg->throttling_percent / 100;
+        high = req + qos__pct_of(l - req, cfg->throttling_percent);
         if (page_size > 0)
             high = high / page_size * page_size;
         /* No limit and no node allocatable to scale (or less than a page): no throttling,
@@ -203,7 +203,7 @@ void qos_memqos_pod(const struct qos_memory_qos *cfg, const struct qos_pod *p,
         put(ret, QOS_MEMCG_PAGECACHE_SIZE,
             limit > 0 && cfg->page_cache_limit_size > limit ? limit : cfg->page_cache_limit_size);
     else if (cfg->page_cache_limit_percent > 0 && limit > 0)
-        put(ret, QOS_MEMCG_PAGECACHE_SIZE, limit * cfg->page_cache_limit_percent / 100);
+        put(ret, QOS_MEMCG_PAGECACHE_SIZE, qos__pct_of(limit, cfg->page_cache_limit_percent));
 }
 
 static void oom_fields(const struct qos_memory_qos *cfg, struct qos_memcg *m)
@@ -238,8 +238,8 @@ void qos_memqos_kube_level(const struct qos_resource_qos *node, const struct qos
             continue;
         m = dir[p->kube_qos - QOS_KUBE_GUARANTEED];
         req = pod_request(p);
-        put(m, QOS_MEMCG_MIN, m->v[QOS_MEMCG_MIN] + req * cfg.min_limit_percent / 100);
-        put(m, QOS_MEMCG_LOW, m->v[QOS_MEMCG_LOW] + req * cfg.low_limit_percent / 100);
+        put(m, QOS_MEMCG_MIN, m->v[QOS_MEMCG_MIN] + qos__pct_of(req, cfg.min_limit_percent));
+        put(m, QOS_MEMCG_LOW, m->v[QOS_MEMCG_LOW] + qos__pct_of(req, cfg.low_limit_percent));
     }
     /* The kube root (Guaranteed level) is the parent of the other two: it holds the sums. */
     for (size_t k = 0; k < ARRAY_SIZE(dir); k++) {

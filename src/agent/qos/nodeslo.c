@@ -52,6 +52,16 @@ struct field {
     {                                                                                              \
         n, FT_OPT, offsetof(st, m), I64_RANGE, NULL, NULL                                          \
     }
+/* Ranged: what the strategies multiply into byte counts, quotas and token buckets is bounded
+ * here, so no product of a NodeSLO or annotation value can overflow. */
+#define F_INTR(n, st, m, lo, hi)                                                                   \
+    {                                                                                              \
+        n, FT_INT, offsetof(st, m), lo, hi, NULL, NULL                                             \
+    }
+#define F_OPTR(n, st, m, lo, hi)                                                                   \
+    {                                                                                              \
+        n, FT_OPT, offsetof(st, m), lo, hi, NULL, NULL                                             \
+    }
 #define F_OPT32(n, st, m)                                                                          \
     {                                                                                              \
         n, FT_OPT, offsetof(st, m), I32_RANGE, NULL, NULL                                          \
@@ -98,21 +108,25 @@ static const struct enum_name burst_policies[] = {
 #define T struct qos_threshold
 static const struct field threshold_fields[] = {
     F_BOOL("enable", T, enable),
-    F_OPT("cpuSuppressThresholdPercent", T, cpu_suppress_threshold_percent),
-    F_OPT("cpuSuppressMinPercent", T, cpu_suppress_min_percent),
+    F_OPTR("cpuSuppressThresholdPercent", T, cpu_suppress_threshold_percent, 0, 100),
+    F_OPTR("cpuSuppressMinPercent", T, cpu_suppress_min_percent, 0, 100),
     F_ENUM("cpuSuppressPolicy", T, cpu_suppress_policy, suppress_policies),
-    F_OPT("memoryEvictThresholdPercent", T, memory_evict_threshold_percent),
-    F_OPT("memoryEvictLowerPercent", T, memory_evict_lower_percent),
-    F_OPT("memoryAllocatableEvictThresholdPercent", T, memory_allocatable_evict_threshold_percent),
-    F_OPT("memoryAllocatableEvictLowerPercent", T, memory_allocatable_evict_lower_percent),
-    F_OPT("cpuEvictBESatisfactionUpperPercent", T, cpu_evict_be_satisfaction_upper_percent),
-    F_OPT("cpuEvictBESatisfactionLowerPercent", T, cpu_evict_be_satisfaction_lower_percent),
-    F_OPT("cpuEvictBEUsageThresholdPercent", T, cpu_evict_be_usage_threshold_percent),
-    F_OPT("cpuEvictTimeWindowSeconds", T, cpu_evict_time_window_seconds),
-    F_OPT("cpuEvictThresholdPercent", T, cpu_evict_threshold_percent),
-    F_OPT("cpuEvictLowerPercent", T, cpu_evict_lower_percent),
-    F_OPT("cpuAllocatableEvictThresholdPercent", T, cpu_allocatable_evict_threshold_percent),
-    F_OPT("cpuAllocatableEvictLowerPercent", T, cpu_allocatable_evict_lower_percent),
+    F_OPTR("memoryEvictThresholdPercent", T, memory_evict_threshold_percent, 0, 100),
+    F_OPTR("memoryEvictLowerPercent", T, memory_evict_lower_percent, 0, 100),
+    F_OPTR("memoryAllocatableEvictThresholdPercent", T, memory_allocatable_evict_threshold_percent,
+           0, 100),
+    F_OPTR("memoryAllocatableEvictLowerPercent", T, memory_allocatable_evict_lower_percent, 0, 100),
+    F_OPTR("cpuEvictBESatisfactionUpperPercent", T, cpu_evict_be_satisfaction_upper_percent, 0,
+           100),
+    F_OPTR("cpuEvictBESatisfactionLowerPercent", T, cpu_evict_be_satisfaction_lower_percent, 0,
+           100),
+    F_OPTR("cpuEvictBEUsageThresholdPercent", T, cpu_evict_be_usage_threshold_percent, 0, 100),
+    F_OPTR("cpuEvictTimeWindowSeconds", T, cpu_evict_time_window_seconds, 0, 86400),
+    F_OPTR("cpuEvictThresholdPercent", T, cpu_evict_threshold_percent, 0, 100),
+    F_OPTR("cpuEvictLowerPercent", T, cpu_evict_lower_percent, 0, 100),
+    F_OPTR("cpuAllocatableEvictThresholdPercent", T, cpu_allocatable_evict_threshold_percent, 0,
+           100),
+    F_OPTR("cpuAllocatableEvictLowerPercent", T, cpu_allocatable_evict_lower_percent, 0, 100),
     F_ENUM("cpuEvictPolicy", T, cpu_evict_policy, cpu_evict_policies),
     F_OPT32("evictEnabledPriorityThreshold", T, evict_enabled_priority_threshold),
     F_OPT32("allocatableEvictPriorityThreshold", T, allocatable_evict_priority_threshold),
@@ -123,8 +137,8 @@ static const struct field threshold_fields[] = {
 #define T struct qos_cpu_qos
 static const struct field cpu_qos_fields[] = {
     F_BOOL("enable", T, enable),
-    F_INT("groupIdentity", T, group_identity),
-    F_INT("schedIdle", T, sched_idle),
+    F_INTR("groupIdentity", T, group_identity, -1, 2),
+    F_INTR("schedIdle", T, sched_idle, 0, 1),
     F_BOOL("coreExpeller", T, core_expeller),
     F_END,
 };
@@ -133,17 +147,17 @@ static const struct field cpu_qos_fields[] = {
 #define T struct qos_memory_qos
 static const struct field memory_qos_fields[] = {
     F_BOOL("enable", T, enable), /* first: the pod annotation's table starts after it */
-    F_INT("minLimitPercent", T, min_limit_percent),
-    F_INT("lowLimitPercent", T, low_limit_percent),
-    F_INT("throttlingPercent", T, throttling_percent),
-    F_INT("wmarkRatio", T, wmark_ratio),
-    F_INT("wmarkScalePermill", T, wmark_scale_permill),
-    F_INT("wmarkMinAdj", T, wmark_min_adj),
-    F_INT("priorityEnable", T, priority_enable),
-    F_INT("priority", T, priority),
-    F_INT("oomKillGroup", T, oom_kill_group),
+    F_INTR("minLimitPercent", T, min_limit_percent, 0, 100),
+    F_INTR("lowLimitPercent", T, low_limit_percent, 0, 100),
+    F_INTR("throttlingPercent", T, throttling_percent, 0, 100),
+    F_INTR("wmarkRatio", T, wmark_ratio, 0, 100),
+    F_INTR("wmarkScalePermill", T, wmark_scale_permill, 0, 1000),
+    F_INTR("wmarkMinAdj", T, wmark_min_adj, -25, 50),
+    F_INTR("priorityEnable", T, priority_enable, 0, 1),
+    F_INTR("priority", T, priority, 0, 12),
+    F_INTR("oomKillGroup", T, oom_kill_group, 0, 1),
     F_BOOL("pageCacheEnable", T, page_cache_enable),
-    F_INT("pageCacheLimitPercent", T, page_cache_limit_percent),
+    F_INTR("pageCacheLimitPercent", T, page_cache_limit_percent, 0, 100),
     F_INT("pageCacheLimitSize", T, page_cache_limit_size),
     F_BOOL("pageCacheReclaimSync", T, page_cache_reclaim_sync),
     F_END,
@@ -154,9 +168,9 @@ static const struct field memory_qos_fields[] = {
 #define T struct qos_resctrl_qos
 static const struct field resctrl_qos_fields[] = {
     F_BOOL("enable", T, enable),
-    F_INT("catRangeStartPercent", T, cat_range_start_percent),
-    F_INT("catRangeEndPercent", T, cat_range_end_percent),
-    F_INT("mbaPercent", T, mba_percent),
+    F_INTR("catRangeStartPercent", T, cat_range_start_percent, 0, 100),
+    F_INTR("catRangeEndPercent", T, cat_range_end_percent, 0, 100),
+    F_INTR("mbaPercent", T, mba_percent, 0, 100),
     F_END,
 };
 #undef T
@@ -190,31 +204,31 @@ static const struct field resource_qos_fields[] = {
 #define T struct qos_cpu_burst
 static const struct field cpu_burst_fields[] = {
     F_ENUM("policy", T, policy, burst_policies),
-    F_INT("cpuBurstPercent", T, cpu_burst_percent),
-    F_INT("cfsQuotaBurstPercent", T, cfs_quota_burst_percent),
-    F_INT("cfsQuotaBurstPeriodSeconds", T, cfs_quota_burst_period_seconds),
-    F_INT("sharePoolThresholdPercent", T, share_pool_threshold_percent),
+    F_INTR("cpuBurstPercent", T, cpu_burst_percent, 0, 100000),
+    F_INTR("cfsQuotaBurstPercent", T, cfs_quota_burst_percent, 0, 100000),
+    F_INTR("cfsQuotaBurstPeriodSeconds", T, cfs_quota_burst_period_seconds, -1, 86400),
+    F_INTR("sharePoolThresholdPercent", T, share_pool_threshold_percent, 0, 100),
     F_END,
 };
 
 /* The annotation koordinator.sh/cpuBurst is CPUBurstConfig: no sharePoolThresholdPercent. */
 static const struct field pod_cpu_burst_fields[] = {
     F_ENUM("policy", T, policy, burst_policies),
-    F_INT("cpuBurstPercent", T, cpu_burst_percent),
-    F_INT("cfsQuotaBurstPercent", T, cfs_quota_burst_percent),
-    F_INT("cfsQuotaBurstPeriodSeconds", T, cfs_quota_burst_period_seconds),
+    F_INTR("cpuBurstPercent", T, cpu_burst_percent, 0, 100000),
+    F_INTR("cfsQuotaBurstPercent", T, cfs_quota_burst_percent, 0, 100000),
+    F_INTR("cfsQuotaBurstPeriodSeconds", T, cfs_quota_burst_period_seconds, -1, 86400),
     F_END,
 };
 #undef T
 
 #define T struct qos_system
 static const struct field system_fields[] = {
-    F_OPT("minFreeKbytesFactor", T, min_free_kbytes_factor),
-    F_OPT("watermarkScaleFactor", T, watermark_scale_factor),
-    F_OPT("memcgReapBackGround", T, memcg_reap_background),
-    F_OPT("schedGroupIdentityEnabled", T, sched_group_identity_enabled),
+    F_OPTR("minFreeKbytesFactor", T, min_free_kbytes_factor, 0, 10000),
+    F_OPTR("watermarkScaleFactor", T, watermark_scale_factor, 0, 10000),
+    F_OPTR("memcgReapBackGround", T, memcg_reap_background, 0, 1),
+    F_OPTR("schedGroupIdentityEnabled", T, sched_group_identity_enabled, 0, 1),
     F_OPT("schedIdleSaverWmark", T, sched_idle_saver_wmark),
-    F_OPT("pageCacheLimitEnabled", T, page_cache_limit_enabled),
+    F_OPTR("pageCacheLimitEnabled", T, page_cache_limit_enabled, 0, 1),
     {"schedFeatures", FT_SCHED_FEATURES, 0, 0, 0, NULL, NULL},
     F_END,
 };

@@ -78,6 +78,14 @@ void qos__allocatable_release(int64_t threshold, int64_t lower, int64_t priority
                               int want, const struct qos_node *node, const struct qos_pod *pods,
                               size_t npods, struct qos_evict_task *task);
 
+/* v x pct / 100, truncated as that expression is, for pct in [0, 100] (the NodeSLO decoder
+ * bounds percents so), without the overflow of v x pct for byte counts near INT64_MAX (a pod's
+ * request is whatever quantity its author wrote). */
+static inline int64_t qos__pct_of(int64_t v, int64_t pct)
+{
+    return v / 100 * pct + v % 100 * pct / 100;
+}
+
 /* Three-way comparisons for sort callbacks. */
 static inline int qos__cmp_i64(int64_t a, int64_t b)
 {
