@@ -109,7 +109,7 @@ static void collect_once(struct agent *a)
     /* The first round with a sample of every pod: report now, so that the first complete
      * NodeMetric is not a report interval away when the first report (2 intervals after the
      * start) came before the pods were listed and seeded. Once. */
-    if (!a->all_sampled && n > 0 && cs.pods == n && atomic_load(&a->rep_ready)) {
+    if (!a->all_sampled && cs.tracked > 0 && cs.pods == cs.tracked && atomic_load(&a->rep_ready)) {
         a->all_sampled = true;
         reporter_now(a->rep);
     }

@@ -176,8 +176,10 @@ static void test_v2_systemd(void **state)
     struct collector *c = NULL;
     /* systemd writes the UID with '_' for '-'. */
     const char *dir = "kubepods.slice/kubepods-pod11111111_2222_3333_4444_555555555555.slice";
-    cJSON *pods[2] = {pod_json(UID2, "Guaranteed", "", false),
-                      pod_json(UID, "BestEffort", "", false)};
+    cJSON *pods[3] = {pod_json(UID2, "Guaranteed", "", false),
+                      pod_json(UID, "BestEffort", "", false),
+                      pod_json("99999999-2222-3333-4444-555555555555", "Burstable", "", false)};
+    struct collect_stats st;
 
     assert_int_equal(cg_layout_init(&l, &t->roots, CG_V2, CG_DRIVER_SYSTEMD), 0);
     assert_int_equal(mc_new(NULL, &mc), 0);
@@ -188,13 +190,16 @@ static void test_v2_systemd(void **state)
         "usage_usec 2000000\nuser_usec 1\nsystem_usec 1\nnr_periods 0\nnr_throttled 0\n"
         "throttled_usec 0\n");
     put(t, "", dir, "memory.stat", CGT_V2_MEMORY_STAT);
-    assert_int_equal(collect_round(c, (const cJSON *const *)pods, 2, T0, 1 * SEC), 0);
+    /* The third pod has completed: not read at all. */
+    cJSON_SetValuestring(cJSON_GetObjectItem(cJSON_GetObjectItem(pods[2], "status"), "phase"),
+                         "Succeeded");
+    assert_int_equal(collect_round(c, (const cJSON *const *)pods, 3, T0, 1 * SEC), 0);
     put(t, "", dir, "cpu.stat",
         "usage_usec 2500000\nuser_usec 1\nsystem_usec 1\nnr_periods 0\nnr_throttled 0\n"
         "throttled_usec 0\n");
     put_proc(t, 100, 16384000);
     /* Two seconds: usage_usec +500000 = 0.5 s of CPU, 0.25 cores; no period passed: 0. */
-    assert_int_equal(collect_round(c, (const cJSON *const *)pods, 2, T0 + 2000, 3 * SEC), 0);
+    assert_int_equal(collect_round(c, (const cJSON *const *)pods, 3, T0 + 2000, 3 * SEC), 0);
     assert_true(last(mc, MC_POD_CPU_USAGE, UID2) == 0.25);
     assert_true(last(mc, MC_POD_MEMORY_USAGE, UID2) == 106962944.0);
     assert_true(last(mc, MC_POD_CPU_THROTTLED, UID2) == 0);
@@ -204,10 +209,15 @@ static void test_v2_systemd(void **state)
     assert_true(last(mc, MC_NODE_CPU_USAGE, NULL) == 0.5);
     assert_true(last(mc, MC_SYS_CPU_USAGE, NULL) == 0.25);
     assert_true(last(mc, MC_SYS_MEMORY_USAGE, NULL) == 0);
+    /* Read: the two running pods; sampled: the one with a cgroup. */
+    collect_stats(c, &st);
+    assert_int_equal(st.tracked, 2);
+    assert_int_equal(st.pods, 1);
     collect_free(c);
     mc_free(mc);
     cJSON_Delete(pods[0]);
     cJSON_Delete(pods[1]);
+    cJSON_Delete(pods[2]);
 }
 
 int main(void)

@@ -36,7 +36,6 @@ struct container {
 
 struct pod {
     char *uid;
-    enum cg_qos qos;
     bool be_label; /* koordinator.sh/qosClass=BE */
     struct cgroup_state cg;
     struct container *ctrs;
@@ -52,7 +51,7 @@ struct collector {
     uint64_t node_ticks;
     int64_t node_mono_ns;
     bool node_seeded;
-    struct cg_file be_cpu, be_quota, be_period, be_cpuset;
+    struct cg_file be_quota, be_period, be_cpuset;
     struct cgroup_state be; /* the BestEffort QoS level */
     struct pod *pods;
     size_t npods;
@@ -327,9 +326,8 @@ static struct pod *track_pod(struct collector *c, const cJSON *obj, const char *
         p = &c->pods[c->npods++];
         memset(p, 0, sizeof(*p));
         p->uid = xstrdup(uid);
-        p->qos = cgroup_qos(obj);
-        cgroup_state_init(&p->cg, cg_pod_dir(c->o.layout->driver, p->qos, uid, dir, sizeof(dir)),
-                          dir);
+        cgroup_state_init(
+            &p->cg, cg_pod_dir(c->o.layout->driver, cgroup_qos(obj), uid, dir, sizeof(dir)), dir);
     }
     p->seen = true;
     p->be_label = api_qos_by_name(get_str(get(get(obj, "metadata"), "labels"),
@@ -421,7 +419,7 @@ int collect_round(struct collector *c, const cJSON *const *pods, size_t npods, i
     double node_cores = 0, node_mem = 0, pods_cores = 0, pods_mem = 0;
     bool node_cpu_ok = node_round(c, wall_ms, mono_ns, &node_cores, &node_mem);
     int64_t be_request = 0;
-    size_t sampled = 0, sampled_ctrs = 0;
+    size_t sampled = 0, sampled_ctrs = 0, tracked = 0;
     bool partial = false; /* a pod only seeded this round: the pods' sum is incomplete */
 
     for (size_t i = 0; i < c->npods; i++)
@@ -436,6 +434,7 @@ int collect_round(struct collector *c, const cJSON *const *pods, size_t npods, i
         if (!uid || !*uid || (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
             continue; /* completed pods have no cgroup left: dropped below */
         p = track_pod(c, pods[i], uid);
+        tracked++;
         if (p->be_label)
             be_request += batch_cpu_request(pods[i]);
         r = p->cg.dir[0] ? read_cgroup(c, &p->cg, mono_ns, &s) : READ_FAILED;
@@ -488,6 +487,7 @@ int collect_round(struct collector *c, const cJSON *const *pods, size_t npods, i
     be_round(c, wall_ms, mono_ns, be_request);
     c->stats.rounds++;
     c->stats.pods = sampled;
+    c->stats.tracked = tracked;
     c->stats.containers = sampled_ctrs;
     c->stats.last_round_ns = thread_cpu_ns() - t0;
     return 0;

@@ -42,6 +42,7 @@ struct collect_opts {
 struct collect_stats {
     uint64_t rounds;
     size_t pods;           /* pods with a sample in the last round */
+    size_t tracked;        /* pods the last round read (not completed ones) */
     size_t containers;     /* containers with a sample in the last round */
     uint64_t read_errors;  /* files that could not be read (counted per round and file) */
     int64_t last_round_ns; /* CPU time (thread) the last round took */
