@@ -59,7 +59,7 @@ struct agent {
     bool stopping;
     struct collect_stats cstats; /* under lock, for /metrics */
 
-    char nm_uid[64];           /* the NodeMetric last seen (under lock) */
+    char *nm_uid;              /* the NodeMetric last seen (under lock); NULL: none */
     struct kube_object **held; /* the QoS tick's objects (the runner's thread only) */
     size_t nheld;
     struct mc_scratch scratch; /* the reporter thread's */
@@ -164,8 +164,9 @@ static cJSON *build(void *userdata, int64_t *ret_interval_ms)
     if (report_policy_retain(&policy, a->mc) < 0) {
         if (!a->retain_failed)
             log_warn(COMP,
-                     "NodeMetric \"%s\": its windows are longer than the metric cache can "
-                     "hold at a %" PRId64 " ms interval; reporting over what it holds",
+                     "NodeMetric \"%s\": its windows are longer than the agent keeps (node "
+                     "durations up to 24 h, aggregateDurationSeconds up to 3600, at a %" PRId64
+                     " ms interval); reporting over what it holds",
                      a->node, a->o.collect_interval_ms);
         a->retain_failed = true;
     } else {
@@ -204,9 +205,10 @@ static void on_nodemetric(void *userdata)
         return;
     }
     CHECK(pthread_mutex_lock(&a->lock) == 0);
-    if (strcmp(uid, a->nm_uid) != 0) {
+    if (!a->nm_uid || strcmp(uid, a->nm_uid) != 0) {
         changed = true;
-        (void)snprintf(a->nm_uid, sizeof(a->nm_uid), "%s", uid);
+        free(a->nm_uid);
+        a->nm_uid = xstrdup(uid);
     }
     CHECK(pthread_mutex_unlock(&a->lock) == 0);
     (void)kube_object_unref(nm);
@@ -502,6 +504,7 @@ void agent_stop(struct agent *a)
     collect_free(a->col);
     mc_free(a->mc);
     mc_scratch_release(&a->scratch);
+    free(a->nm_uid);
     (void)pthread_cond_destroy(&a->cond);
     (void)pthread_mutex_destroy(&a->lock);
     free(a->node);

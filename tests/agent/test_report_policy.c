@@ -112,11 +112,24 @@ static void test_retain(void **state)
     assert_int_equal(mc_kind_capacity(mc, MC_CONTAINER_CPU_USAGE), 11);
 
     /* A window of 1.5 s rounds up; an aggregate above every duration sets the node kinds. */
-    p.aggregate_s = 7200;
+    p.aggregate_s = 3600;
     p.durations_ns[1] = 1500000000LL;
     assert_int_equal(report_policy_retain(&p, mc), 0);
-    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 7201);
-    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 7201);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 3601);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 3601);
+
+    /* Above the bounds (pods 1 h, node 24 h): refused, nothing changed. */
+    p.aggregate_s = 3601;
+    assert_int_equal(report_policy_retain(&p, mc), -E2BIG);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 3601);
+    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 3601);
+    p.aggregate_s = 3600;
+    p.durations_ns[1] = 24 * 60 * MIN_NS + 1;
+    assert_int_equal(report_policy_retain(&p, mc), -E2BIG);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 3601);
+    p.durations_ns[1] = 24 * 60 * MIN_NS;
+    assert_int_equal(report_policy_retain(&p, mc), 0);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 86401);
 
     /* Shorter windows than the defaults: back to the defaults. */
     p.aggregate_s = 60;
@@ -125,11 +138,14 @@ static void test_retain(void **state)
     assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 1801);
     assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 301);
 
-    /* 2000 h at 1 s is more than a ring may hold: refused, nothing changed. */
-    p.durations_ns[0] = 2000 * 60 * MIN_NS;
+    /* 12 h at 1 ms is more than a ring may hold (2^22 points): refused, nothing changed. */
+    mc_free(mc);
+    mc = NULL;
+    assert_int_equal(mc_new(&(struct mc_config){.interval_ms = 1}, &mc), 0);
+    report_policy_default(&p);
+    p.durations_ns[0] = 12 * 60 * MIN_NS;
     assert_int_equal(report_policy_retain(&p, mc), -EINVAL);
-    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 1801);
-    assert_int_equal(mc_kind_capacity(mc, MC_POD_CPU_USAGE), 301);
+    assert_int_equal(mc_kind_capacity(mc, MC_NODE_CPU_USAGE), 1800001);
     mc_free(mc);
 }
 

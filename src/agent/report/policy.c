@@ -125,6 +125,10 @@ int report_policy_retain(const struct report_policy *p, struct mc *mc)
     }
     if (aggregate_ms > pod_ms)
         pod_ms = aggregate_ms;
+    /* Bounded memory whatever a NodeMetric asks: a day of a node series is 1 MB, an hour of
+     * the pods' series 14 MB on a node of 110 pods (a day would be 340 MB). */
+    if (node_ms > REPORT_MAX_NODE_WINDOW_MS || pod_ms > REPORT_MAX_POD_WINDOW_MS)
+        return -E2BIG;
     /* The same retention for every node kind and a shorter one for pods: when one is refused,
      * the first is, before anything changed. */
     for (size_t i = 0; i < ARRAY_SIZE(node_kinds); i++)

@@ -44,9 +44,13 @@ void report_policy_from(const cJSON *nodemetric, struct report_policy *ret, stru
  * Makes the metric cache keep what a report under p reads: the node and system usage kinds at
  * least the longest of p's durations and its aggregate window, the pod usage kinds at least the
  * aggregate window, each never below its default (metriccache.h). Cheap when nothing changes, so
- * the report loop calls it before each build. Returns 0, or -EINVAL for a window longer than the
- * cache can hold at its interval (the retentions stay as they were).
+ * the report loop calls it before each build. Returns 0; -E2BIG for a node window above
+ * REPORT_MAX_NODE_WINDOW_MS or an aggregate window above REPORT_MAX_POD_WINDOW_MS, -EINVAL for one
+ * longer than the cache can hold at its interval (the retentions stay as they were; the report
+ * covers what the cache holds).
  */
+#define REPORT_MAX_NODE_WINDOW_MS ((int64_t)24 * 3600 * 1000)
+#define REPORT_MAX_POD_WINDOW_MS  ((int64_t)3600 * 1000)
 int report_policy_retain(const struct report_policy *p, struct mc *mc);
 
 #endif
