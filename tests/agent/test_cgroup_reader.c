@@ -171,6 +171,17 @@ static void test_parse_memory_stat(void **state)
     assert_int_equal(m.active_file, 565673984);
     assert_int_equal(m.unevictable, 14483456);
     assert_int_equal(cg_memory_stat_usage(&m), 369623040);
+    {
+        /* Values a corrupt file can hold: saturated, not wrapped. */
+        struct cg_memory_stat big = m;
+
+        big.inactive_anon = INT64_MAX;
+        big.active_anon = 1;
+        assert_int_equal(cg_memory_stat_usage(&big), INT64_MAX);
+        big.inactive_anon = INT64_MAX - 2;
+        big.unevictable = 2;
+        assert_int_equal(cg_memory_stat_usage(&big), INT64_MAX);
+    }
 
     assert_int_equal(cg_parse_memory_stat(CGT_V2_MEMORY_STAT, CG_V2, &m), 0);
     assert_int_equal(m.cache, 52428800);
@@ -256,6 +267,14 @@ static void test_parse_proc_stat(void **state)
     assert_int_equal(cg_parse_proc_stat("cpu  1 2 3 4 5 6 7\ncpux 1 2 3 4 5 6 7\nintr 1\n", &ticks,
                                         per, 8, NULL),
                      0);
+    /* A whole line too short to be a cpu line ends the cpu lines (read past it before). */
+    assert_int_equal(cg_parse_proc_stat("cpu  1 2 3 4 5 6 7\nc\n", &ticks, per, 8, &n), 0);
+    assert_int_equal(ticks, 19);
+    assert_int_equal(cg_parse_proc_stat("cpu  1 2 3 4 5 6 7\n\n", &ticks, per, 8, &n), 0);
+    /* Busy ticks that would wrap 2^64: a corrupt file. */
+    assert_int_equal(cg_parse_proc_stat("cpu  18446744073709551615 1 0 0 0 0 0\nintr 1\n", &ticks,
+                                        NULL, 0, NULL),
+                     -EBADMSG);
     /* Seven fields are enough (2.6 kernels); the sum is 1 + 2 + 3 + 6 + 7. */
     assert_int_equal(ticks, 19);
 }

@@ -483,7 +483,11 @@ static int cpu_line_ticks(const char *p, uint64_t *ret)
         if (cg__scan_u64(&p, &f[i]) < 0)
             return -EBADMSG;
     }
-    *ret = f[0] + f[1] + f[2] + f[5] + f[6];
+    /* Counters of a sane kernel are far from 2^64; a sum that wraps is a corrupt file. */
+    *ret = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+        if (i != 3 && i != 4 && __builtin_add_overflow(*ret, f[i], ret))
+            return -EBADMSG;
     return 0;
 }
 
@@ -512,6 +516,9 @@ int cg_parse_proc_stat(const char *text, uint64_t *ret_ticks, uint64_t *per_cpu,
     for (const char *line = text; *line;) {
         const char *eol = line_end(line), *p = line + 3;
         int kind = cpu_line_kind(line, (size_t)(eol - line));
+
+        if (kind < 0 && *eol)
+            kind = 0; /* a whole line too short to be a cpu line */
 
         if (kind == 0) {
             /* The cpu lines lead the file; the first other line closes them. */

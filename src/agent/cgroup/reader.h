@@ -141,7 +141,13 @@ int cg_parse_memory_stat(const char *text, enum cg_version v, struct cg_memory_s
  * unevictable; page cache is not usage (reference 1.6). */
 static inline int64_t cg_memory_stat_usage(const struct cg_memory_stat *s)
 {
-    return s->inactive_anon + s->active_anon + s->unevictable;
+    int64_t sum;
+
+    /* Saturated: the parser keeps each value >= 0, but a corrupt file can hold any three. */
+    if (__builtin_add_overflow(s->inactive_anon, s->active_anon, &sum) ||
+        __builtin_add_overflow(sum, s->unevictable, &sum))
+        return INT64_MAX;
+    return sum;
 }
 
 /*
