@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "agent/cgroup/cgroup.h"
+#include "agent/cgroup/reader.h"
 #include "agent/qos/runner.h"
 #include "base/base.h"
 #include "base/log.h"
@@ -159,6 +161,30 @@ static int manager_client(const char *kubeconfig, const char *address, const cha
     return kube_client_new(cfg, ret);
 }
 
+/*
+ * Each pod and container keeps about three cgroup files open (agent/cgroup/reader.h): 990 on a
+ * node of 110 pods, above the reader's default budget of 512 and near the usual soft limit of
+ * 1024 descriptors, past which reads fall back to open + read + close every second. Raises the
+ * soft limit towards the hard one (at most 65536) and gives the reader all but 512 of it (the
+ * connections, the log, the kernel's other files).
+ */
+static void raise_open_files(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 65536)
+        rl.rlim_cur = 65536;
+    if (rl.rlim_cur > 1024)
+        cg_file_set_max_open((int)rl.rlim_cur - 512);
+}
+
 int cmd_agent(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -303,6 +329,7 @@ int cmd_agent(int argc, char **argv)
      * (64 MiB reserved, several MB touched each), which made most of the agent's RSS; its
      * threads allocate little and rarely together (bench/agent, docs/benchmarks.md). */
     (void)mallopt(M_ARENA_MAX, 1);
+    raise_open_files();
 
     r = version == CG_VERSION_UNKNOWN ? cg_detect_version(roots.cgroup_root, &version) : 0;
     if (r == 0)
