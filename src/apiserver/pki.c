@@ -96,6 +96,58 @@ static int remove_pair(const char *dir, const char *name)
     return r;
 }
 
+/*
+ * The CA of dir/file, made (with common name cn) when absent. A new CA invalidates what an older
+ * one signed: the pairs named in issued (NULL-terminated) are removed, to be made again.
+ */
+static int ca_pair(const char *dir, const char *file, const char *cn, const char *const *issued,
+                   struct tls_pem *ret)
+{
+    int r = load_pair(dir, file, ret);
+
+    if (r != -ENOENT)
+        return r;
+    r = tls_make_ca(cn, CERT_DAYS, ret);
+    if (r == 0)
+        r = save_pair(dir, file, ret);
+    for (; r == 0 && *issued; issued++)
+        r = remove_pair(dir, *issued);
+    return r;
+}
+
+/*
+ * The serving pair dir/file signed by ca for the names sans (NULL-terminated; sans[host_at] is
+ * this machine's host name). A stored certificate that lacks a name asked for now is made again;
+ * the host name is not required of it (it may have changed, and clients use the others), and a
+ * host name that is not a DNS name is left out of a new one.
+ */
+static int serving_pair(const char *dir, const struct tls_pem *ca, const char *file, const char *cn,
+                        const char **sans, size_t host_at, struct tls_pem *ret)
+{
+    const char *host = sans[host_at];
+    int r = load_pair(dir, file, ret);
+
+    if (r == 0) {
+        sans[host_at] = NULL;
+        if (!tls_cert_covers(ret->cert, sans)) {
+            tls_pem_release(ret);
+            r = -ENOENT;
+        }
+        sans[host_at] = host;
+    }
+    if (r != -ENOENT)
+        return r;
+    r = tls_make_cert(ca, cn, NULL, sans, true, CERT_DAYS, ret);
+    if (r == -EINVAL) {
+        sans[host_at] = NULL;
+        r = tls_make_cert(ca, cn, NULL, sans, true, CERT_DAYS, ret);
+        sans[host_at] = host;
+    }
+    if (r == 0)
+        r = save_pair(dir, file, ret);
+    return r;
+}
+
 int apiserver_pki_load(const char *dir, struct apiserver_pki *ret)
 {
     static const char *const admin_groups[] = {"system:masters", NULL};
@@ -107,34 +159,17 @@ int apiserver_pki_load(const char *dir, struct apiserver_pki *ret)
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         return -errno;
     (void)gethostname(host, sizeof(host) - 1);
-    r = load_pair(dir, "ca", &p.ca);
-    if (r == -ENOENT) {
-        r = tls_make_ca("koord-ca", CERT_DAYS, &p.ca);
-        if (r == 0)
-            r = save_pair(dir, "ca", &p.ca);
-    }
-    if (r == 0 && (r = load_pair(dir, "apiserver", &p.serving)) == -ENOENT) {
-        r = tls_make_cert(&p.ca, "koord-apiserver", NULL, sans, true, CERT_DAYS, &p.serving);
-        if (r == -EINVAL) { /* a host name that is not a DNS name: serve without it */
-            sans[3] = NULL;
-            r = tls_make_cert(&p.ca, "koord-apiserver", NULL, sans, true, CERT_DAYS, &p.serving);
-        }
-        if (r == 0)
-            r = save_pair(dir, "apiserver", &p.serving);
-    }
+    r = ca_pair(dir, "ca", "koord-ca", (const char *const[]){"apiserver", "admin", NULL}, &p.ca);
+    if (r == 0)
+        r = serving_pair(dir, &p.ca, "apiserver", "koord-apiserver", sans, 3, &p.serving);
     if (r == 0 && (r = load_pair(dir, "admin", &p.admin)) == -ENOENT) {
         r = tls_make_cert(&p.ca, "admin", admin_groups, NULL, false, CERT_DAYS, &p.admin);
         if (r == 0)
             r = save_pair(dir, "admin", &p.admin);
     }
-    if (r == 0 && (r = load_pair(dir, "front-proxy-ca", &p.front_proxy_ca)) == -ENOENT) {
-        r = tls_make_ca("front-proxy-ca", CERT_DAYS, &p.front_proxy_ca);
-        if (r == 0)
-            r = save_pair(dir, "front-proxy-ca", &p.front_proxy_ca);
-        /* A new CA invalidates a client certificate left from an older one. */
-        if (r == 0)
-            r = remove_pair(dir, "front-proxy-client");
-    }
+    if (r == 0)
+        r = ca_pair(dir, "front-proxy-ca", "front-proxy-ca",
+                    (const char *const[]){"front-proxy-client", NULL}, &p.front_proxy_ca);
     if (r == 0 && (r = load_pair(dir, "front-proxy-client", &p.front_proxy_client)) == -ENOENT) {
         r = tls_make_cert(&p.front_proxy_ca, "front-proxy-client", NULL, NULL, false, CERT_DAYS,
                           &p.front_proxy_client);
@@ -170,33 +205,9 @@ int apiserver_pki_serving(const char *dir, const char *name, const char *const *
     host_at = nsans;
     sans[nsans++] = host;
     strbuf_addf(&ca_name, "%s-ca", name);
-    r = load_pair(dir, ca_name.buf, &ca);
-    if (r == -ENOENT) {
-        r = tls_make_ca(ca_name.buf, CERT_DAYS, &ca);
-        if (r == 0)
-            r = save_pair(dir, ca_name.buf, &ca);
-    }
+    r = ca_pair(dir, ca_name.buf, ca_name.buf, (const char *const[]){name, NULL}, &ca);
     if (r == 0)
-        r = load_pair(dir, name, &serving);
-    /* A certificate from an older start that lacks a name asked for now is made again (the
-     * host name is not required: it may have changed, and clients use the others). */
-    if (r == 0) {
-        sans[host_at] = NULL;
-        if (!tls_cert_covers(serving.cert, sans)) {
-            tls_pem_release(&serving);
-            r = -ENOENT;
-        }
-        sans[host_at] = host;
-    }
-    if (r == -ENOENT) {
-        r = tls_make_cert(&ca, name, NULL, sans, true, CERT_DAYS, &serving);
-        if (r == -EINVAL) { /* a host name that is not a DNS name: serve without it */
-            sans[host_at] = NULL;
-            r = tls_make_cert(&ca, name, NULL, sans, true, CERT_DAYS, &serving);
-        }
-        if (r == 0)
-            r = save_pair(dir, name, &serving);
-    }
+        r = serving_pair(dir, &ca, name, name, sans, host_at, &serving);
     strbuf_release(&ca_name);
     if (r < 0) {
         tls_pem_release(&ca);
