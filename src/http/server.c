@@ -62,8 +62,7 @@ struct http_request {
     const char *path;
     struct strbuf body;
     bool too_big;
-    struct conn_ctx *cc;  /* the connection's (borrowed), or own when MHD gave none */
-    struct conn_ctx *own; /* a request's own answers when there is no connection context */
+    struct conn_ctx *cc; /* the connection's (borrowed; on_connection() made it) */
 };
 
 static void conn_ctx_free(struct conn_ctx *cc)
@@ -76,7 +75,7 @@ static void conn_ctx_free(struct conn_ctx *cc)
     free(cc);
 }
 
-/* The connection's identity cache (created with the request when MHD has no context). */
+/* The connection's identity cache, which on_connection() made when the connection started. */
 static struct conn_ctx *conn_ctx_of(struct http_request *req)
 {
     const union MHD_ConnectionInfo *ci;
@@ -84,10 +83,8 @@ static struct conn_ctx *conn_ctx_of(struct http_request *req)
     if (req->cc)
         return req->cc;
     ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    if (ci && ci->socket_context)
-        req->cc = ci->socket_context;
-    else
-        req->cc = req->own = xcalloc(1, sizeof(struct conn_ctx));
+    CHECK(ci && ci->socket_context);
+    req->cc = ci->socket_context;
     return req->cc;
 }
 
@@ -338,7 +335,6 @@ static void request_free(struct http_request *req)
     if (!req)
         return;
     strbuf_release(&req->body);
-    conn_ctx_free(req->own);
     free(req);
 }
 

@@ -53,7 +53,8 @@ size_t http_request_header_values(const struct http_request *req, const char *na
 /*
  * A set of CA certificates parsed once, to ask which CA vouches for a caller when a server
  * trusts several (the cluster CA and a front-proxy CA): parsing PEM per request would cost
- * every request of a busy port. 0, -EINVAL (no certificate in pem), -ENOMEM.
+ * every request of a busy port. 0, -EINVAL (no certificate in pem), -ENOMEM. A list must
+ * outlive every server that asks it: a connection caches its answers by the list's address.
  */
 struct http_ca_list;
 int http_ca_list_new(const char *pem, struct http_ca_list **ret);
