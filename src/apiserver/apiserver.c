@@ -65,11 +65,12 @@ struct call {
     const struct api_resource *res;
     struct api_status_target target;
     struct strbuf key;
-    struct api_user user; /* valid when user.name is set */
-    const char *node;     /* the node a node identity speaks for, else NULL */
-    bool check_objects;   /* node identity: every object touched must be about c->node */
-    bool dry_run;         /* dryRun=All: everything but the write */
-    bool warned;          /* Warning headers added (a write done again adds none) */
+    struct api_user user;   /* valid when user.name is set */
+    const char *node;       /* the node a node identity speaks for, else NULL */
+    bool check_objects;     /* node identity: every object touched must be about c->node */
+    bool dry_run;           /* dryRun=All: everything but the write */
+    struct strbuf warnings; /* the Warning values of the last validation, one a line: a write
+                             * retried on a newer object answers with that attempt's */
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
@@ -78,6 +79,16 @@ static bool parse_dry_run(struct call *c, const char *v);
 
 static void reply(struct call *c, int code, cJSON *body)
 {
+    for (const char *w = c->warnings.buf; *w;) {
+        const char *eol = strchr(w, '\n');
+        struct strbuf v = STRBUF_INIT;
+
+        strbuf_add(&v, w, (size_t)(eol - w));
+        http_response_header(c->resp, "Warning", v.buf);
+        strbuf_release(&v);
+        w = eol + 1;
+    }
+    strbuf_reset(&c->warnings);
     c->resp->status = code;
     c->resp->content_type = "application/json";
     if (body && json_print(body, &c->resp->body) < 0)
@@ -235,17 +246,13 @@ static char *generate_name(const char *prefix)
 /* Kubernetes' warning header for an unknown field: 299 - "unknown field \"spec.x\"". */
 static void add_warnings(struct call *c, const struct field_errors *errs)
 {
-    if (c->warned)
-        return;
-    c->warned = true;
+    strbuf_reset(&c->warnings);
     for (size_t i = 0; i < errs->n; i++) {
-        struct strbuf w = STRBUF_INIT;
         if (errs->v[i].type != FIELD_WARNING)
             continue;
-        strbuf_addstr(&w, "299 - ");
-        strbuf_add_json_str(&w, errs->v[i].detail);
-        http_response_header(c->resp, "Warning", w.buf);
-        strbuf_release(&w);
+        strbuf_addstr(&c->warnings, "299 - ");
+        strbuf_add_json_str(&c->warnings, errs->v[i].detail);
+        strbuf_addch(&c->warnings, '\n');
     }
 }
 
@@ -2638,7 +2645,8 @@ static void record(struct call *c, double start)
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     const double start = now_seconds();
-    struct call c = {.srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT};
+    struct call c = {
+        .srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT, .warnings = STRBUF_INIT};
     bool serial;
     int r;
 
@@ -2739,6 +2747,7 @@ out:
     (void)api_resource_unref(c.res);
     api_reqinfo_release(&c.ri);
     strbuf_release(&c.key);
+    strbuf_release(&c.warnings);
 }
 
 static int load_crd(const struct store_item *it, void *ud)
