@@ -22,8 +22,8 @@
 struct cgroup_state {
     char *dir; /* relative cgroup dir, exactly sized (330 of them on a node of 110 pods);
                 * "" when it cannot be named */
-    struct cg_file cpu, cpustat, memstat;
-    int64_t cpu_ns, mono_ns; /* last cumulative CPU time and when it was read */
+    struct cg_file cpu, cpustat, memstat; /* cpu: v1's cpuacct.usage (v2: in cpu.stat) */
+    int64_t cpu_ns, mono_ns;              /* last cumulative CPU time and when it was read */
     int64_t periods, throttled;
     bool seeded;
 };
@@ -187,12 +187,19 @@ static int read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mono
     const enum cg_version v = c->o.layout->version;
     struct cg_memory_stat ms;
     struct cg_cpu_stat cs = {0};
-    int64_t cpu_ns;
-    bool have_throttle;
+    int64_t cpu_ns = 0;
+    bool cpu_ok, have_throttle;
 
-    if (!ensure(c, &s->cpu, CG_CPU_USAGE, s->dir) ||
-        cg_read_i64(&s->cpu, v, CG_CPU_USAGE, &cpu_ns) < 0 ||
-        !ensure(c, &s->memstat, CG_MEMORY_STAT, s->dir) ||
+    /* v2 keeps the usage in cpu.stat, with the throttling: one file, read once. */
+    if (v == CG_V2) {
+        cpu_ok = ensure(c, &s->cpustat, CG_CPU_STAT, s->dir) &&
+                 cg_read_cpu_stat(&s->cpustat, v, &cs) == 0;
+        cpu_ns = cs.usage_ns;
+    } else {
+        cpu_ok = ensure(c, &s->cpu, CG_CPU_USAGE, s->dir) &&
+                 cg_read_i64(&s->cpu, v, CG_CPU_USAGE, &cpu_ns) == 0;
+    }
+    if (!cpu_ok || !ensure(c, &s->memstat, CG_MEMORY_STAT, s->dir) ||
         cg_read_memory_stat(&s->memstat, v, &ms) < 0) {
         /* Not there yet, or gone: open afresh next round, and seed again. */
         c->stats.read_errors++;
@@ -200,8 +207,11 @@ static int read_cgroup(struct collector *c, struct cgroup_state *s, int64_t mono
         s->seeded = false;
         return READ_FAILED;
     }
-    have_throttle = ensure(c, &s->cpustat, CG_CPU_STAT, s->dir) &&
-                    cg_read_cpu_stat(&s->cpustat, v, &cs) == 0 && cs.has_throttling;
+    if (v == CG_V2)
+        have_throttle = cs.has_throttling;
+    else
+        have_throttle = ensure(c, &s->cpustat, CG_CPU_STAT, s->dir) &&
+                        cg_read_cpu_stat(&s->cpustat, v, &cs) == 0 && cs.has_throttling;
     if (!s->seeded || mono_ns <= s->mono_ns || cpu_ns < s->cpu_ns) {
         s->seeded = true;
         s->cpu_ns = cpu_ns;
