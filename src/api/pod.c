@@ -181,6 +181,19 @@ enum api_qos api_pod_qos(const cJSON *pod)
     return API_QOS_NONE;
 }
 
+enum api_priority api_priority_of_value(int64_t v)
+{
+    if (v >= 9000 && v <= 9999)
+        return API_PRIORITY_PROD;
+    if (v >= 7000 && v <= 7999)
+        return API_PRIORITY_MID;
+    if (v >= 5000 && v <= 5999)
+        return API_PRIORITY_BATCH;
+    if (v >= 3000 && v <= 3999)
+        return API_PRIORITY_FREE;
+    return API_PRIORITY_NONE;
+}
+
 enum api_priority api_pod_priority(const cJSON *pod)
 {
     const cJSON *label = get(get(get(pod, "metadata"), "labels"), "koordinator.sh/priority-class");
@@ -192,17 +205,9 @@ enum api_priority api_pod_priority(const cJSON *pod)
     if (label) {
         /* Present, whatever its value: an unknown one is "none", spec.priority is not read. */
         p = api_priority_by_name(cJSON_IsString(label) ? label->valuestring : NULL);
-    } else if (cJSON_IsNumber(prio)) {
-        double v = prio->valuedouble;
-
-        if (v >= 9000 && v <= 9999)
-            p = API_PRIORITY_PROD;
-        else if (v >= 7000 && v <= 7999)
-            p = API_PRIORITY_MID;
-        else if (v >= 5000 && v <= 5999)
-            p = API_PRIORITY_BATCH;
-        else if (v >= 3000 && v <= 3999)
-            p = API_PRIORITY_FREE;
+    } else if (cJSON_IsNumber(prio) && prio->valuedouble == floor(prio->valuedouble) &&
+               fabs(prio->valuedouble) < 1e15) {
+        p = api_priority_of_value((int64_t)prio->valuedouble);
     }
     if (p != API_PRIORITY_NONE)
         return p;

@@ -8,6 +8,7 @@
 #define KOORD_API_POD_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 /* Koordinator QoS classes (label koordinator.sh/qosClass). */
 enum api_qos {
@@ -58,6 +59,10 @@ enum api_qos api_pod_qos(const cJSON *pod);
  * prod; BE -> batch; none -> none). pod NULL -> NONE.
  */
 enum api_priority api_pod_priority(const cJSON *pod);
+
+/* The koordinator class of a priority value: prod 9000-9999, mid 7000-7999, batch 5000-5999, free
+ * 3000-3999, else none. */
+enum api_priority api_priority_of_value(int64_t v);
 
 /* The class a name stands for ("LSR", "koord-prod"; exact, case-sensitive), NONE otherwise. */
 enum api_qos api_qos_by_name(const char *s);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "api/pod.h"
+#include "base/base.h"
 #include "testutil.h"
 
 static void test_names_round_trip(void **state)
@@ -60,11 +61,31 @@ static void test_classify(void **state)
     cJSON_Delete(guaranteed);
 }
 
+/* The bands of koordinator's priority classes, both ends of each. */
+static void test_priority_bands(void **state)
+{
+    static const struct {
+        int64_t v;
+        enum api_priority want;
+    } cases[] = {
+        {9999, API_PRIORITY_PROD},  {9000, API_PRIORITY_PROD},  {10000, API_PRIORITY_NONE},
+        {8999, API_PRIORITY_NONE},  {7000, API_PRIORITY_MID},   {7999, API_PRIORITY_MID},
+        {5000, API_PRIORITY_BATCH}, {5999, API_PRIORITY_BATCH}, {3000, API_PRIORITY_FREE},
+        {3999, API_PRIORITY_FREE},  {2999, API_PRIORITY_NONE},  {-9000, API_PRIORITY_NONE},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+        if (api_priority_of_value(cases[i].v) != cases[i].want)
+            fail_msg("priority %lld", (long long)cases[i].v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_round_trip),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_priority_bands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

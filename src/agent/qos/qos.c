@@ -184,19 +184,6 @@ static enum qos_kube_class kube_qos(const cJSON *pod)
 }
 
 /* Band of spec.priority (GetPriorityClassByPriority). */
-static enum api_priority priority_band(int32_t v)
-{
-    if (v >= 9000 && v <= 9999)
-        return API_PRIORITY_PROD;
-    if (v >= 7000 && v <= 7999)
-        return API_PRIORITY_MID;
-    if (v >= 5000 && v <= 5999)
-        return API_PRIORITY_BATCH;
-    if (v >= 3000 && v <= 3999)
-        return API_PRIORITY_FREE;
-    return API_PRIORITY_NONE;
-}
-
 static void read_container(const cJSON *c, const cJSON *statuses, struct qos_container *ret)
 {
     const cJSON *rs = qos__get(c, "resources"), *st;
@@ -273,7 +260,7 @@ int qos_pod_from_json(const cJSON *pod, struct qos_pod *ret)
         p.priority_class_raw =
             api_priority_by_name(qos__get_str(labels, "koordinator.sh/priority-class"));
     else if (p.has_priority)
-        p.priority_class_raw = priority_band(p.priority);
+        p.priority_class_raw = api_priority_of_value(p.priority);
     p.active = !phase || (strcmp(phase, "Succeeded") && strcmp(phase, "Failed"));
     s = qos__get_str(labels, QOS_LABEL_EVICTION_ENABLED);
     p.eviction_enabled = s && !strcmp(s, "true");
