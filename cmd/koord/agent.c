@@ -142,25 +142,6 @@ static int parse_gates(const char *list, uint32_t *gates)
     return 0;
 }
 
-/* A second client for the manager: the same credentials, another server and CA. */
-static int manager_client(const char *kubeconfig, const char *address, const char *ca,
-                          struct kube_client **ret, struct strbuf *err)
-{
-    struct kube_config *cfg = NULL;
-    int r = cmd_kube_config(kubeconfig, &cfg, err);
-
-    if (r < 0)
-        return r;
-    free(cfg->server);
-    cfg->server = xstrdup(address);
-    if (ca) {
-        free(cfg->ca_file);
-        cfg->ca_file = xstrdup(ca);
-    }
-    cfg->timeout_ms = 10000; /* a report must not outlive a failover by much */
-    return kube_client_new(cfg, ret);
-}
-
 /*
  * Each pod and container keeps about three cgroup files open (agent/cgroup/reader.h): 990 on a
  * node of 110 pods, above the reader's default budget of 512 and near the usual soft limit of
@@ -221,7 +202,7 @@ int cmd_agent(int argc, char **argv)
     struct cg_roots roots;
     enum cg_version version = CG_VERSION_UNKNOWN;
     enum cg_driver driver = CG_DRIVER_UNKNOWN;
-    struct strbuf err = STRBUF_INIT, host = STRBUF_INIT, addr = STRBUF_INIT;
+    struct strbuf host = STRBUF_INIT;
     struct kube_client *client = NULL, *mclient = NULL;
     struct agent *a = NULL;
     uint32_t interval = 1, gates = QOS_RUNNER_F_DEFAULT, qos_s[4] = {1, 1, 1, 1};
@@ -346,12 +327,15 @@ int cmd_agent(int argc, char **argv)
                   err_str(r), version == CG_VERSION_UNKNOWN ? "version" : "driver");
         goto out;
     }
-    if ((r = cmd_kube_client(kubeconfig, "agent", &client)) < 0)
+    if ((r = cmd_kube_client(kubeconfig, "agent", NULL, &client)) < 0)
         goto out;
-    if (!ao.crd_mode && (r = manager_client(kubeconfig, manager, manager_ca, &mclient, &err)) < 0) {
-        log_error("agent", "manager client: %s", err.len ? err.buf : err_str(r));
+    /* The manager: the same credentials, its own address and CA; a report must not outlive a
+     * failover by much. */
+    if (!ao.crd_mode &&
+        (r = cmd_kube_client(kubeconfig, "agent",
+                             &(struct cmd_kube_override){manager, manager_ca, 10000}, &mclient)) <
+            0)
         goto out;
-    }
     ao.node = node;
     ao.client = client;
     ao.metrics_client = ao.crd_mode ? client : mclient;
@@ -368,13 +352,8 @@ int cmd_agent(int argc, char **argv)
         log_error("agent", "cannot start: %s", err_str(r));
         goto out;
     }
-    if (ready) {
-        strbuf_addf(&addr, "%s:%u", host.buf, agent_port(a));
-        if ((r = cmd_write_file(ready, addr.buf)) < 0) {
-            log_error("agent", "cannot write ready file \"%s\": %s", ready, err_str(r));
-            goto out;
-        }
-    }
+    if (cmd_write_ready("agent", ready, host.buf, agent_port(a)) < 0)
+        goto out;
     (void)sigwait(&sigs, &sig);
     log_info("agent", "stopping on signal %d", sig);
     rc = 0;
@@ -382,9 +361,7 @@ out:
     agent_stop(a);
     kube_client_free(mclient);
     kube_client_free(client);
-    strbuf_release(&err);
     strbuf_release(&host);
-    strbuf_release(&addr);
     return rc;
 bad:
     (void)fprintf(stderr, "koord agent: bad value \"%s\" for --%s\n", optarg,

@@ -275,10 +275,8 @@ int cmd_apiserver(int argc, char **argv)
             goto out;
         }
     }
-    if (ready && (r = cmd_write_file(ready, addr.buf)) < 0) {
-        log_error("apiserver", "cannot write ready file \"%s\": %s", ready, err_str(r));
+    if (cmd_write_ready("apiserver", ready, host.buf, http_server_port(http)) < 0)
         goto out;
-    }
     log_info("apiserver", "serving on https://%s (data in %s)", addr.buf, data_dir);
     (void)sigwait(&sigs, &sig);
     log_info("apiserver", "stopping on signal %d", sig);

@@ -23,8 +23,9 @@ int cmd_read_docs(const char *path, struct cJSON ***ret_docs, size_t *ret_n);
 struct strbuf;
 int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, uint16_t *port);
 
-/* Writes text to path (created or truncated): 0 or -errno. For --ready-file. */
-int cmd_write_file(const char *path, const char *text);
+/* --ready-file: writes "HOST:PORT" to path (created or truncated). 0 (also for a NULL path), or
+ * logs why under comp and returns -errno. */
+int cmd_write_ready(const char *comp, const char *path, const char *host, unsigned port);
 
 /* The API server configuration as every koord client finds it: --kubeconfig, else $KUBECONFIG,
  * in-cluster, ~/.kube/config (kube/config.h). 0, or -errno with err naming what is wrong. */
@@ -32,10 +33,18 @@ struct kube_config;
 struct strbuf;
 int cmd_kube_config(const char *kubeconfig, struct kube_config **ret, struct strbuf *err);
 
-/* A client for the API server of cmd_kube_config(). 0, or logs why under comp and returns a
- * negative errno. */
+/* What a client changes of the kubeconfig it was given (NULL or 0: keep it). */
+struct cmd_kube_override {
+    const char *server;  /* another server, with the same credentials */
+    const char *ca_file; /* and its CA */
+    long timeout_ms;
+};
+
+/* A client for the API server of cmd_kube_config(), with o applied (o may be NULL). 0, or logs
+ * why under comp and returns a negative errno. */
 struct kube_client;
-int cmd_kube_client(const char *kubeconfig, const char *comp, struct kube_client **ret);
+int cmd_kube_client(const char *kubeconfig, const char *comp, const struct cmd_kube_override *o,
+                    struct kube_client **ret);
 
 /* Blocks SIGINT, SIGTERM and extra (0: none) in this thread, before any other starts, so that
  * sigwait(sigs) receives them. */

@@ -70,17 +70,21 @@ int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, u
     return 0;
 }
 
-int cmd_write_file(const char *path, const char *text)
+int cmd_write_ready(const char *comp, const char *path, const char *host, unsigned port)
 {
-    FILE *f = fopen(path, "we");
+    FILE *f;
     int r = 0;
 
-    if (!f)
-        return -errno;
-    if (fputs(text, f) < 0)
-        r = -EIO;
-    if (fclose(f) != 0 && r == 0)
+    if (!path)
+        return 0;
+    if (!(f = fopen(path, "we")))
         r = -errno;
+    else if (fprintf(f, "%s:%u", host, port) < 0)
+        r = -EIO;
+    if (f && fclose(f) != 0 && r == 0)
+        r = -errno;
+    if (r < 0)
+        log_error(comp, "cannot write ready file \"%s\": %s", path, err_str(r));
     return r;
 }
 
@@ -95,17 +99,31 @@ int cmd_kube_config(const char *kubeconfig, struct kube_config **ret, struct str
         ret, err);
 }
 
-int cmd_kube_client(const char *kubeconfig, const char *comp, struct kube_client **ret)
+int cmd_kube_client(const char *kubeconfig, const char *comp, const struct cmd_kube_override *o,
+                    struct kube_client **ret)
 {
     struct strbuf err = STRBUF_INIT;
     struct kube_config *cfg = NULL;
     int r = cmd_kube_config(kubeconfig, &cfg, &err);
 
-    if (r < 0)
+    if (r < 0) {
         log_error(comp, "%s", err.len ? err.buf : err_str(r));
-    else if ((r = kube_client_new(cfg, ret)) < 0) /* takes cfg, also on failure */
-        log_error(comp, "cannot create the API client: %s", err_str(r));
+        strbuf_release(&err);
+        return r;
+    }
     strbuf_release(&err);
+    if (o && o->server) {
+        free(cfg->server);
+        cfg->server = xstrdup(o->server);
+    }
+    if (o && o->ca_file) {
+        free(cfg->ca_file);
+        cfg->ca_file = xstrdup(o->ca_file);
+    }
+    if (o && o->timeout_ms)
+        cfg->timeout_ms = o->timeout_ms;
+    if ((r = kube_client_new(cfg, ret)) < 0) /* takes cfg, also on failure */
+        log_error(comp, "cannot create the API client: %s", err_str(r));
     return r;
 }
 

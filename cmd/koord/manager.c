@@ -194,7 +194,7 @@ int cmd_manager(int argc, char **argv)
     const char *rh_names = NULL, *kubeconfig = NULL;
     const char *const dns_names[] = {MANAGER_SERVICE_DNS, NULL};
     char *client_ca = NULL, *rh_ca = NULL, **allowed = NULL, *cert = NULL, *key = NULL;
-    struct strbuf host = STRBUF_INIT, addr = STRBUF_INIT;
+    struct strbuf host = STRBUF_INIT;
     struct tls_pem ca = {0}, serving = {0};
     struct kube_client *client = NULL;
     struct manager *m = NULL;
@@ -293,7 +293,7 @@ int cmd_manager(int argc, char **argv)
         return 2;
     cmd_block_stop_signals(&sigs, SIGUSR1);
 
-    if ((r = cmd_kube_client(kubeconfig, "manager", &client)) < 0)
+    if ((r = cmd_kube_client(kubeconfig, "manager", NULL, &client)) < 0)
         goto out;
     if (tls_cert) {
         cert = read_text(tls_cert);
@@ -334,11 +334,8 @@ int cmd_manager(int argc, char **argv)
         log_error("manager", "cannot start: %s", err_str(r));
         goto out;
     }
-    strbuf_addf(&addr, "%s:%u", host.buf, manager_port(m));
-    if (ready && (r = cmd_write_file(ready, addr.buf)) < 0) {
-        log_error("manager", "cannot write ready file \"%s\": %s", ready, err_str(r));
+    if (cmd_write_ready("manager", ready, host.buf, manager_port(m)) < 0)
         goto out;
-    }
     (void)sigwait(&sigs, &sig);
     if (sig == SIGUSR1) {
         log_error("manager", "stopping: lost leadership or failed to lead");
@@ -357,7 +354,6 @@ out:
     free(rh_ca);
     free_names(allowed);
     strbuf_release(&host);
-    strbuf_release(&addr);
     return rc;
 bad:
     (void)fprintf(stderr, "koord manager: bad value \"%s\" for --%s\n", optarg,
