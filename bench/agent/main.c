@@ -88,36 +88,19 @@ static bool pod_is_be(size_t i)
     return opt.be && (i * opt.be) / opt.pods != ((i + 1) * opt.be) / opt.pods;
 }
 
-static int expect(struct conn *c, const char *method, const char *path, const char *body,
-                  size_t len, long want)
-{
-    if (conn_do(c, method, path, body, len) < 0)
-        return -EIO;
-    if (c->status != want) {
-        (void)fprintf(stderr, "bench_agent: %s %s: HTTP %ld: %.300s\n", method, path, c->status,
-                      c->body.buf);
-        return -EIO;
-    }
-    return 0;
-}
-
 static int create_node(struct conn *c)
 {
-    cJSON *node = bench_read_doc("examples/nodes/node-plain.yaml"), *meta, *labels;
+    cJSON *plain = bench_read_doc("examples/nodes/node-plain.yaml"), *node;
     struct strbuf body = STRBUF_INIT;
     int r;
 
-    if (!node)
+    if (!plain)
         return -EINVAL;
-    meta = cJSON_GetObjectItemCaseSensitive(node, "metadata");
-    labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "name");
-    CHECK(cJSON_AddStringToObject(meta, "name", NODE));
-    cJSON_DeleteItemFromObjectCaseSensitive(labels, "kubernetes.io/hostname");
-    CHECK(cJSON_AddStringToObject(labels, "kubernetes.io/hostname", NODE));
+    node = bench_node_named(plain, NODE);
+    cJSON_Delete(plain);
     CHECK(json_print(node, &body) == 0);
     cJSON_Delete(node);
-    r = expect(c, "POST", "/api/v1/nodes", body.buf, body.len, 201);
+    r = conn_expect(c, "POST", "/api/v1/nodes", body.buf, body.len, 201);
     strbuf_release(&body);
     return r;
 }
@@ -147,7 +130,8 @@ static int create_pod(struct conn *c, size_t i)
         strbuf_addch(&body, '}');
     }
     strbuf_addstr(&body, "]}}");
-    if ((r = expect(c, "POST", "/api/v1/namespaces/default/pods", body.buf, body.len, 201)) < 0)
+    if ((r = conn_expect(c, "POST", "/api/v1/namespaces/default/pods", body.buf, body.len, 201)) <
+        0)
         goto out;
     o = cJSON_ParseWithLength(c->body.buf, c->body.len);
     uid = cJSON_GetStringValue(
@@ -184,7 +168,7 @@ static int create_pod(struct conn *c, size_t i)
     strbuf_reset(&body);
     CHECK(json_print(o, &body) == 0);
     strbuf_addf(&path, "/api/v1/namespaces/default/pods/%s/status", p->name);
-    r = expect(c, "PUT", path.buf, body.buf, body.len, 200);
+    r = conn_expect(c, "PUT", path.buf, body.buf, body.len, 200);
 out:
     cJSON_Delete(o);
     strbuf_release(&body);

@@ -8,20 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api/api.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
 #include "common/bench.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static char *nodemetric_json(int pods)
 {
@@ -94,10 +86,10 @@ static size_t base_round(const char *buf, size_t len)
 static double time_rounds(size_t (*f)(const char *, size_t), const char *buf, size_t len, int iters,
                           size_t *sink)
 {
-    double t0 = now();
+    double t0 = now_s();
     for (int i = 0; i < iters; i++)
         *sink += f(buf, len);
-    return (now() - t0) / iters;
+    return (now_s() - t0) / iters;
 }
 
 /* Alternates baseline and typed trials and keeps each side's fastest, so a busy machine
@@ -110,8 +102,8 @@ static void run(const char *name, const char *buf)
     double t0, tb = 1e9, tt = 1e9;
 
     sink += base_round(buf, len) + typed_round(buf, len);
-    t0 = now();
-    while (now() - t0 < 0.1) {
+    t0 = now_s();
+    while (now_s() - t0 < 0.1) {
         sink += base_round(buf, len);
         iters++;
     }

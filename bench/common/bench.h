@@ -122,6 +122,14 @@ void conn_release(struct conn *c);
  * came (the reason is printed). */
 int conn_do(struct conn *c, const char *method, const char *path, const char *body, size_t len);
 
+/* conn_do() that also wants the answer's status to be want: -EIO otherwise, after printing the
+ * request and the start of the answer. */
+int conn_expect(struct conn *c, const char *method, const char *path, const char *body, size_t len,
+                long want);
+
+/* A copy of the Node node (a parsed examples/nodes file) named name, its hostname label too. */
+cJSON *bench_node_named(const cJSON *node, const char *name);
+
 /*
  * A streaming request: every received chunk goes to on_data, and the transfer ends when
  * on_data returns false or should_stop(ud) does (polled at least once a second by libcurl).

@@ -221,3 +221,30 @@ size_t b64_decode(const char *src, size_t srclen, char *out, size_t max)
     }
     return n;
 }
+
+int conn_expect(struct conn *c, const char *method, const char *path, const char *body, size_t len,
+                long want)
+{
+    if (conn_do(c, method, path, body, len) < 0)
+        return -EIO;
+    if (c->status != want) {
+        (void)fprintf(stderr, "%s: %s %s: HTTP %ld: %.300s\n", program_invocation_short_name,
+                      method, path, c->status, c->body.buf);
+        return -EIO;
+    }
+    return 0;
+}
+
+cJSON *bench_node_named(const cJSON *node, const char *name)
+{
+    cJSON *n = cJSON_Duplicate(node, true), *meta, *labels;
+
+    CHECK(n);
+    meta = cJSON_GetObjectItemCaseSensitive(n, "metadata");
+    labels = cJSON_GetObjectItemCaseSensitive(meta, "labels");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "name");
+    CHECK(cJSON_AddStringToObject(meta, "name", name));
+    cJSON_DeleteItemFromObjectCaseSensitive(labels, "kubernetes.io/hostname");
+    CHECK(cJSON_AddStringToObject(labels, "kubernetes.io/hostname", name));
+    return n;
+}

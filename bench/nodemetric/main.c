@@ -224,40 +224,18 @@ static int for_each(const struct server *srv, struct conn *conns, size_t n,
     return atomic_load(&e.errors) ? -EIO : 0;
 }
 
-static int expect(struct conn *c, const char *method, const char *path, const char *body,
-                  size_t len, long want)
-{
-    if (conn_do(c, method, path, body, len) < 0)
-        return -EIO;
-    if (c->status != want) {
-        (void)fprintf(stderr, "bench_nodemetric: %s %s: HTTP %ld: %.300s\n", method, path,
-                      c->status, c->body.buf);
-        return -EIO;
-    }
-    return 0;
-}
-
 /* Node i, from examples/nodes/node-plain.yaml (32 cores, 128Gi, 110 pods). */
 static int create_node(struct conn *c, size_t i, void *ud, struct strbuf *scratch)
 {
-    cJSON *node = cJSON_Duplicate(ud, true), *meta;
     char name[32];
-    int r;
+    cJSON *node;
 
-    CHECK(node);
     (void)snprintf(name, sizeof(name), NAME_FMT, i);
-    meta = cJSON_GetObjectItemCaseSensitive(node, "metadata");
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "name");
-    CHECK(cJSON_AddStringToObject(meta, "name", name));
-    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "labels"),
-                                            "kubernetes.io/hostname");
-    CHECK(cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(meta, "labels"),
-                                  "kubernetes.io/hostname", name));
+    node = bench_node_named(ud, name);
     strbuf_reset(scratch);
     CHECK(json_print(node, scratch) == 0);
     cJSON_Delete(node);
-    r = expect(c, "POST", "/api/v1/nodes", scratch->buf, scratch->len, 201);
-    return r;
+    return conn_expect(c, "POST", "/api/v1/nodes", scratch->buf, scratch->len, 201);
 }
 
 /* The NodeMetric CR of node i as upstream's koord-manager creates it: the default
@@ -273,8 +251,8 @@ static int create_cr(struct conn *c, size_t i, void *ud, struct strbuf *scratch)
                 "\"nodeAggregatePolicy\":{\"durations\":[\"5m0s\",\"10m0s\",\"30m0s\"]},"
                 "\"nodeMemoryCollectPolicy\":\"usageWithoutPageCache\"}}}",
                 i);
-    return expect(c, "POST", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics", scratch->buf,
-                  scratch->len, 201);
+    return conn_expect(c, "POST", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics", scratch->buf,
+                       scratch->len, 201);
 }
 
 /* ---- report runs ---- */
@@ -475,7 +453,7 @@ static int warm_one(struct conn *c, size_t i, void *ud, struct strbuf *scratch)
     update_time_now(ts);
     report_render(sd->group, i, 1 + 10 * (unsigned)(i % CPU_PERIOD), ts, scratch);
     path_of(sd, i, true, &path);
-    r = expect(c, "PUT", path.buf, scratch->buf, scratch->len, 200);
+    r = conn_expect(c, "PUT", path.buf, scratch->buf, scratch->len, 200);
     strbuf_release(&path);
     return r;
 }
@@ -508,11 +486,11 @@ static int verify(struct side *sd)
         update_time_now(ts);
         report_render(sd->group, i, cpu, ts, &body);
         path_of(sd, i, true, &path);
-        if ((r = expect(&c, "PUT", path.buf, body.buf, body.len, 200)) < 0)
+        if ((r = conn_expect(&c, "PUT", path.buf, body.buf, body.len, 200)) < 0)
             break;
         sd->accepted++;
         path_of(sd, i, false, &path);
-        if ((r = expect(&c, "GET", path.buf, NULL, 0, 200)) < 0)
+        if ((r = conn_expect(&c, "GET", path.buf, NULL, 0, 200)) < 0)
             break;
         (void)snprintf(want_cpu, sizeof(want_cpu), "%um", cpu);
         o = cJSON_ParseWithLength(c.body.buf, c.body.len);

@@ -327,14 +327,13 @@ int cmd_agent(int argc, char **argv)
                   err_str(r), version == CG_VERSION_UNKNOWN ? "version" : "driver");
         goto out;
     }
-    if ((r = cmd_kube_client(kubeconfig, "agent", NULL, &client)) < 0)
+    if (cmd_kube_client(kubeconfig, "agent", NULL, &client) < 0)
         goto out;
     /* The manager: the same credentials, its own address and CA; a report must not outlive a
      * failover by much. */
     if (!ao.crd_mode &&
-        (r = cmd_kube_client(kubeconfig, "agent",
-                             &(struct cmd_kube_override){manager, manager_ca, 10000}, &mclient)) <
-            0)
+        cmd_kube_client(kubeconfig, "agent",
+                        &(struct cmd_kube_override){manager, manager_ca, 10000}, &mclient) < 0)
         goto out;
     ao.node = node;
     ao.client = client;

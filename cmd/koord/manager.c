@@ -293,7 +293,7 @@ int cmd_manager(int argc, char **argv)
         return 2;
     cmd_block_stop_signals(&sigs, SIGUSR1);
 
-    if ((r = cmd_kube_client(kubeconfig, "manager", NULL, &client)) < 0)
+    if (cmd_kube_client(kubeconfig, "manager", NULL, &client) < 0)
         goto out;
     if (tls_cert) {
         cert = read_text(tls_cert);
