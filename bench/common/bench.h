@@ -187,8 +187,9 @@ void bench_paths_free(char **paths);
  * Appends the members `"nodeMetric":{...},"podsMetric":[...]` of a NodeMetric status as a node
  * agent reports it (reference koordlet-and-scheduler.md 2.5): node usage, system usage, the
  * avg/p50/p90/p95/p99 aggregates over 5m/10m/30m, and one entry per pod (namespace, name,
- * priority, qos, podUsage cpu and memory) for `pods` pods, values varying by pod. node_cpu is
- * the nodeUsage cpu quantity, written as given. 110 pods make about 17 KB.
+ * podUsage cpu and memory, priority, qos) for `pods` pods, values varying by pod. The bytes are
+ * what koordlet's Go encoder writes: fields in struct order, quantities as resource.Quantity
+ * marshals them (node_cpu, the nodeUsage cpu, too). 110 pods make about 17 KB.
  */
 void bench_nodemetric_usage(struct strbuf *out, int pods, const char *node_cpu);
 

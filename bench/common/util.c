@@ -12,6 +12,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "api/api.h"
+#include "api/schema.h"
 #include "base/base.h"
 #include "bench.h"
 #include "codec/codec.h"
@@ -167,31 +169,44 @@ void bench_nodemetric_usage(struct strbuf *out, int pods, const char *node_cpu)
 {
     static const char *const aggs[] = {"avg", "p50", "p90", "p95", "p99"};
     static const char *const durs[] = {"5m0s", "10m0s", "30m0s"};
+    const struct api_prop *status = api_schema_prop(
+        api_kind_schema(api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric")), "status");
+    struct strbuf sb = STRBUF_INIT;
+    cJSON *doc = NULL;
 
-    strbuf_addf(out,
-                "\"nodeMetric\":{\"nodeUsage\":{\"resources\":{\"cpu\":\"%s\",\"memory\":"
+    /* Fields in the order of upstream's Go structs, as koordlet's encoder writes them. */
+    strbuf_addf(&sb,
+                "{\"nodeMetric\":{\"nodeUsage\":{\"resources\":{\"cpu\":\"%s\",\"memory\":"
                 "\"30720Mi\"}}",
                 node_cpu);
-    strbuf_addstr(out, ",\"systemUsage\":");
-    usage_map(out, 500, 2048);
-    strbuf_addstr(out, ",\"aggregatedNodeUsages\":[");
+    strbuf_addstr(&sb, ",\"aggregatedNodeUsages\":[");
     for (size_t d = 0; d < ARRAY_SIZE(durs); d++) {
-        strbuf_addf(out, "%s{\"usage\":{", d ? "," : "");
+        strbuf_addf(&sb, "%s{\"usage\":{", d ? "," : "");
         for (size_t a = 0; a < ARRAY_SIZE(aggs); a++) {
-            strbuf_addf(out, "%s\"%s\":", a ? "," : "", aggs[a]);
-            usage_map(out, 7000 + (int)a * 500, 29000 + (int)a * 512);
+            strbuf_addf(&sb, "%s\"%s\":", a ? "," : "", aggs[a]);
+            usage_map(&sb, 7000 + (int)a * 500, 29000 + (int)a * 512);
         }
-        strbuf_addf(out, "},\"duration\":\"%s\"}", durs[d]);
+        strbuf_addf(&sb, "},\"duration\":\"%s\"}", durs[d]);
     }
-    strbuf_addstr(out, "]},\"podsMetric\":[");
+    strbuf_addstr(&sb, "],\"systemUsage\":");
+    usage_map(&sb, 500, 2048);
+    strbuf_addstr(&sb, "},\"podsMetric\":[");
     for (int i = 0; i < pods; i++) {
-        strbuf_addf(out,
+        strbuf_addf(&sb,
                     "%s{\"namespace\":\"team-%d\",\"name\":\"web-%d-7d9f8c6b5-x%04d\","
-                    "\"priority\":\"%s\",\"qos\":\"%s\",\"podUsage\":",
-                    i ? "," : "", i % 7, i, i, i % 3 ? "koord-prod" : "koord-batch",
-                    i % 3 ? "LS" : "BE");
-        usage_map(out, 100 + i * 13, 128 + i * 7);
-        strbuf_addch(out, '}');
+                    "\"podUsage\":",
+                    i ? "," : "", i % 7, i, i);
+        usage_map(&sb, 100 + i * 13, 128 + i * 7);
+        strbuf_addf(&sb, ",\"priority\":\"%s\",\"qos\":\"%s\"}",
+                    i % 3 ? "koord-prod" : "koord-batch", i % 3 ? "LS" : "BE");
     }
-    strbuf_addch(out, ']');
+    strbuf_addstr(&sb, "]}");
+    /* Quantities as resource.Quantity marshals them ("7000m" is "7", "2048Mi" is "2Gi"). */
+    CHECK(status && json_parse(sb.buf, sb.len, NULL, &doc, NULL) == 0);
+    CHECK(api_canonicalize(status->schema, doc) == 0);
+    strbuf_reset(&sb);
+    CHECK(json_print(doc, &sb) == 0);
+    strbuf_add(out, sb.buf + 1, sb.len - 2); /* the members, without the braces */
+    cJSON_Delete(doc);
+    strbuf_release(&sb);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/duration.h"
+#include "api/labels.h"
 #include "api/quantity.h"
 #include "api/rfc3339.h"
 #include "base/base.h"
@@ -179,6 +180,7 @@ static void check_range(const struct api_range *r, const cJSON *v, struct api_wa
     }
 }
 
+/* An enum's value, or for a map one of its keys (v is then a string holding it). */
 static void check_enum(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
     struct strbuf list = STRBUF_INIT;
@@ -381,9 +383,19 @@ static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w)
         cJSON_ArrayForEach(c, v)
         {
             size_t len = w->path.len;
+            if (s->enums) {
+                cJSON key = {.type = cJSON_String, .valuestring = c->string};
+                check_enum(s, &key, w);
+            }
             strbuf_addch(&w->path, '[');
             strbuf_addstr(&w->path, c->string);
             strbuf_addch(&w->path, ']');
+            if (s->keys & API_KEYS_QUALIFIED) {
+                struct strbuf why = STRBUF_INIT;
+                if (labels_check_qualified_name(c->string, &why) < 0)
+                    api_walk_error(w, NULL, FIELD_INVALID, NULL, "%s", why.buf);
+                strbuf_release(&why);
+            }
             walk(s->items, c, w);
             api_walk_pop(w, len);
         }

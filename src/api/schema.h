@@ -49,6 +49,12 @@ enum api_default_flags {
     API_D_CTRL = 1 << 0, /* also apply API_CTRL defaults */
 };
 
+/* Rules for the keys of an API_MAP. */
+enum api_key_rules {
+    API_KEYS_QUALIFIED =
+        1 << 0, /* qualified names (resource names: cpu, kubernetes.io/batch-cpu) */
+};
+
 /* Per-schema flags. */
 enum api_schema_flags {
     API_S_PRESERVE = 1 << 0,  /* x-kubernetes-preserve-unknown-fields: unknown keys kept */
@@ -90,7 +96,8 @@ struct api_schema {
     const char *desc;               /* OpenAPI description */
     const struct api_prop *props;   /* API_OBJECT: terminated by an entry with name NULL */
     const struct api_schema *items; /* API_ARRAY items, API_MAP values */
-    const char *const *enums;       /* NULL-terminated allowed values */
+    const char *const *enums;       /* NULL-terminated allowed values (API_MAP: allowed keys) */
+    unsigned keys;                  /* API_MAP: enum api_key_rules its keys must follow */
     const char *pattern;            /* CRD pattern (the check hook or type enforces it) */
     struct api_range crd;           /* CRD minimum/maximum: checked always */
     struct api_range wh;            /* admission-webhook range: checked with API_V_WEBHOOK */
@@ -143,6 +150,21 @@ int api_encode(const struct api_schema *s, const cJSON *v, cJSON **ret);
 /* api_encode in place: v (owned by the caller) becomes its canonical form without copying.
  * Returns 0 or -ENOMEM (v is then partly canonical but a valid tree). */
 int api_canonicalize(const struct api_schema *s, cJSON *v);
+
+/*
+ * Whether buf[0..len) is exactly what the tree pipeline writes for it (json_parse, then
+ * api_validate with flags finding nothing, not even a warning, then api_default with no flags,
+ * api_canonicalize and json_print), so a writer may keep the bytes as they came. It is decided
+ * in one pass without building a tree. false means "not known to be": it is also the answer for
+ * canonical bytes this check does not model (whitespace, escapes, non-ASCII strings, nulls, big
+ * maps, long integers), so callers then take the tree path, which reports any errors.
+ */
+bool api_canonical_check(const struct api_schema *s, const char *buf, size_t len, unsigned flags);
+
+/* api_canonical_check() of the value at the start of buf, which more bytes may follow (the
+ * members after it in an enclosing object): true with *ret_end at the offset after it. */
+bool api_canonical_prefix(const struct api_schema *s, const char *buf, size_t len, unsigned flags,
+                          size_t *ret_end);
 
 /* Upstream MergeCfg (manager-behaviour.md 1.4): encodes ov canonically and decodes it on top of
  * *base as Go's encoding/json does (objects field by field, maps key-wise with whole values

@@ -26,26 +26,8 @@ const struct api_schema api_string_map = {.type = API_MAP, .items = &api_string}
 const struct api_schema api_string_list = {.type = API_ARRAY, .items = &api_string};
 
 /* Resource names are qualified names (cpu, memory, kubernetes.io/batch-cpu). */
-static void check_resource_list(const struct api_schema *s, const cJSON *v, struct api_walk *w)
-{
-    const cJSON *c;
-    (void)s;
-
-    cJSON_ArrayForEach(c, v)
-    {
-        struct strbuf why = STRBUF_INIT;
-        if (labels_check_qualified_name(c->string, &why) < 0) {
-            size_t len = w->path.len;
-            strbuf_addf(&w->path, "[%s]", c->string);
-            api_walk_error(w, NULL, FIELD_INVALID, NULL, "%s", why.buf);
-            api_walk_pop(w, len);
-        }
-        strbuf_release(&why);
-    }
-}
-
 const struct api_schema api_resource_list = {
-    .type = API_MAP, .items = &api_quantity, .check = check_resource_list};
+    .type = API_MAP, .items = &api_quantity, .keys = API_KEYS_QUALIFIED};
 
 /* metav1.ValidateLabelSelector: operators and their value rules, label keys and values. */
 static void check_label_selector(const struct api_schema *s, const cJSON *v, struct api_walk *w)

@@ -353,26 +353,6 @@ const cJSON *api_nodeslo_default_spec(void)
 
 /* ---- NodeMetric ---- */
 
-static void check_aggregation_keys(const struct api_schema *s, const cJSON *v, struct api_walk *w)
-{
-    static const char *const keys[] = {"avg", "p50", "p90", "p95", "p99"};
-    const cJSON *c;
-    (void)s;
-
-    cJSON_ArrayForEach(c, v)
-    {
-        bool ok = false;
-        for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-            ok |= !strcmp(c->string, keys[i]);
-        if (!ok) {
-            cJSON *k = cJSON_CreateString(c->string);
-            api_walk_error(w, NULL, FIELD_NOT_SUPPORTED, k,
-                           "supported values: \"avg\", \"p50\", \"p90\", \"p95\", \"p99\"");
-            cJSON_Delete(k);
-        }
-    }
-}
-
 static const struct api_prop topology_props[] = {
     {"socketID", &api_int32, API_REQ | API_ALWAYS},
     {"nodeID", &api_int32, API_REQ | API_ALWAYS},
@@ -416,9 +396,12 @@ static const struct api_prop resource_map_props[] = {
 static const struct api_schema resource_map = {.type = API_OBJECT, .props = resource_map_props};
 
 static const struct api_prop aggregated_usage_props[] = {
+    /* keys are AggregationType; upstream's CRD leaves them unchecked */
     {"usage", &(const struct api_schema){.type = API_MAP,
                                          .items = &resource_map,
-                                         .check = check_aggregation_keys}},
+                                         .enums = (const char *const[]){"avg", "p50", "p90", "p95",
+                                                                        "p99", NULL},
+                                         .flags = API_S_NOENUMCRD}},
     {"duration", &api_duration, API_ALWAYS},
     {NULL},
 };

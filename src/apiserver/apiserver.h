@@ -56,6 +56,11 @@ struct apiserver_opts {
      * discovery lists only those verbs. */
     const struct api_kind *const *kinds;
     const struct apiserver_auth *auth; /* borrowed; NULL = the built-in rules */
+    /* /status PUTs whose status is already canonical are written by replacing the stored
+     * object's status bytes, without decoding either (api_canonical_check; the result is the
+     * same). For koord manager's NodeMetric reports; koord apiserver keeps kube-apiserver's
+     * decode-validate-encode path for every write. */
+    bool status_splice;
 };
 
 /* apiserver_new with a profile. 0, -ENOMEM, -EIO. */

@@ -400,6 +400,8 @@ static int memory_write(struct store *base, enum store_write_op op, const char *
     struct node *nn = NULL, *t;
     struct hist *h;
     struct store_event ev;
+    store_event_fn listener = NULL;
+    void *listener_data = NULL;
     int r = -E2BIG;
 
     if (op != STORE_OP_DELETE && len > m->max_value)
@@ -451,12 +453,16 @@ static int memory_write(struct store *base, enum store_write_op op, const char *
     o = NULL;
     m->n++;
     m->pinned += hist_pins(h);
-    if (m->observer || m->listener) {
+    if (m->observer || m->listener)
         hist_event(h, m->rev, &ev);
-        if (m->observer)
-            (void)m->observer(&ev, m->observer_data);
-        if (m->listener)
-            (void)m->listener(&ev, m->listener_data);
+    if (m->observer)
+        (void)m->observer(&ev, m->observer_data);
+    if (m->listener) { /* called below, unlocked, on objects it holds */
+        listener = m->listener;
+        listener_data = m->listener_data;
+        (void)store_obj_ref(ev.obj);
+        if (ev.prev_obj)
+            (void)store_obj_ref(ev.prev_obj);
     }
     if (ret_old) {
         if (old)
@@ -471,6 +477,11 @@ static int memory_write(struct store *base, enum store_write_op op, const char *
         drop_oldest(m);
 unlock:
     CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    if (listener) {
+        (void)listener(&ev, listener_data);
+        store_obj_unref(ev.obj);
+        store_obj_unref(ev.prev_obj);
+    }
 out:
     store_obj_unref(o);
     free(nn);

@@ -78,9 +78,10 @@ int store_memory_new(const struct store_memory_opts *opts, struct store **ret);
  * A second hook besides the observer, for the manager's in-process controllers: the API
  * server's watch hub takes the observer slot (store_set_observer()), and the NodeResource
  * controller must hear of NodeMetric status writes without opening an HTTP watch to its own
- * process. fn is called for every committed write, in revision order, right after the
- * observer, with the store locked and before the write returns: it must be quick and must not
- * call into the store. The event is borrowed; take store_obj_ref(ev->obj) to keep the object.
+ * process. fn is called for every committed write before the write returns, after the store
+ * is unlocked (so report writers do not queue behind it): writes from one thread are heard in
+ * revision order, concurrent writers' may be heard out of order, and fn may call into the
+ * store. The event is borrowed; take store_obj_ref(ev->obj) to keep the object.
  * ev->obj is always set (for STORE_DELETED, the removed object), ev->prev_obj for
  * STORE_MODIFIED. NULL fn removes it. s must be a memory store.
  */

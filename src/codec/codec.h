@@ -124,6 +124,31 @@ int json_print_pretty(const cJSON *v, struct strbuf *out);
 int json_member_span(const char *buf, size_t len, const char *key, size_t *ret_start,
                      size_t *ret_end);
 
+/* One member of a JSON object: the key's raw bytes (between the quotes, escapes as written) and
+ * the offsets of its value, end exclusive. */
+struct json_member {
+    const char *key;
+    size_t key_len;
+    size_t start, end;
+};
+
+/*
+ * Walks the members of the JSON object in buf[0..len) in order, with the same (structural only)
+ * checks as json_member_span(): start with *pos = 0; each call fills *ret and advances *pos.
+ * Returns 0, -ENOENT after the last member, -EINVAL when buf is not an object or is malformed
+ * where walked.
+ */
+int json_member_next(const char *buf, size_t len, size_t *pos, struct json_member *ret);
+
+/* json_member_next() up to the value: ret->start and *pos are where the value begins, ret->end
+ * is 0. The caller reads the value itself and sets *pos to the offset after it (a value it
+ * has to read whole anyway is then walked once). */
+int json_member_key(const char *buf, size_t len, size_t *pos, struct json_member *ret);
+
+/* The offset after the JSON value that starts at buf[start], with the same structural checks
+ * (a scalar runs to the next delimiter), or 0 when it is cut short or malformed there. */
+size_t json_value_end(const char *buf, size_t len, size_t start);
+
 /*
  * Parses a YAML stream of documents separated by "---" (JSON is valid YAML, so JSON input works
  * too) into one cJSON tree per document. lim NULL means codec_default_limits; err may be NULL.

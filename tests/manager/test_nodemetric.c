@@ -695,6 +695,96 @@ static void test_status_put_and_patch(void **state)
     assert_int_equal(stats(e).reports, 2);
 }
 
+/* The value of a Prometheus counter in the server's /metrics text, or -1. */
+static long counter(struct env *e, const char *name)
+{
+    struct strbuf out = STRBUF_INIT;
+    const char *p;
+    long v = -1;
+
+    nodemetric_server_render_metrics(e->s.nm, &out);
+    for (p = out.buf; (p = strstr(p, name)); p++)
+        if ((p == out.buf || p[-1] == '\n') && p[strlen(name)] == ' ')
+            v = strtol(p + strlen(name) + 1, NULL, 10);
+    strbuf_release(&out);
+    return v;
+}
+
+static char *status_text(const cJSON *o)
+{
+    struct strbuf sb = STRBUF_INIT;
+
+    assert_int_equal(json_print(at(o, "status"), &sb), 0);
+    return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * A report already in canonical form is stored as sent (the splice path, counted in /metrics),
+ * and what it stores and answers is what the decoding path makes of the same report written
+ * otherwise (indented, members reordered, "1000m" for "1"): same status bytes, same spec. A
+ * spec the manager sets between reports stays.
+ */
+static void test_canonical_reports_spliced(void **state)
+{
+    static const char *const canonical =
+        "{\"updateTime\":\"2024-05-01T10:00:00Z\",\"nodeMetric\":{\"nodeUsage\":{"
+        "\"resources\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}},\"podsMetric\":[{\"namespace\":"
+        "\"default\",\"name\":\"p\",\"podUsage\":{\"resources\":{\"cpu\":\"100m\"}},"
+        "\"priority\":\"koord-prod\",\"qos\":\"LS\"}]}";
+    static const char *const other =
+        "{ \"podsMetric\": [ {\"qos\": \"LS\", \"priority\": \"koord-prod\", \"name\": "
+        "\"p\", \"namespace\": \"default\", \"podUsage\": {\"resources\": {\"cpu\": "
+        "\"100m\"}}} ],\n \"nodeMetric\": {\"nodeUsage\": {\"resources\": {\"cpu\": \"1000m\", "
+        "\"memory\": \"2048Mi\"}}}, \"updateTime\": \"2024-05-01T10:00:00Z\"}";
+    struct env *e = *state;
+    char *a, *b, *ra;
+    struct reply r;
+    cJSON *o1, *o2;
+
+    set_spec(e, "n1", SPEC1);
+    set_spec(e, "n2", SPEC1);
+    assert_int_equal(counter(e, "koord_apiserver_status_splice_writes_total"), 0);
+    r = put_status(e, &e->s, "n1", SPEC2, canonical); /* a spec in the body is ignored */
+    expect_ok(&r, 200);
+    assert_int_equal(counter(e, "koord_apiserver_status_splice_writes_total"), 1);
+    ra = status_text(r.body);
+    assert_string_equal(ra, canonical);
+    assert_json_eq(at(r.body, "spec"), SPEC1);
+    assert_true(rv_of(r.body) > BASE);
+    reply_release(&r);
+    r = put_status(e, &e->s, "n2", SPEC1, other);
+    expect_ok(&r, 200);
+    assert_int_equal(counter(e, "koord_apiserver_status_splice_writes_total"), 1);
+    reply_release(&r);
+
+    o1 = get_nm(e, &e->s, "n1");
+    o2 = get_nm(e, &e->s, "n2");
+    a = status_text(o1);
+    b = status_text(o2);
+    assert_string_equal(a, b);
+    assert_string_equal(a, ra);
+    assert_json_eq(at(o1, "spec"), SPEC1);
+    assert_int_equal((int)number_at(o1, "metadata.generation"), 1);
+    free(a);
+    free(b);
+    free(ra);
+    cJSON_Delete(o1);
+    cJSON_Delete(o2);
+
+    /* A new spec, then a report: the report keeps the spec and its generation. */
+    set_spec(e, "n1", SPEC2);
+    r = put_status(e, &e->s, "n1", SPEC1, canonical);
+    expect_ok(&r, 200);
+    reply_release(&r);
+    assert_int_equal(counter(e, "koord_apiserver_status_splice_writes_total"), 2);
+    o1 = get_nm(e, &e->s, "n1");
+    assert_json_eq(at(o1, "spec"), SPEC2);
+    assert_json_eq(at(o1, "status"), canonical);
+    assert_int_equal((int)number_at(o1, "metadata.generation"), 2);
+    cJSON_Delete(o1);
+    assert_int_equal(stats(e).reports, 3);
+}
+
 static void test_refused_verbs(void **state)
 {
     struct env *e = *state;
@@ -1001,6 +1091,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resource_versions, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_older_epoch_expired, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_set_spec, setup_active, teardown),
+        cmocka_unit_test_setup_teardown(test_canonical_reports_spliced, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_status_put_and_patch, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_refused_verbs, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_remove_and_watch, setup_active, teardown),

@@ -8,6 +8,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "api/api.h"
+#include "api/schema.h"
 #include "base/base.h"
 #include "base/log.h"
 #include "kube/client.h"
@@ -63,12 +65,17 @@ static bool retryable(int err)
            err == -EHOSTUNREACH || err == -ENETUNREACH;
 }
 
-/* Wraps status into the NodeMetric object the PUT carries. Takes status. */
+/* Wraps status into the NodeMetric object the PUT carries. Takes status. The status goes in
+ * canonical form (schema order, canonical quantities), which koord manager stores as it comes
+ * without decoding it (apiserver_opts.status_splice). */
 static cJSON *envelope(struct reporter *r, cJSON *status)
 {
+    const struct api_prop *sp = api_schema_prop(
+        api_kind_schema(api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric")), "status");
     cJSON *obj = cJSON_CreateObject(), *meta;
 
-    CHECK(obj);
+    CHECK(obj && sp);
+    CHECK(api_canonicalize(sp->schema, status) == 0);
     CHECK(cJSON_AddStringToObject(obj, "apiVersion",
                                   r->o.resource == &kube_res_nodemetrics
                                       ? "metrics.koordinator.sh/v1alpha1"

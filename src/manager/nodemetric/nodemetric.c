@@ -87,8 +87,9 @@ int nodemetric_server_activate(struct nodemetric_server *s, uint64_t epoch)
     if ((r = store_memory_new(&so, &s->store)) < 0)
         return r;
     store_memory_set_listener(s->store, on_write, s);
-    r = apiserver_new_opts(s->store, &(struct apiserver_opts){.kinds = kinds, .auth = s->o.auth},
-                           &api);
+    r = apiserver_new_opts(
+        s->store,
+        &(struct apiserver_opts){.kinds = kinds, .auth = s->o.auth, .status_splice = true}, &api);
     if (r < 0) {
         store_close(s->store);
         s->store = NULL;
@@ -132,6 +133,16 @@ void nodemetric_server_handle(const struct http_request *req, struct http_respon
         atomic_fetch_add(&s->reports, 1);
 }
 
+/* Stored objects are canonical, as the API server's own writes are: status writes splice into
+ * them (apiserver_opts.status_splice), which needs status as the last member. */
+static void print_canonical(cJSON *o, struct strbuf *out)
+{
+    const struct api_kind *k = api_kind_find(NODEMETRIC_GROUP "/" NODEMETRIC_VERSION, "NodeMetric");
+
+    CHECK(k && api_canonicalize(api_kind_schema(k), o) == 0);
+    CHECK(json_print(o, out) == 0);
+}
+
 /* The stored form: our compact JSON without a resourceVersion (what the API server writes). */
 static void new_object(const char *node, const cJSON *spec, struct strbuf *out)
 {
@@ -150,7 +161,7 @@ static void new_object(const char *node, const cJSON *spec, struct strbuf *out)
     CHECK(cJSON_AddNumberToObject(meta, "generation", 1));
     CHECK(cJSON_AddItemToObject(o, "spec", cJSON_Duplicate(spec, true)));
     CHECK(cJSON_AddObjectToObject(o, "status"));
-    CHECK(json_print(o, out) == 0);
+    print_canonical(o, out);
     cJSON_Delete(o);
 }
 
@@ -170,7 +181,7 @@ static bool with_spec(const struct store_item *it, const cJSON *spec, struct str
         gen = cJSON_GetObjectItemCaseSensitive(meta, "generation");
         if (cJSON_IsNumber(gen))
             (void)cJSON_SetNumberHelper(gen, gen->valuedouble + 1);
-        CHECK(json_print(o, out) == 0);
+        print_canonical(o, out);
         changed = true;
     }
     cJSON_Delete(o);
