@@ -44,7 +44,7 @@ struct hist {
 
 struct store_memory {
     struct store base;
-    pthread_rwlock_t lock; /* everything below */
+    pthread_mutex_t lock; /* everything below */
     struct node *root;
     uint64_t rev;    /* of the last write; epoch << SHIFT before the first */
     uint64_t oldest; /* rev - n: the ring holds the events (oldest, rev] */
@@ -318,7 +318,7 @@ static void hist_event(const struct hist *h, uint64_t rv, struct store_event *re
 int store_memory_new(const struct store_memory_opts *opts, struct store **ret)
 {
     struct store_memory *m;
-    pthread_rwlockattr_t a;
+    pthread_mutexattr_t a;
 
     if (!opts || opts->epoch < 1 || opts->epoch > STORE_MEMORY_MAX_EPOCH ||
         opts->history > STORE_MEMORY_MAX_HISTORY || opts->max_value > STORE_MAX_VALUE)
@@ -331,10 +331,10 @@ int store_memory_new(const struct store_memory_opts *opts, struct store **ret)
     m->max_value = opts->max_value ? opts->max_value : DEFAULT_MAX_VALUE;
     /* Writer-preferring: a stream of overlapping lists must not hold up the writers, every one
      * of which an agent is waiting on. */
-    CHECK(pthread_rwlockattr_init(&a) == 0);
-    CHECK(pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) == 0);
-    CHECK(pthread_rwlock_init(&m->lock, &a) == 0);
-    (void)pthread_rwlockattr_destroy(&a);
+    CHECK(pthread_mutexattr_init(&a) == 0);
+    CHECK(pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) == 0);
+    CHECK(pthread_mutex_init(&m->lock, &a) == 0);
+    (void)pthread_mutexattr_destroy(&a);
     *ret = &m->base;
     return 0;
 }
@@ -347,7 +347,7 @@ static void memory_close(struct store *base)
     while (m->n)
         drop_oldest(m);
     free(m->ring);
-    (void)pthread_rwlock_destroy(&m->lock);
+    (void)pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
@@ -356,9 +356,9 @@ static uint64_t memory_revision(struct store *base)
     struct store_memory *m = as_memory(base);
     uint64_t r;
 
-    CHECK(pthread_rwlock_rdlock(&m->lock) == 0);
+    CHECK(pthread_mutex_lock(&m->lock) == 0);
     r = m->rev;
-    CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    CHECK(pthread_mutex_unlock(&m->lock) == 0);
     return r;
 }
 
@@ -367,9 +367,9 @@ static uint64_t memory_oldest(struct store *base)
     struct store_memory *m = as_memory(base);
     uint64_t r;
 
-    CHECK(pthread_rwlock_rdlock(&m->lock) == 0);
+    CHECK(pthread_mutex_lock(&m->lock) == 0);
     r = m->oldest;
-    CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    CHECK(pthread_mutex_unlock(&m->lock) == 0);
     return r;
 }
 
@@ -378,11 +378,11 @@ static int memory_get(struct store *base, const char *key, struct store_item *re
     struct store_memory *m = as_memory(base);
     struct node *t;
 
-    CHECK(pthread_rwlock_rdlock(&m->lock) == 0);
+    CHECK(pthread_mutex_lock(&m->lock) == 0);
     t = tree_find(m->root, key);
     if (t)
         store_item_set(ret, t->obj);
-    CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    CHECK(pthread_mutex_unlock(&m->lock) == 0);
     return t ? 0 : -ENOENT;
 }
 
@@ -411,7 +411,7 @@ static int memory_write(struct store *base, enum store_write_op op, const char *
         goto out;
     if (op == STORE_OP_CREATE && !(nn = cmalloc(sizeof(*nn))))
         goto out;
-    CHECK(pthread_rwlock_wrlock(&m->lock) == 0);
+    CHECK(pthread_mutex_lock(&m->lock) == 0);
     t = tree_find(m->root, key);
     if ((m->rev & COUNTER_MASK) == COUNTER_MASK)
         r = -EOVERFLOW; /* the next revision would spill into the epoch */
@@ -476,7 +476,7 @@ static int memory_write(struct store *base, enum store_write_op op, const char *
     while (m->n && m->pinned > m->history_bytes)
         drop_oldest(m);
 unlock:
-    CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    CHECK(pthread_mutex_unlock(&m->lock) == 0);
     if (listener) {
         (void)listener(&ev, listener_data);
         store_obj_unref(ev.obj);
@@ -630,7 +630,7 @@ static int emit(const struct objv *cur, const struct undov *u, size_t limit, sto
 }
 
 /*
- * References are taken under the read lock, so the list is one consistent state however long
+ * References are taken under the lock, so the list is one consistent state however long
  * the callbacks take. At an older revision, the writes since are collected too (their keys
  * and the states before them); the current list then needs at most one object more per write
  * to fill the limit after those keys are replaced.
@@ -646,7 +646,7 @@ static int memory_list_at(struct store *base, const char *prefix, const char *af
     int r = 0;
 
     after = list_after(prefix, after);
-    CHECK(pthread_rwlock_rdlock(&m->lock) == 0);
+    CHECK(pthread_mutex_lock(&m->lock) == 0);
     rev = at ? at : m->rev;
     if (rev > m->rev)
         r = -EOVERFLOW;
@@ -658,7 +658,7 @@ static int memory_list_at(struct store *base, const char *prefix, const char *af
         want = u.n > SIZE_MAX - limit ? 0 : limit + u.n;
     if (r == 0)
         r = collect_current(m, prefix, plen, after, want, &cur);
-    CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    CHECK(pthread_mutex_unlock(&m->lock) == 0);
     if (ret_rv)
         *ret_rv = rev;
     if (r == 0) {
@@ -670,7 +670,7 @@ static int memory_list_at(struct store *base, const char *prefix, const char *af
     return r < 0 ? r : 0;
 }
 
-/* In chunks: references to up to CHUNK_EVENTS events under the read lock, callbacks unlocked,
+/* In chunks: references to up to CHUNK_EVENTS events under the lock, callbacks unlocked,
  * and the history checked again before the next chunk. */
 static int memory_events(struct store *base, uint64_t since, store_event_fn fn, void *userdata)
 {
@@ -685,7 +685,7 @@ static int memory_events(struct store *base, uint64_t since, store_event_fn fn, 
     for (;;) {
         size_t n = 0;
 
-        CHECK(pthread_rwlock_rdlock(&m->lock) == 0);
+        CHECK(pthread_mutex_lock(&m->lock) == 0);
         if (first) {
             until = m->rev;
             first = false;
@@ -699,7 +699,7 @@ static int memory_events(struct store *base, uint64_t since, store_event_fn fn, 
                 (void)store_obj_ref(v[n].prev_obj);
             }
         }
-        CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+        CHECK(pthread_mutex_unlock(&m->lock) == 0);
         for (size_t i = 0; i < n && r == 0; i++) {
             since = v[i].rv;
             r = fn(&v[i], userdata);
@@ -719,10 +719,10 @@ static void memory_set_observer(struct store *base, store_event_fn fn, void *use
 {
     struct store_memory *m = as_memory(base);
 
-    CHECK(pthread_rwlock_wrlock(&m->lock) == 0);
+    CHECK(pthread_mutex_lock(&m->lock) == 0);
     m->observer = fn;
     m->observer_data = userdata;
-    CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    CHECK(pthread_mutex_unlock(&m->lock) == 0);
 }
 
 void store_memory_set_listener(struct store *s, store_event_fn fn, void *userdata)
@@ -730,10 +730,10 @@ void store_memory_set_listener(struct store *s, store_event_fn fn, void *userdat
     struct store_memory *m = as_memory(s);
 
     CHECK(s->ops == &memory_ops);
-    CHECK(pthread_rwlock_wrlock(&m->lock) == 0);
+    CHECK(pthread_mutex_lock(&m->lock) == 0);
     m->listener = fn;
     m->listener_data = userdata;
-    CHECK(pthread_rwlock_unlock(&m->lock) == 0);
+    CHECK(pthread_mutex_unlock(&m->lock) == 0);
 }
 
 static const struct store_ops memory_ops = {

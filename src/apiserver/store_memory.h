@@ -29,9 +29,11 @@
  * Because everything is already in memory, the API server uses this store directly: no watch
  * cache (store_cache.h) goes in front of it.
  *
- * Locking: one writer-preferring read-write lock. Writes copy the value before taking it, so
- * the locked part of a write is a tree descent, a ring push and the hooks. Lists and replays
- * take references under the read lock and run their callbacks unlocked.
+ * Locking: one mutex, adaptive (it spins briefly before sleeping). Every critical section is
+ * short: writes copy the value before taking it and call the listener after releasing it;
+ * gets, lists and replays take references under it and run their callbacks unlocked. With
+ * report writers on every core, a read-write lock made them sleep and wake on its futex far
+ * more often (bench/nodemetric: about 12,000 reports/s with it, 15,000 with the mutex).
  */
 #ifndef KOORD_APISERVER_STORE_MEMORY_H
 #define KOORD_APISERVER_STORE_MEMORY_H
