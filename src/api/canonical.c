@@ -142,7 +142,9 @@ static int quantity_quick(const char *p, size_t n)
 /* A quantity, duration or time string that its formatter writes back unchanged. */
 static bool scalar_canonical(const struct api_schema *s, const char *p, size_t n)
 {
-    char in[SCALAR_MAX], out[SCALAR_MAX > QUANTITY_STR_MAX ? SCALAR_MAX : QUANTITY_STR_MAX];
+    _Static_assert(QUANTITY_STR_MAX >= DURATION_STR_MAX && QUANTITY_STR_MAX >= RFC3339_STR_MAX,
+                   "out holds what every formatter writes");
+    char in[SCALAR_MAX], out[QUANTITY_STR_MAX];
     struct quantity q;
     int64_t ns, sec;
     int32_t nsec;
@@ -208,40 +210,6 @@ static bool key_ok(const struct api_schema *s, const char *p, size_t n)
     memcpy(buf, p, n);
     buf[n] = '\0';
     return labels_check_qualified_name(buf, NULL) == 0;
-}
-
-/* Offset after the JSON value at c->i (strings honour escapes), or 0 when it is cut short. The
- * tree path that follows judges the value's syntax. */
-static size_t value_end(const struct cc *c)
-{
-    size_t i = c->i, depth = 0;
-
-    while (i < c->len) {
-        char ch = c->b[i];
-
-        if (ch == '"') {
-            for (i++; i < c->len && c->b[i] != '"'; i++)
-                if (c->b[i] == '\\')
-                    i++;
-            if (i >= c->len)
-                return 0;
-            if (++i, !depth)
-                return i;
-            continue;
-        }
-        if (ch == '{' || ch == '[') {
-            depth++;
-        } else if (ch == '}' || ch == ']') {
-            if (!depth)
-                return i;
-            if (!--depth)
-                return i + 1;
-        } else if (ch == ',' && !depth) {
-            return i;
-        }
-        i++;
-    }
-    return depth ? 0 : i;
 }
 
 /*
@@ -402,7 +370,7 @@ static bool value(const struct api_schema *s, struct cc *c)
 
     if (s->type == API_ANY || (s->flags & API_S_PRESERVE) ||
         ((c->flags & API_V_WEBHOOK) && s->wh_pairs)) {
-        if (at(c, 'n') || !(end = value_end(c)))
+        if (at(c, 'n') || !(end = json_value_end(c->b, c->len, c->i)))
             return false; /* null: canonical encoding drops or rewrites it */
         c->i = end;
         return tree_check(s, c, start, end, false);
