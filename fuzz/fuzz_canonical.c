@@ -19,20 +19,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const struct api_prop *sp = api_schema_prop(
-        api_kind_schema(api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric")), "status");
+    const struct api_kind *k = api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric");
     const char *text = (const char *)data;
     struct field_errors errs = FIELD_ERRORS_INIT;
     struct strbuf out = STRBUF_INIT;
     cJSON *v = NULL;
 
-    CHECK(sp);
-    if (!api_canonical_check(sp->schema, text, size, 0))
+    CHECK(k);
+    if (!api_canonical_check(k->status, text, size, 0))
         return 0;
     CHECK(json_parse(text, size, NULL, &v, NULL) == 0);
-    api_validate(sp->schema, v, "", 0, &errs);
+    api_validate(k->status, v, "", 0, &errs);
     CHECK(errs.n == 0);
-    CHECK(api_default(sp->schema, v, 0) == 0 && api_canonicalize(sp->schema, v) == 0);
+    CHECK(api_default(k->status, v, 0) == 0 && api_canonicalize(k->status, v) == 0);
     CHECK(json_print(v, &out) == 0);
     CHECK(out.len == size && !memcmp(out.buf, text, size));
     field_errors_release(&errs);

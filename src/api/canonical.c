@@ -179,14 +179,22 @@ static bool scalar_canonical(const struct api_schema *s, const char *p, size_t n
     return m == n && !memcmp(in, out, n);
 }
 
+/* p[0..n) is one of enums (NULL-terminated), or there are none. */
+static bool in_enum(const char *const *enums, const char *p, size_t n)
+{
+    if (!enums)
+        return true;
+    for (const char *const *e = enums; *e; e++)
+        if (strlen(*e) == n && !memcmp(*e, p, n))
+            return true;
+    return false;
+}
+
 static bool string_ok(const struct api_schema *s, const char *p, size_t n)
 {
     char buf[PATTERN_MAX];
-    bool found = !s->enums;
 
-    for (const char *const *e = s->enums; e && *e && !found; e++)
-        found = strlen(*e) == n && !memcmp(*e, p, n);
-    if (!found || (s->max_len && n > (size_t)s->max_len))
+    if (!in_enum(s->enums, p, n) || (s->max_len && n > (size_t)s->max_len))
         return false;
     if (!s->pattern_re)
         return true;
@@ -201,7 +209,7 @@ static bool key_ok(const struct api_schema *s, const char *p, size_t n)
 {
     char buf[PATTERN_MAX];
 
-    if (!string_ok(&(const struct api_schema){.enums = s->enums}, p, n))
+    if (!in_enum(s->enums, p, n))
         return false;
     if (!(s->keys & API_KEYS_QUALIFIED))
         return true;

@@ -1054,6 +1054,13 @@ out:
 /* ---- writes ---- */
 
 /* Parses the body as one JSON object of this resource's kind; replies 400 when it is not. */
+/* The request body is JSON by its Content-Type (none counts as JSON). */
+static bool json_body(const struct call *c)
+{
+    const char *ct = http_request_header(c->req, "Content-Type");
+    return !ct || !strncmp(ct, "application/json", 16);
+}
+
 static cJSON *read_body(struct call *c)
 {
     struct codec_error err = {0};
@@ -1061,11 +1068,10 @@ static cJSON *read_body(struct call *c)
     size_t len;
     const char *body = http_request_body(c->req, &len);
     const char *kind, *api_version;
-    const char *ct = http_request_header(c->req, "Content-Type");
     cJSON *o = NULL;
 
     /* JSON only: protobuf bodies (typed client-go clients) get 415, per reference 1.8. */
-    if (ct && strncmp(ct, "application/json", 16) != 0) {
+    if (!json_body(c)) {
         reply_status(c, api_status_failure(415, "UnsupportedMediaType",
                                            "the body of the request was in an unknown format - "
                                            "accepted media types include: application/json",
@@ -1587,7 +1593,7 @@ static size_t stored_status_start(const struct store_item *it)
 static bool splice_status_write(struct call *c)
 {
     enum { AV = 1, KIND = 2, META = 4, SPEC = 8, STATUS = 16 };
-    const char *ct = http_request_header(c->req, "Content-Type"), *body, *name, *rvs, *ns;
+    const char *body, *name, *rvs, *ns;
     const struct api_schema *schema =
         c->res->builtin ? api_kind_schema(c->res->builtin) : c->res->schema;
     const struct api_prop *sp = schema ? api_schema_prop(schema, "status") : NULL;
@@ -1604,7 +1610,7 @@ static bool splice_status_write(struct call *c)
     int r;
 
     if (!c->srv->status_splice || c->dry_run || c->check_objects || !status_last ||
-        is_crd_resource(c->res) || (ct && strncmp(ct, "application/json", 16)))
+        is_crd_resource(c->res) || !json_body(c))
         return false;
     body = http_request_body(c->req, &len);
     /* json_parse's limits (a value takes two bytes at least): its errors, not ours */

@@ -329,8 +329,8 @@ int store_memory_new(const struct store_memory_opts *opts, struct store **ret)
     m->history = opts->history ? opts->history : DEFAULT_HISTORY;
     m->history_bytes = opts->history_bytes ? opts->history_bytes : DEFAULT_HISTORY_BYTES;
     m->max_value = opts->max_value ? opts->max_value : DEFAULT_MAX_VALUE;
-    /* Writer-preferring: a stream of overlapping lists must not hold up the writers, every one
-     * of which an agent is waiting on. */
+    /* Adaptive: critical sections are short, so a writer spins briefly instead of sleeping on
+     * the futex behind another (store_memory.h). */
     CHECK(pthread_mutexattr_init(&a) == 0);
     CHECK(pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) == 0);
     CHECK(pthread_mutex_init(&m->lock, &a) == 0);

@@ -31,10 +31,7 @@
 
 static const struct api_schema *status_schema(void)
 {
-    const struct api_prop *p = api_schema_prop(
-        api_kind_schema(kind("slo.koordinator.sh/v1alpha1", "NodeMetric")), "status");
-    assert_non_null(p);
-    return p->schema;
+    return kind("slo.koordinator.sh/v1alpha1", "NodeMetric")->status;
 }
 
 /* The pipeline's bytes for text into out: false when it does not parse or validation finds

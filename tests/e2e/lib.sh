@@ -37,6 +37,15 @@ start_apiserver() {
     done
     fail "server not ready after 10 s"
 }
+# start_node_apiserver: start_apiserver on $TMP/data that also takes node-a's bearer token
+# tok-a (user system:node:node-a, what an agent on node-a presents), with the CRDs and the
+# priority classes applied: the setup of the agent tests.
+start_node_apiserver() {
+    printf '%s\n' 'tok-a,system:node:node-a,uid-a,"system:nodes"' >"$TMP/tokens.csv"
+    start_apiserver "$TMP/data" --token-auth-file "$TMP/tokens.csv" || return 1
+    k apply -f "$KOORD_SOURCE_DIR/deploy/crds/" -f "$KOORD_SOURCE_DIR/deploy/priorityclasses.yaml"
+    expect_rc 0 "apply CRDs and priority classes"
+}
 # wait_for DESC CMD...: retries CMD every 0.1 s for up to 30 s; on failure names DESC and shows
 # the end of every log in $TMP.
 wait_for() {

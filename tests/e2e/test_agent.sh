@@ -13,10 +13,7 @@ command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 0; }
 command -v curl >/dev/null || { echo "SKIP: curl not installed"; exit 0; }
 
 NM=nodemetrics.metrics.koordinator.sh
-cat >"$TMP/tokens.csv" <<'EOF'
-tok-a,system:node:node-a,uid-a,"system:nodes"
-EOF
-start_apiserver "$TMP/data" --token-auth-file "$TMP/tokens.csv"
+start_node_apiserver
 m1="" m2="" agent="" writer=""
 cleanup() {
     kill -9 $pid $m1 $m2 $agent $writer 2>/dev/null || true
@@ -24,9 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-
-k apply -f "$KOORD_SOURCE_DIR/deploy/crds/" -f "$KOORD_SOURCE_DIR/deploy/priorityclasses.yaml"
-expect_rc 0 "apply CRDs and priority classes"
 k create -f - <<'EOF'
 apiVersion: v1
 kind: Node

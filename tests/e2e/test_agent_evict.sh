@@ -19,10 +19,7 @@
 command -v kubectl >/dev/null || skip "kubectl not installed"
 command -v curl >/dev/null || skip "curl not installed"
 
-cat >"$TMP/tokens.csv" <<'EOF'
-tok-a,system:node:node-a,uid-a,"system:nodes"
-EOF
-start_apiserver "$TMP/data" --token-auth-file "$TMP/tokens.csv"
+start_node_apiserver
 manager="" agent="" writer=""
 cleanup() {
     kill -9 $pid $manager $agent $writer 2>/dev/null || true
@@ -31,8 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-k apply -f "$KOORD_SOURCE_DIR/deploy/crds/" -f "$KOORD_SOURCE_DIR/deploy/priorityclasses.yaml"
-expect_rc 0 "apply CRDs and priority classes"
 # 16 GiB of memory: the capacity the memory thresholds are percentages of.
 k create -f - <<'EOF'
 apiVersion: v1

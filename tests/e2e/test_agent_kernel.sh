@@ -26,10 +26,7 @@ done
 
 NM=nodemetrics.metrics.koordinator.sh
 name="koord-e2e-$$"
-cat >"$TMP/tokens.csv" <<'EOF'
-tok-a,system:node:node-a,uid-a,"system:nodes"
-EOF
-start_apiserver "$TMP/data" --token-auth-file "$TMP/tokens.csv"
+start_node_apiserver
 manager="" agent="" procs="" made=""
 # Removes the groups made, deepest first; a group whose last task is still exiting is busy for
 # a moment.
@@ -55,8 +52,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-k apply -f "$KOORD_SOURCE_DIR/deploy/crds/" -f "$KOORD_SOURCE_DIR/deploy/priorityclasses.yaml"
-expect_rc 0 "apply CRDs and priority classes"
 # 2 CPUs whatever the machine has: the BE suppression below is a fraction of the capacity, and
 # must come out under the one CPU the busy loop wants.
 mem_kib=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)

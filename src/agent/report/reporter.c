@@ -70,12 +70,11 @@ static bool retryable(int err)
  * without decoding it (apiserver_opts.status_splice). */
 static cJSON *envelope(struct reporter *r, cJSON *status)
 {
-    const struct api_prop *sp = api_schema_prop(
-        api_kind_schema(api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric")), "status");
+    const struct api_kind *k = api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric");
     cJSON *obj = cJSON_CreateObject(), *meta;
 
-    CHECK(obj && sp);
-    CHECK(api_canonicalize(sp->schema, status) == 0);
+    CHECK(obj && k);
+    CHECK(api_canonicalize(k->status, status) == 0);
     CHECK(cJSON_AddStringToObject(obj, "apiVersion",
                                   r->o.resource == &kube_res_nodemetrics
                                       ? "metrics.koordinator.sh/v1alpha1"
