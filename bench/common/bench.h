@@ -116,6 +116,8 @@ struct conn {
 };
 
 void conn_init(struct conn *c, const struct server *srv);
+/* conn_init() with another Accept header than "application/json". */
+void conn_init_accept(struct conn *c, const struct server *srv, const char *accept);
 void conn_release(struct conn *c);
 
 /* One request (body may be NULL). 0 with c->status and c->body set, -EIO when no response

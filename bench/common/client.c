@@ -35,6 +35,13 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 
 void conn_init(struct conn *c, const struct server *srv)
 {
+    conn_init_accept(c, srv, "application/json");
+}
+
+void conn_init_accept(struct conn *c, const struct server *srv, const char *accept)
+{
+    struct strbuf h = STRBUF_INIT;
+
     memset(c, 0, sizeof(*c));
     c->srv = srv;
     strbuf_init(&c->body);
@@ -42,7 +49,9 @@ void conn_init(struct conn *c, const struct server *srv)
     CHECK(c->h);
     c->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     CHECK(c->hdrs);
-    c->hdrs = curl_slist_append(c->hdrs, "Accept: application/json");
+    strbuf_addf(&h, "Accept: %s", accept);
+    c->hdrs = curl_slist_append(c->hdrs, h.buf);
+    strbuf_release(&h);
     CHECK(c->hdrs);
     c->hdrs = curl_slist_append(c->hdrs, "Expect:");
     CHECK(c->hdrs);

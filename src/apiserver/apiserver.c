@@ -23,6 +23,7 @@
 #include "apiserver/aggregator.h"
 #include "apiserver/auth.h"
 #include "apiserver/metrics.h"
+#include "apiserver/negotiate.h"
 #include "apiserver/pods.h"
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
@@ -68,12 +69,13 @@ struct call {
     const struct api_resource *res;
     struct api_status_target target;
     struct strbuf key;
-    struct api_user user;   /* valid when user.name is set */
-    const char *node;       /* the node a node identity speaks for, else NULL */
-    bool check_objects;     /* node identity: every object touched must be about c->node */
-    bool dry_run;           /* dryRun=All: everything but the write */
-    struct strbuf warnings; /* the Warning values of the last validation, one a line: a write
-                             * retried on a newer object answers with that attempt's */
+    struct api_user user;        /* valid when user.name is set */
+    const char *node;            /* the node a node identity speaks for, else NULL */
+    bool check_objects;          /* node identity: every object touched must be about c->node */
+    bool dry_run;                /* dryRun=All: everything but the write */
+    struct negotiate_output out; /* the form of the answer the Accept header asked for */
+    struct strbuf warnings;      /* the Warning values of the last validation, one a line: a write
+                                  * retried on a newer object answers with that attempt's */
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
@@ -208,6 +210,33 @@ static bool splice_stored(const struct store_obj *o, uint64_t rv, struct strbuf 
     add_rv_member(out, o->splice_comma, rv);
     strbuf_add(out, o->value + o->splice_at, o->len - o->splice_at);
     return true;
+}
+
+/* The PartialObjectMetadata of o, for answers built as trees (negotiate_partial() is the same
+ * for bytes). It takes o's metadata: o is left to be deleted. */
+static cJSON *partial_tree(cJSON *o, const char *api_version)
+{
+    cJSON *p = cJSON_CreateObject(), *meta = cJSON_DetachItemFromObjectCaseSensitive(o, "metadata");
+
+    CHECK(p);
+    CHECK(cJSON_AddStringToObject(p, "kind", "PartialObjectMetadata"));
+    CHECK(cJSON_AddStringToObject(p, "apiVersion", api_version));
+    if (!meta)
+        CHECK(meta = cJSON_CreateObject());
+    CHECK(cJSON_AddItemToObject(p, "metadata", meta));
+    return p;
+}
+
+/* A stored object spliced (splice_stored()) and cut to its PartialObjectMetadata. */
+static bool splice_partial(const struct store_obj *o, uint64_t rv, const char *api_version,
+                           struct strbuf *out)
+{
+    struct strbuf whole = STRBUF_INIT;
+    bool ok = splice_stored(o, rv, &whole) &&
+              negotiate_partial(whole.buf, whole.len, api_version, out) == 0;
+
+    strbuf_release(&whole);
+    return ok;
 }
 
 static int encode_for_store(cJSON *obj, struct strbuf *out)
@@ -380,8 +409,7 @@ static void serve_nonresource(struct call *c)
  * "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"). */
 static bool wants_table(const struct call *c)
 {
-    const char *accept = http_request_header(c->req, "Accept");
-    return accept && strstr(accept, "as=Table") && strstr(accept, "g=meta.k8s.io");
+    return c->out.as == NEGOTIATE_TABLE;
 }
 
 /* The static description behind a resource, also for the Koordinator kinds served from their
@@ -679,6 +707,7 @@ struct list_stream {
     size_t n, next;
     bool closed;
     char *kind, *api_version; /* for objects that must be decoded */
+    const char *partial;      /* PartialObjectMetadataList: the items' apiVersion, else NULL */
 };
 
 static void list_stream_free(void *ud)
@@ -699,7 +728,8 @@ static void list_stream_item(struct list_stream *ls, const struct store_obj *o)
 {
     cJSON *d;
 
-    if (splice_stored(o, o->rv, &ls->pending))
+    if (ls->partial ? splice_partial(o, o->rv, ls->partial, &ls->pending)
+                    : splice_stored(o, o->rv, &ls->pending))
         return;
     d = decode_stored(o->value, o->len, o->rv);
     if (!d) {
@@ -710,6 +740,11 @@ static void list_stream_item(struct list_stream *ls, const struct store_obj *o)
         CHECK(cJSON_AddStringToObject(d, "kind", ls->kind));
     if (!cJSON_GetObjectItemCaseSensitive(d, "apiVersion"))
         CHECK(cJSON_AddStringToObject(d, "apiVersion", ls->api_version));
+    if (ls->partial) {
+        cJSON *p = partial_tree(d, ls->partial);
+        cJSON_Delete(d);
+        d = p;
+    }
     CHECK(json_print(d, &ls->pending) == 0);
     cJSON_Delete(d);
 }
@@ -764,6 +799,8 @@ static void reply_list_stream(struct call *c, struct list_ctx *l, cJSON *list, c
     l->count = 0;
     ls->kind = xstrdup(c->res->kind);
     ls->api_version = xstrdup(av);
+    if (c->out.as == NEGOTIATE_PARTIAL_LIST)
+        ls->partial = c->out.api_version;
     c->resp->status = 200;
     c->resp->content_type = "application/json";
     c->resp->stream = list_stream_read;
@@ -938,6 +975,7 @@ static void do_list(struct call *c)
     struct strbuf prefix = STRBUF_INIT, err = STRBUF_INIT, av = STRBUF_INIT, tok = STRBUF_INIT;
     cJSON *list = NULL, *meta;
     char *after = NULL;
+    bool partial = c->out.as == NEGOTIATE_PARTIAL_LIST;
     uint64_t rv = 0, at = 0;
     int64_t lim = 0, want_rv = 0, cont_rv = 0;
     char buf[24];
@@ -998,10 +1036,10 @@ static void do_list(struct call *c)
     list = cJSON_CreateObject();
     CHECK(list);
     strbuf_addf(&av, "%sList", c->res->kind);
-    CHECK(cJSON_AddStringToObject(list, "kind", av.buf));
+    CHECK(cJSON_AddStringToObject(list, "kind", partial ? "PartialObjectMetadataList" : av.buf));
     strbuf_reset(&av);
     api_version_of(c->res, &av);
-    CHECK(cJSON_AddStringToObject(list, "apiVersion", av.buf));
+    CHECK(cJSON_AddStringToObject(list, "apiVersion", partial ? c->out.api_version : av.buf));
     meta = cJSON_AddObjectToObject(list, "metadata");
     CHECK(meta);
     (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
@@ -1017,9 +1055,14 @@ static void do_list(struct call *c)
     }
     /* Items carry kind and apiVersion, as dynamic clients expect them. */
     {
-        cJSON *item;
-        cJSON_ArrayForEach(item, l.items)
-        {
+        cJSON *item, *next;
+        for (item = l.items->child; item; item = next) {
+            next = item->next;
+            if (partial) {
+                CHECK(cJSON_ReplaceItemViaPointer(l.items, item,
+                                                  partial_tree(item, c->out.api_version)));
+                continue;
+            }
             if (!cJSON_GetObjectItemCaseSensitive(item, "kind"))
                 CHECK(cJSON_AddStringToObject(item, "kind", c->res->kind));
             if (!cJSON_GetObjectItemCaseSensitive(item, "apiVersion"))
@@ -1563,20 +1606,43 @@ static bool member_named(const struct json_member *m, const char *name)
     return m->key_len == strlen(name) && !memcmp(m->key, name, m->key_len);
 }
 
-/* Where the stored object's status value starts, or 0 unless it is the object's last member
- * (status is the last property of every kind, so it is in canonical bytes): the new status then
- * goes in up to the closing brace and nothing after it can be lost. */
-static size_t stored_status_start(const struct store_item *it)
+/*
+ * Where the stored object's status value starts, or 0 unless it is the object's last member:
+ * the new status then goes in up to the closing brace and nothing after it can be lost. Stored
+ * objects hold the kind's properties only, once each (writes are validated and pruned), so
+ * status is last when every other property of the schema came before it: that is checked on
+ * the small members in front, without walking the status (17 KB in a report) to its end.
+ */
+static size_t stored_status_start(const struct store_item *it, const struct api_schema *schema)
 {
     struct json_member m;
-    size_t pos = 0;
+    size_t pos = 0, nprops = 0;
+    uint64_t seen = 0, all;
 
-    while (json_member_next(it->value, it->len, &pos, &m) == 0)
-        if (member_named(&m, "status"))
-            return json_member_next(it->value, it->len, &pos, &m) == -ENOENT &&
-                           it->value[it->len - 1] == '}' && m.end == it->len - 1
-                       ? m.start
-                       : 0;
+    if (schema->flags & API_S_PRESERVE)
+        return 0; /* unknown members may be stored too */
+    for (const struct api_prop *p = schema->props; p && p->name; p++)
+        nprops++;
+    if (nprops > 64)
+        return 0;
+    all = nprops == 64 ? ~(uint64_t)0 : ((uint64_t)1 << nprops) - 1;
+    while (json_member_key(it->value, it->len, &pos, &m) == 0) {
+        const struct api_prop *p;
+        uint64_t bit;
+
+        for (p = schema->props; p->name && !member_named(&m, p->name); p++)
+            ;
+        if (!p->name)
+            return 0;
+        bit = (uint64_t)1 << (p - schema->props);
+        if (seen & bit)
+            return 0;
+        seen |= bit;
+        if (!strcmp(p->name, "status"))
+            return seen == all && it->value[it->len - 1] == '}' ? m.start : 0;
+        if (!(pos = json_value_end(it->value, it->len, m.start)))
+            return 0;
+    }
     return 0;
 }
 
@@ -1597,7 +1663,6 @@ static bool splice_status_write(struct call *c)
     const struct api_schema *schema =
         c->res->builtin ? api_kind_schema(c->res->builtin) : c->res->schema;
     const struct api_prop *sp = schema ? api_schema_prop(schema, "status") : NULL;
-    bool status_last = sp && !sp[1].name; /* what stored_status_start() relies on */
     struct strbuf av = STRBUF_INIT, bytes = STRBUF_INIT;
     struct json_member m, st = {0};
     struct store_item it = {0};
@@ -1609,7 +1674,7 @@ static bool splice_status_write(struct call *c)
     int64_t v;
     int r;
 
-    if (!c->srv->status_splice || c->dry_run || c->check_objects || !status_last ||
+    if (!c->srv->status_splice || c->dry_run || c->check_objects || !sp ||
         is_crd_resource(c->res) || !json_body(c))
         return false;
     body = http_request_body(c->req, &len);
@@ -1664,7 +1729,7 @@ static bool splice_status_write(struct call *c)
         expect = (uint64_t)v;
     }
     if (store_get(c->srv->store, c->key.buf, &it) < 0 || (expect && expect != it.rv) ||
-        !it.obj->splice_at || !(ss = stored_status_start(&it)) || ss < it.obj->splice_at)
+        !it.obj->splice_at || !(ss = stored_status_start(&it, schema)) || ss < it.obj->splice_at)
         goto out;
     se = it.len - 1;
     strbuf_add(&bytes, it.value, ss);
@@ -2027,6 +2092,7 @@ struct watch_stream {
     unsigned bookmark_ms; /* idle time before a BOOKMARK; 0 = the client did not allow them */
     int64_t last_emit_ms; /* monotonic time of the last event queued for the client */
     bool table;
+    const char *partial; /* PartialObjectMetadata events: their apiVersion, else NULL */
     bool done;
     char *api_version;
 };
@@ -2053,10 +2119,10 @@ static void watch_stream_free(void *ud)
 }
 
 /*
- * Appends {"type": T, "object": obj} and a newline; obj (owned) as a Table when asked for.
- * Bookmarks become Tables too, as kube-apiserver's watch encoder converts every event object
- * (handlers/response.go doTransformObject): the table's metadata.resourceVersion is the
- * bookmark's and its one row carries the bookmark's metadata.
+ * Appends {"type": T, "object": obj} and a newline; obj (owned) as a Table or its
+ * PartialObjectMetadata when asked for. Bookmarks are converted too, as kube-apiserver's watch
+ * encoder converts every event object (handlers/response.go doTransformObject): the table's
+ * metadata.resourceVersion is the bookmark's and its one row carries the bookmark's metadata.
  */
 static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
 {
@@ -2071,6 +2137,10 @@ static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
             table_build(ws->kind, one, 1, rv, NULL, (int64_t)time(NULL), TABLE_INCLUDE_METADATA);
         cJSON_Delete(obj);
         obj = t;
+    } else if (ws->partial && strcmp(type, "ERROR")) {
+        cJSON *p = partial_tree(obj, ws->partial);
+        cJSON_Delete(obj);
+        obj = p;
     }
     CHECK(cJSON_AddStringToObject(ev, "type", type));
     CHECK(cJSON_AddItemToObject(ev, "object", obj));
@@ -2085,6 +2155,26 @@ static const char *event_type(enum store_event_type t)
     return t == STORE_ADDED ? "ADDED" : t == STORE_MODIFIED ? "MODIFIED" : "DELETED";
 }
 
+/* An event as emit_change() writes it without selectors or Table output, spliced: the object,
+ * or its PartialObjectMetadata when partial is the apiVersion for one. */
+static bool encode_event_as(enum store_event_type type, uint64_t rv, const struct store_obj *obj,
+                            const char *partial, struct strbuf *out)
+{
+    size_t len = out->len;
+
+    if (!obj->splice_at)
+        return false;
+    strbuf_addstr(out, type == STORE_ADDED      ? "{\"type\":\"ADDED\",\"object\":"
+                       : type == STORE_MODIFIED ? "{\"type\":\"MODIFIED\",\"object\":"
+                                                : "{\"type\":\"DELETED\",\"object\":");
+    if (partial ? !splice_partial(obj, rv, partial, out) : !splice_stored(obj, rv, out)) {
+        strbuf_setlen(out, len);
+        return false;
+    }
+    strbuf_add(out, "}\n", 2);
+    return true;
+}
+
 /*
  * The shared wire form of an event (watch_encode_fn): what emit_change() writes for a watch
  * without selectors or Table output, made once per write for every such watcher.
@@ -2092,14 +2182,7 @@ static const char *event_type(enum store_event_type t)
 static bool encode_event(enum store_event_type type, uint64_t rv, const struct store_obj *obj,
                          struct strbuf *out)
 {
-    if (!obj->splice_at)
-        return false;
-    strbuf_addstr(out, type == STORE_ADDED      ? "{\"type\":\"ADDED\",\"object\":"
-                       : type == STORE_MODIFIED ? "{\"type\":\"MODIFIED\",\"object\":"
-                                                : "{\"type\":\"DELETED\",\"object\":");
-    CHECK(splice_stored(obj, rv, out));
-    strbuf_add(out, "}\n", 2);
-    return true;
+    return encode_event_as(type, rv, obj, NULL, out);
 }
 
 /*
@@ -2116,7 +2199,8 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
     bool now, before;
     cJSON *o;
 
-    if (!ws->table && !ws->labels && !ws->nfields && encode_event(type, rv, obj, &ws->pending)) {
+    if (!ws->table && !ws->labels && !ws->nfields &&
+        encode_event_as(type, rv, obj, ws->partial, &ws->pending)) {
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
         ws->last_emit_ms = monotonic_ms();
         return;
@@ -2150,7 +2234,7 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
 /* One event from the hub: its shared wire bytes when this watch can use them. */
 static void emit_event(struct watch_stream *ws, const struct watch_event *ev)
 {
-    if (ev->wire && !ws->table && !ws->labels && !ws->nfields) {
+    if (ev->wire && !ws->table && !ws->partial && !ws->labels && !ws->nfields) {
         strbuf_add(&ws->pending, ev->wire, ev->wire_len);
         ws->last_emit_ms = monotonic_ms();
         return;
@@ -2203,7 +2287,7 @@ static size_t take_pending(struct watch_stream *ws, char *buf, size_t max)
 static long watch_read(void *ud, char *buf, size_t max)
 {
     struct watch_stream *ws = ud;
-    bool plain = !ws->table && !ws->labels && !ws->nfields;
+    bool plain = !ws->table && !ws->partial && !ws->labels && !ws->nfields;
 
     for (;;) {
         struct watch_event *evs[WATCH_BATCH];
@@ -2351,6 +2435,8 @@ static void do_watch(struct call *c)
     ws->res = api_resource_ref(c->res);
     ws->kind = kind_of(c->res);
     ws->table = wants_table(c);
+    if (c->out.as == NEGOTIATE_PARTIAL)
+        ws->partial = c->out.api_version;
     ws->bookmark_ms = query_true(c, "allowWatchBookmarks") ? c->srv->bookmark_ms : 0;
     api_version_of(c->res, &av);
     ws->api_version = strbuf_detach(&av, NULL);
@@ -2792,6 +2878,23 @@ static void record(struct call *c, double start)
     }
 }
 
+/* Cuts a one-object answer to its PartialObjectMetadata when the client asked for that (lists
+ * and watches are cut as they are encoded); a Status answer stays as it is. */
+static void answer_partial(struct call *c)
+{
+    struct strbuf p = STRBUF_INIT;
+
+    if (c->out.as != NEGOTIATE_PARTIAL || c->resp->stream || c->resp->status < 200 ||
+        c->resp->status >= 300)
+        return;
+    if (negotiate_partial(c->resp->body.buf, c->resp->body.len, c->out.api_version, &p) == 0) {
+        strbuf_release(&c->resp->body);
+        c->resp->body = p;
+    } else {
+        strbuf_release(&p);
+    }
+}
+
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     const double start = now_seconds();
@@ -2832,6 +2935,13 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                                             "the server does not allow this method on the "
                                             "requested resource",
                                             &c.target));
+        goto out;
+    }
+    /* Before anything is written: an answer the client cannot take is refused first. */
+    if (negotiate_output(http_request_header(req, "Accept"),
+                         !strcmp(c.ri.verb, "list") || !strcmp(c.ri.verb, "deletecollection"),
+                         &c.out) < 0) {
+        reply_status(&c, api_status_failure(406, "NotAcceptable", NEGOTIATE_NOT_ACCEPTABLE, NULL));
         goto out;
     }
     if (c.res->create_only) {
@@ -2887,6 +2997,7 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                                             &c.target));
     if (serial)
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
+    answer_partial(&c);
 out:
     if (c.res && resp->status >= 200 && resp->status < 300 && strcmp(c.ri.verb, "get") &&
         strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch"))

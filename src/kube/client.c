@@ -310,13 +310,22 @@ static void transport_status(int r, struct kube_status *st, const char *method, 
     (void)snprintf(st->message, sizeof(st->message), "%s %s: %s", method, url, err_str(r));
 }
 
+/*
+ * Accept of a write whose caller does not read the answer: only the object's metadata comes
+ * back (PartialObjectMetadata, which kube-apiserver and koord apiserver make for any object
+ * answer), and plain JSON from a server that cannot. An agent's NodeMetric report is 17 KB;
+ * getting it echoed back costs both sides as much as sending it.
+ */
+#define ACCEPT_METADATA                                                                            \
+    "Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
 /* Builds the header list; strings live in hs, pointers in hv (NULL-terminated). */
-static void build_headers(struct kube_client *c, const char *content_type, struct strbuf hs[4],
-                          const char *hv[5])
+static void build_headers(struct kube_client *c, const char *content_type, bool metadata_only,
+                          struct strbuf hs[4], const char *hv[5])
 {
     size_t n = 0;
 
-    strbuf_addstr(&hs[0], "Accept: application/json");
+    strbuf_addstr(&hs[0], metadata_only ? ACCEPT_METADATA : "Accept: application/json");
     hv[n++] = hs[0].buf;
     strbuf_addf(&hs[1], "User-Agent: %s", c->cfg->user_agent);
     hv[n++] = hs[1].buf;
@@ -343,7 +352,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
     if (body && !content_type)
         content_type = "application/json";
     strbuf_addf(&url, "%s%s", c->cfg->server, path);
-    build_headers(c, body ? content_type : NULL, hs, hv);
+    build_headers(c, body ? content_type : NULL, !ret && strcmp(method, "GET"), hs, hv);
     req.method = method;
     req.url = url.buf;
     req.headers = hv;
@@ -398,7 +407,7 @@ int kube_stream(struct kube_client *c, const char *path,
     int r;
 
     strbuf_addf(&url, "%s%s", c->cfg->server, path);
-    build_headers(c, NULL, hs, hv);
+    build_headers(c, NULL, false, hs, hv);
     req.method = "GET";
     req.url = url.buf;
     req.headers = hv;

@@ -104,7 +104,9 @@ struct kube_list_opts {
 
 /*
  * The untyped calls. ns is ignored for cluster-scoped resources; *ret (may be NULL) receives
- * the response object on success (cJSON_Delete() it). st may be NULL.
+ * the response object on success (cJSON_Delete() it). st may be NULL. A write with ret NULL
+ * asks the server for the object's metadata only (PartialObjectMetadata), not the whole object
+ * it would not read.
  */
 int kube_get(struct kube_client *c, const struct kube_resource *r, const char *ns, const char *name,
              cJSON **ret, struct kube_status *st);

@@ -3,7 +3,8 @@
  * against a real koord API server over TLS with the client certificate from the kubeconfig it
  * wrote: create/get/list (paging, selectors)/update (409 on a stale resourceVersion)/
  * patch (merge, JSON, strategic)/delete, typed calls, errors as the server reports them, a
- * transport failure, the client-side rate limit, and requests from several threads at once.
+ * transport failure, the client-side rate limit, requests from several threads at once, and
+ * writes whose answer the caller does not read asking for the metadata only.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -364,6 +365,86 @@ static void test_concurrent_requests(void **state)
     cJSON_Delete(list);
 }
 
+/* A plain-HTTP front on the test server's store that notes what each request asked for and
+ * how big its answer was. */
+struct front {
+    struct apiserver *api;
+    struct http_server *http;
+    pthread_mutex_t lock;
+    char accept[160];
+    size_t answer_len;
+};
+
+static void front_handle(const struct http_request *req, struct http_response *resp, void *ud)
+{
+    struct front *f = ud;
+    const char *accept = http_request_header(req, "Accept");
+
+    apiserver_handle(req, resp, f->api);
+    CHECK(pthread_mutex_lock(&f->lock) == 0);
+    (void)snprintf(f->accept, sizeof(f->accept), "%s", accept ? accept : "");
+    f->answer_len = resp->body.len;
+    CHECK(pthread_mutex_unlock(&f->lock) == 0);
+}
+
+/* Asserts the last request's Accept and that its answer was (not) the whole object. */
+static void expect_answer_at(struct front *f, bool metadata_only, int line)
+{
+    static const char *const meta =
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+    if (strcmp(f->accept, metadata_only ? meta : "application/json") ||
+        (metadata_only ? f->answer_len > 400 : f->answer_len < 2000))
+        fail_msg("line %d: Accept \"%s\", %zu bytes back; want metadata only: %d", line, f->accept,
+                 f->answer_len, metadata_only);
+}
+
+static void test_metadata_only_answers(void **state)
+{
+    struct env *e = *state;
+    struct http_server_opts o = {.host = "127.0.0.1"};
+    struct front f = {0};
+    struct kube_client *c = NULL;
+    struct strbuf big = STRBUF_INIT;
+    cJSON *cm, *got = NULL, *upd = NULL;
+    char url[64];
+
+    CHECK(pthread_mutex_init(&f.lock, NULL) == 0);
+    assert_int_equal(apiserver_new(e->srv->store, &f.api), 0);
+    assert_int_equal(http_server_start(&o, front_handle, &f, &f.http), 0);
+    (void)snprintf(url, sizeof(url), "http://127.0.0.1:%u", http_server_port(f.http));
+    assert_int_equal(kube_client_new(kube_config_new(url), &c), 0);
+    for (int i = 0; i < 300; i++)
+        strbuf_addstr(&big, "0123456789");
+    cm = kt_configmap("default", "big", big.buf);
+
+    /* A write whose answer is not read asks for the metadata only, and gets only that. */
+    assert_int_equal(kube_create(c, &kube_res_configmaps, "default", cm, NULL, NULL), 0);
+    expect_answer_at(&f, true, __LINE__);
+    /* One that reads it gets the whole object (a read always does). */
+    assert_int_equal(kube_get(c, &kube_res_configmaps, "default", "big", &got, NULL), 0);
+    expect_answer_at(&f, false, __LINE__);
+    assert_int_equal(kube_update(c, &kube_res_configmaps, "default", got, NULL, &upd, NULL), 0);
+    expect_answer_at(&f, false, __LINE__);
+    assert_string_equal(str(upd, "data", "v"), big.buf);
+    /* The update is whole all the same: only the answer was cut. */
+    assert_int_equal(kube_update(c, &kube_res_configmaps, "default", upd, NULL, NULL, NULL), 0);
+    expect_answer_at(&f, true, __LINE__);
+    cJSON_Delete(got);
+    assert_int_equal(kube_get(c, &kube_res_configmaps, "default", "big", &got, NULL), 0);
+    assert_string_equal(str(got, "data", "v"), big.buf);
+    assert_string_not_equal(str(got, "metadata", "resourceVersion"),
+                            str(upd, "metadata", "resourceVersion"));
+    cJSON_Delete(got);
+    cJSON_Delete(upd);
+    cJSON_Delete(cm);
+    strbuf_release(&big);
+    kube_client_free(c);
+    http_server_stop(f.http);
+    apiserver_free(f.api);
+    (void)pthread_mutex_destroy(&f.lock);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +456,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_untyped_request_and_transport_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metadata_only_answers, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -783,6 +783,25 @@ static void test_canonical_reports_spliced(void **state)
     assert_int_equal((int)number_at(o1, "metadata.generation"), 2);
     cJSON_Delete(o1);
     assert_int_equal(stats(e).reports, 3);
+
+    /* As koord agent sends it, asking only for the metadata back: still spliced, the answer
+     * the stored object's PartialObjectMetadata. */
+    {
+        char *body = object_text("n2", SPEC1, canonical);
+        r = call(e, &e->s, "PUT", PATH "/n2/status", NULL, body,
+                 "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+        free(body);
+    }
+    expect_ok(&r, 200);
+    assert_int_equal(counter(e, "koord_apiserver_status_splice_writes_total"), 3);
+    assert_string_equal(cJSON_GetStringValue(at(r.body, "kind")), "PartialObjectMetadata");
+    assert_string_equal(cJSON_GetStringValue(at(r.body, "metadata.name")), "n2");
+    assert_null(at(r.body, "status"));
+    o2 = get_nm(e, &e->s, "n2");
+    assert_int_equal(rv_of(o2), rv_of(r.body));
+    assert_json_eq(at(o2, "status"), canonical);
+    cJSON_Delete(o2);
+    reply_release(&r);
 }
 
 static void test_refused_verbs(void **state)
