@@ -3,7 +3,9 @@
  * links, so that each bench/<name>/ holds only its workloads. The servers under test, which a
  * benchmark starts in temp dirs on free loopback ports and always stops (server.c); the client
  * side: one keep-alive libcurl handle per thread, HTTP/1.1 and TLS to every server so none gets
- * a transport another lacks (client.c); latency figures, option parsing, reading the example
+ * a transport another lacks (client.c), and a lean HTTP/1.1-over-GnuTLS writer for the hot
+ * loops where the client's own CPU would be taken from the server measured (wire.c); latency
+ * figures, option parsing, reading the example
  * files and the NodeMetric status a node agent reports (util.c).
  */
 #ifndef KOORD_BENCH_COMMON_BENCH_H
@@ -11,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <gnutls/gnutls.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -128,6 +131,35 @@ int conn_do(struct conn *c, const char *method, const char *path, const char *bo
  * request and the start of the answer. */
 int conn_expect(struct conn *c, const char *method, const char *path, const char *body, size_t len,
                 long want);
+
+/*
+ * The lean client for a benchmark's measured loop (wire.c): one keep-alive TLS connection to an
+ * https:// server (its CA verified, its client certificate or bearer token sent), requests
+ * written and answers read by hand, HTTP/1.1 with Content-Length framing only. Used by one
+ * thread at a time.
+ */
+struct wire {
+    const struct server *srv;
+    char host[64];
+    unsigned short port;
+    int fd;
+    gnutls_certificate_credentials_t cred;
+    gnutls_session_t session; /* NULL when not connected */
+    struct strbuf fixed;      /* the headers every request carries */
+    struct strbuf req, in;    /* the request being sent, the answer being read */
+    struct strbuf body;       /* the last answer's body */
+    long status;              /* the last answer's status */
+};
+
+/* Sets w up for srv, every request sending Accept: accept. 0, or < 0 after printing why. */
+int wire_init(struct wire *w, const struct server *srv, const char *accept);
+/* Connects now (wire_do() would on its first request). 0, or < 0 after printing why. */
+int wire_open(struct wire *w);
+/* One request with a JSON body: 0 with w->status and w->body set, or < 0 (the connection is
+ * then closed; the next request opens a new one). A keep-alive connection the server closed
+ * is reopened and the request sent once more. */
+int wire_do(struct wire *w, const char *method, const char *path, const char *body, size_t len);
+void wire_release(struct wire *w);
 
 /* A copy of the Node node (a parsed examples/nodes file) named name, its hostname label too. */
 cJSON *bench_node_named(const cJSON *node, const char *name);

@@ -154,7 +154,8 @@ struct side {
     const char *group; /* of the NodeMetric API the reports go to */
     struct server *srv;
     struct server *api; /* the API server (the same as srv on the crd path) */
-    struct conn *conns; /* one per reporter, kept across runs as agents keep theirs */
+    struct conn *conns; /* one per reporter for the warm-up (libcurl) */
+    struct wire *wires; /* one per reporter for the runs, kept across them as agents keep theirs */
     size_t next;        /* the next report's sequence number: node = seq % nodes */
     size_t accepted;    /* status writes answered 200 */
     bool ran;
@@ -170,16 +171,17 @@ static void path_of(const struct side *sd, size_t node, bool status, struct strb
 
 /* ---- parallel setup steps ---- */
 
-/* A thread of a parallel step, on its own connection. */
+/* A thread of a parallel step, on its own connection (and its own lean one, for the runs). */
 struct worker {
     void *job;
     struct conn *c;
+    struct wire *w;
 };
 
 /* Runs fn(job, conn) on opt.reporters threads, on conns (one each) or, when conns is NULL, on
- * new connections to srv. */
-static void run_workers(const struct server *srv, struct conn *conns, void *(*fn)(void *),
-                        void *job)
+ * new connections to srv; wires (NULL: none) gives each its lean connection too. */
+static void run_workers(const struct server *srv, struct conn *conns, struct wire *wires,
+                        void *(*fn)(void *), void *job)
 {
     struct worker *w = xcalloc(opt.reporters, sizeof(*w));
     struct conn *own = conns ? NULL : xcalloc(opt.reporters, sizeof(*own));
@@ -188,7 +190,7 @@ static void run_workers(const struct server *srv, struct conn *conns, void *(*fn
     for (size_t i = 0; i < opt.reporters; i++) {
         if (own)
             conn_init(&own[i], srv);
-        w[i] = (struct worker){job, own ? &own[i] : &conns[i]};
+        w[i] = (struct worker){job, own ? &own[i] : &conns[i], wires ? &wires[i] : NULL};
         CHECK(pthread_create(&th[i], NULL, fn, &w[i]) == 0);
     }
     for (size_t i = 0; i < opt.reporters; i++)
@@ -231,7 +233,7 @@ static int for_each(const struct server *srv, struct conn *conns, size_t n,
 {
     struct each e = {.n = n, .fn = fn, .ud = ud};
 
-    run_workers(srv, conns, each_worker, &e);
+    run_workers(srv, conns, NULL, each_worker, &e);
     return atomic_load(&e.errors) ? -EIO : 0;
 }
 
@@ -284,7 +286,7 @@ static void *report_worker(void *arg)
 {
     struct worker *w = arg;
     struct run *run = w->job;
-    struct conn *c = w->c;
+    struct wire *c = w->w;
     struct strbuf body = STRBUF_INIT, path = STRBUF_INIT;
     char ts[RFC3339_STR_MAX];
     uint64_t last = 0;
@@ -310,7 +312,7 @@ static void *report_worker(void *arg)
         update_time_now(ts);
         report_render(run->sd->group, node, 1 + 10 * (unsigned)(seq % CPU_PERIOD), ts, &body);
         path_of(run->sd, node, true, &path);
-        if (conn_do(c, "PUT", path.buf, body.buf, body.len) < 0 || c->status != 200) {
+        if (wire_do(c, "PUT", path.buf, body.buf, body.len) < 0 || c->status != 200) {
             if (c->status && atomic_load(&run->errors) < 5)
                 (void)fprintf(stderr, "bench_nodemetric: PUT %s: HTTP %ld: %.300s\n", path.buf,
                               c->status, c->body.buf);
@@ -401,7 +403,7 @@ static void run_load(struct side *sd, double rate, struct load *res)
     run.end_ns = run.t0_ns + (uint64_t)opt.seconds * 1000000000u;
     if (rate > 0)
         run.end_ns += (uint64_t)GRACE_SECONDS * 1000000000u;
-    run_workers(sd->srv, sd->conns, report_worker, &run);
+    run_workers(sd->srv, sd->conns, sd->wires, report_worker, &run);
     perf_stop(perf);
     res->offered = rate;
     res->srv_cpu = server_cpu(sd->srv) - cpu0;
@@ -588,13 +590,13 @@ static void print_load(const char *name, const struct load *l)
 /* Warm-up, the fixed loads, the closed loop and the read-back on one path. */
 static void run_side(struct side *sd)
 {
+    const char *accept = opt.full_answers ? "application/json" : AGENT_ACCEPT;
     double t0;
 
     sd->ran = true;
     sd->conns = xcalloc(opt.reporters, sizeof(*sd->conns));
     for (size_t i = 0; i < opt.reporters; i++)
-        conn_init_accept(&sd->conns[i], sd->srv,
-                         opt.full_answers ? "application/json" : AGENT_ACCEPT);
+        conn_init_accept(&sd->conns[i], sd->srv, accept);
     settle(sd);
     (void)printf("%s: warm-up, one report to each of %zu nodes ...\n", sd->name, opt.nodes);
     (void)fflush(stdout);
@@ -606,6 +608,13 @@ static void run_side(struct side *sd)
     sd->accepted += opt.nodes;
     sd->next = opt.nodes;
     (void)printf("%s: warm-up done in %.1f s\n", sd->name, now_s() - t0);
+    sd->wires = xcalloc(opt.reporters, sizeof(*sd->wires));
+    for (size_t i = 0; i < opt.reporters; i++) {
+        if (wire_init(&sd->wires[i], sd->srv, accept) < 0 || wire_open(&sd->wires[i]) < 0) {
+            bench_fail(sd->name, "cannot connect the reporters");
+            goto out;
+        }
+    }
     for (size_t i = 0; i < opt.nrates; i++) {
         settle(sd);
         run_load(sd, (double)opt.rates[i], &sd->loads[i]);
@@ -620,9 +629,13 @@ static void run_side(struct side *sd)
         bench_fail(sd->name, "%zu reports refused in the closed loop", sd->max.errors);
     (void)verify(sd);
 out:
-    for (size_t i = 0; i < opt.reporters; i++)
+    for (size_t i = 0; i < opt.reporters; i++) {
         conn_release(&sd->conns[i]);
+        if (sd->wires)
+            wire_release(&sd->wires[i]);
+    }
     FREE_AND_NULL(sd->conns);
+    FREE_AND_NULL(sd->wires);
 }
 
 /* ---- the two setups ---- */

@@ -179,13 +179,23 @@ static bool scalar_canonical(const struct api_schema *s, const char *p, size_t n
     return m == n && !memcmp(in, out, n);
 }
 
+/* Whether the NUL-terminated name is p[0..n) (which holds no NUL): a loop, as names and keys
+ * are a few bytes and a library call per key was a tenth of the check. */
+static inline bool name_is(const char *name, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (name[i] != p[i])
+            return false;
+    return name[n] == '\0';
+}
+
 /* p[0..n) is one of enums (NULL-terminated), or there are none. */
 static bool in_enum(const char *const *enums, const char *p, size_t n)
 {
     if (!enums)
         return true;
     for (const char *const *e = enums; *e; e++)
-        if (strlen(*e) == n && !memcmp(*e, p, n))
+        if (name_is(*e, p, n))
             return true;
     return false;
 }
@@ -205,6 +215,15 @@ static bool string_ok(const struct api_schema *s, const char *p, size_t n)
     return regexec(s->pattern_re, buf, 0, NULL, 0) == 0;
 }
 
+static bool alnum_only(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+              (p[i] >= '0' && p[i] <= '9')))
+            return false;
+    return true;
+}
+
 static bool key_ok(const struct api_schema *s, const char *p, size_t n)
 {
     char buf[PATTERN_MAX];
@@ -213,6 +232,8 @@ static bool key_ok(const struct api_schema *s, const char *p, size_t n)
         return false;
     if (!(s->keys & API_KEYS_QUALIFIED))
         return true;
+    if (n && n <= 63 && alnum_only(p, n))
+        return true; /* a qualified name's plain form ("cpu", "memory"): no parse needed */
     if (n >= sizeof(buf))
         return false;
     memcpy(buf, p, n);
@@ -291,7 +312,7 @@ static bool object(const struct api_schema *s, struct cc *c)
                 return false;
             /* Keys come in schema order: search from the first one not yet settled. */
             for (i = next, p = s->props ? s->props + next : NULL; p && p->name; p++, i++)
-                if (p->name[0] == k[0] && !strncmp(p->name, k, kn) && !p->name[kn])
+                if (name_is(p->name, k, kn))
                     break;
             if (!p || !p->name)
                 return false; /* unknown, duplicate or out of schema order */

@@ -1619,9 +1619,9 @@ static size_t stored_status_start(const struct store_item *it, const struct api_
     size_t pos = 0, nprops = 0;
     uint64_t seen = 0, all;
 
-    if (schema->flags & API_S_PRESERVE)
+    if (!schema->props || (schema->flags & API_S_PRESERVE))
         return 0; /* unknown members may be stored too */
-    for (const struct api_prop *p = schema->props; p && p->name; p++)
+    for (const struct api_prop *p = schema->props; p->name; p++)
         nprops++;
     if (nprops > 64)
         return 0;

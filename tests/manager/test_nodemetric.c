@@ -804,6 +804,63 @@ static void test_canonical_reports_spliced(void **state)
     reply_release(&r);
 }
 
+/* What the NodeResource controller reads of a NodeMetric, and only that, whichever path stored
+ * it (a report as koordlet writes it, the splice; one in another form, the decoding path). */
+static void test_usage_view(void **state)
+{
+    static const char *const full =
+        "{\"updateTime\":\"2024-05-01T10:00:00Z\",\"nodeMetric\":{\"nodeUsage\":{\"resources\":"
+        "{\"cpu\":\"3\"}},\"aggregatedNodeUsages\":[{\"usage\":{\"p99\":{\"resources\":{\"cpu\":"
+        "\"2\"}}},\"duration\":\"5m0s\"}],\"systemUsage\":{\"resources\":{\"cpu\":\"500m\"}}},"
+        "\"podsMetric\":[{\"namespace\":\"default\",\"name\":\"a\",\"podUsage\":{\"resources\":"
+        "{\"cpu\":\"100m\",\"memory\":\"64Mi\"}},\"priority\":\"koord-prod\",\"qos\":\"LS\"},"
+        "{\"namespace\":\"team\",\"name\":\"b\",\"podUsage\":{\"resources\":{\"cpu\":\"1\"}},"
+        "\"qos\":\"BE\"}],\"hostApplicationMetric\":[{\"name\":\"agent\",\"usage\":{\"resources\":"
+        "{\"cpu\":\"50m\"}},\"priority\":\"koord-prod\"}]}";
+    static const char *const view =
+        "{\"status\":{\"updateTime\":\"2024-05-01T10:00:00Z\",\"nodeMetric\":{\"systemUsage\":"
+        "{\"resources\":{\"cpu\":\"500m\"}}},\"podsMetric\":[{\"namespace\":\"default\",\"name\":"
+        "\"a\",\"podUsage\":{\"resources\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}},\"priority\":"
+        "\"koord-prod\"},{\"namespace\":\"team\",\"name\":\"b\",\"podUsage\":{\"resources\":{"
+        "\"cpu\":"
+        "\"1\"}}}],\"hostApplicationMetric\":[{\"name\":\"agent\",\"usage\":{\"resources\":"
+        "{\"cpu\":\"50m\"}},\"priority\":\"koord-prod\"}]}}";
+    struct env *e = *state;
+    struct reply r;
+    cJSON *o = NULL;
+
+    set_spec(e, "n1", SPEC1);
+    set_spec(e, "n2", SPEC1);
+    assert_int_equal(nodemetric_server_get_usage(e->s.nm, "n3", &o), -ENOENT);
+    r = put_status(e, &e->s, "n1", SPEC1, full);
+    expect_ok(&r, 200);
+    reply_release(&r);
+    assert_int_equal(nodemetric_server_get_usage(e->s.nm, "n1", &o), 0);
+    assert_json_eq(o, view);
+    cJSON_Delete(o);
+    /* "3000m" is not how it is stored: the decoding path, the same view */
+    {
+        struct strbuf other = STRBUF_INIT;
+        const char *at3 = strstr(full, "\"3\"");
+
+        strbuf_add(&other, full, (size_t)(at3 - full));
+        strbuf_addstr(&other, "\"3000m\"");
+        strbuf_addstr(&other, at3 + 3);
+        r = put_status(e, &e->s, "n2", SPEC1, other.buf);
+        strbuf_release(&other);
+    }
+    expect_ok(&r, 200);
+    reply_release(&r);
+    assert_int_equal(nodemetric_server_get_usage(e->s.nm, "n2", &o), 0);
+    assert_json_eq(o, view);
+    cJSON_Delete(o);
+    /* a NodeMetric without a report yet: an empty status */
+    set_spec(e, "n3", SPEC1);
+    assert_int_equal(nodemetric_server_get_usage(e->s.nm, "n3", &o), 0);
+    assert_json_eq(o, "{\"status\":{}}");
+    cJSON_Delete(o);
+}
+
 static void test_refused_verbs(void **state)
 {
     struct env *e = *state;
@@ -1112,6 +1169,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_spec, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_canonical_reports_spliced, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_status_put_and_patch, setup_active, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_view, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_refused_verbs, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_remove_and_watch, setup_active, teardown),
         cmocka_unit_test_setup_teardown(test_listener, setup_active, teardown),

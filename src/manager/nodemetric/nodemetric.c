@@ -258,6 +258,128 @@ int nodemetric_server_get(struct nodemetric_server *s, const char *node, cJSON *
     return 0;
 }
 
+/* ---- the NodeResource controller's view ---- */
+
+/* A member to pick out of an object: the whole value (sub NULL), or only sub's members of it,
+ * or of each object of it when it is an array (each). */
+struct pick {
+    const char *name;
+    const struct pick *sub;
+    bool each;
+};
+
+static const struct pick pod_picks[] = {
+    {"namespace", NULL, false}, {"name", NULL, false}, {"priority", NULL, false},
+    {"podUsage", NULL, false},  {NULL, NULL, false},
+};
+static const struct pick node_picks[] = {{"systemUsage", NULL, false}, {NULL, NULL, false}};
+static const struct pick status_picks[] = {
+    {"updateTime", NULL, false},
+    {"nodeMetric", node_picks, false},
+    {"hostApplicationMetric", NULL, false},
+    {"podsMetric", pod_picks, true},
+    {NULL, NULL, false},
+};
+static const struct pick root_picks[] = {{"status", status_picks, false}, {NULL, NULL, false}};
+
+static bool pick_object(const char *buf, size_t len, const struct pick *picks, cJSON *out);
+
+static size_t skip_space(const char *buf, size_t len, size_t pos)
+{
+    while (pos < len &&
+           (buf[pos] == ' ' || buf[pos] == '\t' || buf[pos] == '\n' || buf[pos] == '\r'))
+        pos++;
+    return pos;
+}
+
+/* The picks of each object of the array in buf[0..len) appended to out. */
+static bool pick_each(const char *buf, size_t len, const struct pick *picks, cJSON *out)
+{
+    size_t pos = skip_space(buf, len, 0);
+
+    if (pos >= len || buf[pos] != '[')
+        return false;
+    pos = skip_space(buf, len, pos + 1);
+    if (pos < len && buf[pos] == ']')
+        return true;
+    for (;;) {
+        size_t end = json_value_end(buf, len, pos);
+        cJSON *o = cJSON_CreateObject();
+
+        CHECK(o);
+        CHECK(cJSON_AddItemToArray(out, o));
+        if (!end || !pick_object(buf + pos, end - pos, picks, o))
+            return false;
+        pos = skip_space(buf, len, end);
+        if (pos < len && buf[pos] == ']')
+            return true;
+        if (pos >= len || buf[pos] != ',')
+            return false;
+        pos = skip_space(buf, len, pos + 1);
+    }
+}
+
+/* The picked members of the object in buf[0..len) added to out; false when the bytes are not
+ * an object of the expected shape (the caller then parses all of it). */
+static bool pick_object(const char *buf, size_t len, const struct pick *picks, cJSON *out)
+{
+    struct json_member m;
+    size_t pos = 0;
+    int r;
+
+    while ((r = json_member_next(buf, len, &pos, &m)) == 0) {
+        const struct pick *p = picks;
+        cJSON *v;
+
+        while (p->name && (strlen(p->name) != m.key_len || memcmp(p->name, m.key, m.key_len)))
+            p++;
+        if (!p->name || cJSON_GetObjectItemCaseSensitive(out, p->name))
+            continue;
+        if (!p->sub)
+            v = cJSON_ParseWithLength(buf + m.start, m.end - m.start);
+        else
+            v = p->each ? cJSON_CreateArray() : cJSON_CreateObject();
+        if (!v)
+            return false;
+        CHECK(cJSON_AddItemToObject(out, p->name, v));
+        if (p->sub &&
+            !(p->each ? pick_each : pick_object)(buf + m.start, m.end - m.start, p->sub, v))
+            return false;
+    }
+    return r == -ENOENT;
+}
+
+int nodemetric_server_get_usage(struct nodemetric_server *s, const char *node, cJSON **ret)
+{
+    struct strbuf key = STRBUF_INIT;
+    struct store_item it = {0};
+    cJSON *o = cJSON_CreateObject();
+    int r;
+
+    CHECK(o);
+    if (!api_of(s)) {
+        cJSON_Delete(o);
+        return -EAGAIN;
+    }
+    strbuf_addf(&key, KEY_PREFIX "%s", node);
+    r = store_get(s->store, key.buf, &it);
+    strbuf_release(&key);
+    if (r == 0 && !pick_object(it.value, it.len, root_picks, o)) {
+        /* not the stored shape: the whole object, which has every part */
+        cJSON_Delete(o);
+        o = NULL;
+        if (json_parse(it.value, it.len, NULL, &o, NULL) < 0)
+            r = -EIO;
+    }
+    store_item_release(&it);
+    if (r < 0) {
+        cJSON_Delete(o);
+        return r;
+    }
+    *ret = o;
+    return 0;
+}
+
 void nodemetric_server_set_listener(struct nodemetric_server *s,
                                     void (*fn)(void *userdata, const char *node), void *userdata)
 {

@@ -73,6 +73,16 @@ int nodemetric_server_remove(struct nodemetric_server *s, const char *node);
 int nodemetric_server_get(struct nodemetric_server *s, const char *node, cJSON **ret);
 
 /*
+ * The parts of node's NodeMetric the NodeResource controller reads (manager-behaviour 4.4), as
+ * a new tree: {"status": {updateTime, nodeMetric: {systemUsage}, hostApplicationMetric,
+ * podsMetric: [{namespace, name, priority, podUsage}]}}, each present when the object has it.
+ * The controller runs after every report; this picks those members out of the stored bytes
+ * rather than building the whole 17 KB object (aggregates, node usage, qos) to read a third of
+ * it. -ENOENT / -EAGAIN as nodemetric_server_get().
+ */
+int nodemetric_server_get_usage(struct nodemetric_server *s, const char *node, cJSON **ret);
+
+/*
  * Calls fn(userdata, node) after each write that leaves a NodeMetric in place: a client's
  * status write (a report) and the manager's own spec writes (one no-op reconcile each); not
  * after a removal. On the writing thread: it must be quick (enqueue a key). Set before

@@ -219,7 +219,7 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
     }
     if (r < 0)
         goto out;
-    if (nodemetric_server_get(c->o.nodemetrics, name, &metric) < 0)
+    if (nodemetric_server_get_usage(c->o.nodemetrics, name, &metric) < 0)
         metric = NULL;
     npods = kube_informer_list_by_node(c->pods, name, &pods);
     podv = xcalloc(npods + 1, sizeof(const cJSON *));
