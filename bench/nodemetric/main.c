@@ -25,7 +25,9 @@
  * reports/s with p99 < 50 ms; manager >= 10x the CRD path). Each report asks for what koord
  * agent asks for, on both paths: the object's metadata back (PartialObjectMetadata), not the
  * 17 KB object; --full-answers asks for the whole object, as client-go's typed clients (upstream
- * koordlet) do. Timings never fail the run; a refused
+ * koordlet) do. The reporters write HTTP by hand over GnuTLS (bench/common/wire.c), so that
+ * the client takes as little as it can of the CPU the manager needs; --libcurl-client sends the
+ * reports through libcurl. Timings never fail the run; a refused
  * report, a server that does not start, or an object read back without the last report's updateTime
  * and usage does (exit 1). --smoke runs tiny counts so `make test` keeps this program working.
  */
