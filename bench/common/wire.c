@@ -23,7 +23,9 @@
 #include "base/base.h"
 #include "bench.h"
 
-#define WIRE_READ (64 * 1024)
+#define WIRE_READ     (64 * 1024)
+#define WIRE_MAX_HEAD (64 * 1024) /* an answer's status line and headers */
+#define WIRE_MAX_BODY (64u << 20) /* an answer's body: far above any NodeMetric */
 
 int wire_init(struct wire *w, const struct server *srv, const char *accept)
 {
@@ -167,11 +169,15 @@ static const char *header_value(const char *h, const char *end, const char *name
 static int wire_answer(struct wire *w)
 {
     const char *eoh, *v;
-    size_t head, len;
+    size_t head;
+    unsigned long len;
+    char *end;
     ssize_t n;
 
     strbuf_reset(&w->in);
     while (!(eoh = w->in.len ? strstr(w->in.buf, "\r\n\r\n") : NULL)) {
+        if (w->in.len > WIRE_MAX_HEAD)
+            return -EPROTO;
         n = wire_read(w);
         if (n <= 0)
             return w->in.len == 0 && n == 0 ? -EPIPE : -EIO;
@@ -185,7 +191,12 @@ static int wire_answer(struct wire *w)
     v = header_value(w->in.buf, eoh, "Content-Length");
     if (!v)
         return -EPROTO;
-    len = strtoul(v, NULL, 10);
+    if (*v < '0' || *v > '9')
+        return -EPROTO;
+    errno = 0;
+    len = strtoul(v, &end, 10);
+    if (errno || len > WIRE_MAX_BODY || (*end != '\r' && *end != ' ' && *end != '\t'))
+        return -EPROTO;
     while (w->in.len < head + len) {
         n = wire_read(w);
         if (n <= 0)

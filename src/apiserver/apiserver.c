@@ -82,8 +82,28 @@ static bool node_may(struct call *c, const cJSON *obj);
 static bool admit(struct call *c, const cJSON *old, cJSON *obj);
 static bool parse_dry_run(struct call *c, const char *v);
 
+/* The PartialObjectMetadata of o, for answers built as trees (negotiate_partial() is the same
+ * for bytes). It takes o's metadata: o is left to be deleted. */
+static cJSON *partial_tree(cJSON *o, const char *api_version)
+{
+    cJSON *p = cJSON_CreateObject(), *meta = cJSON_DetachItemFromObjectCaseSensitive(o, "metadata");
+
+    CHECK(p);
+    CHECK(cJSON_AddStringToObject(p, "kind", "PartialObjectMetadata"));
+    CHECK(cJSON_AddStringToObject(p, "apiVersion", api_version));
+    if (!meta)
+        CHECK(meta = cJSON_CreateObject());
+    CHECK(cJSON_AddItemToObject(p, "metadata", meta));
+    return p;
+}
+
+/* The answer the client asked for in one place for every tree: a one-object answer becomes its
+ * PartialObjectMetadata when that was negotiated (lists are converted as they are built); a
+ * Status never is. */
 static void reply(struct call *c, int code, cJSON *body)
 {
+    const char *kind;
+
     for (const char *w = c->warnings.buf; *w;) {
         const char *eol = strchr(w, '\n');
         struct strbuf v = STRBUF_INIT;
@@ -94,6 +114,13 @@ static void reply(struct call *c, int code, cJSON *body)
         w = eol + 1;
     }
     strbuf_reset(&c->warnings);
+    kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "kind"));
+    if (body && c->out.as == NEGOTIATE_PARTIAL && code >= 200 && code < 300 &&
+        !(kind && !strcmp(kind, "Status"))) {
+        cJSON *p = partial_tree(body, c->out.api_version);
+        cJSON_Delete(body);
+        body = p;
+    }
     c->resp->status = code;
     c->resp->content_type = "application/json";
     if (body && json_print(body, &c->resp->body) < 0)
@@ -197,46 +224,44 @@ static void add_rv_member(struct strbuf *out, bool comma, uint64_t rv)
 /*
  * The bytes decode_stored() + json_print() would give, without the parse and the print:
  * stored objects are our own compact JSON without a resourceVersion (encode_for_store()), so
- * it goes in as the last member of metadata, at the point store_obj_new() found once. false
- * (out untouched) when the bytes lack apiVersion, kind or metadata, so the caller takes the slow
- * path. This is what keeps a list of 10000 objects, and a watch event sent to 100 watchers,
- * cheap (bench/apiserver).
+ * it goes in as the last member of metadata, at the point store_obj_new() found once; with
+ * partial set (an apiVersion), only the PartialObjectMetadata of them, cut from the same bytes.
+ * false (out untouched) when the bytes lack apiVersion, kind or metadata, so the caller takes
+ * the slow path. This is what keeps a list of 10000 objects, and a watch event sent to 100
+ * watchers, cheap (bench/apiserver).
  */
-static bool splice_stored(const struct store_obj *o, uint64_t rv, struct strbuf *out)
+static bool splice_bytes(const char *value, size_t len, size_t splice_at, bool comma, uint64_t rv,
+                         const char *partial, struct strbuf *out)
 {
-    if (!o->splice_at)
+    size_t start = out->len;
+
+    if (!splice_at)
         return false;
-    strbuf_add(out, o->value, o->splice_at);
-    add_rv_member(out, o->splice_comma, rv);
-    strbuf_add(out, o->value + o->splice_at, o->len - o->splice_at);
+    if (!partial) {
+        strbuf_add(out, value, splice_at);
+        add_rv_member(out, comma, rv);
+        strbuf_add(out, value + splice_at, len - splice_at);
+        return true;
+    }
+    /* The PartialObjectMetadata ends with the metadata's closing brace (at splice_at in the
+     * stored bytes) and its own: the resourceVersion goes in front of those two. */
+    if (negotiate_partial(value, len, partial, out) < 0 || out->len - start < 2 ||
+        memcmp(out->buf + out->len - 2, "}}", 2)) {
+        strbuf_setlen(out, start);
+        return false;
+    }
+    strbuf_setlen(out, out->len - 2);
+    add_rv_member(out, comma, rv);
+    strbuf_add(out, "}}", 2);
     return true;
 }
 
-/* The PartialObjectMetadata of o, for answers built as trees (negotiate_partial() is the same
- * for bytes). It takes o's metadata: o is left to be deleted. */
-static cJSON *partial_tree(cJSON *o, const char *api_version)
+/* splice_bytes() of a stored object: the object, or its PartialObjectMetadata when partial is
+ * the apiVersion for one. */
+static bool splice_stored(const struct store_obj *o, uint64_t rv, const char *partial,
+                          struct strbuf *out)
 {
-    cJSON *p = cJSON_CreateObject(), *meta = cJSON_DetachItemFromObjectCaseSensitive(o, "metadata");
-
-    CHECK(p);
-    CHECK(cJSON_AddStringToObject(p, "kind", "PartialObjectMetadata"));
-    CHECK(cJSON_AddStringToObject(p, "apiVersion", api_version));
-    if (!meta)
-        CHECK(meta = cJSON_CreateObject());
-    CHECK(cJSON_AddItemToObject(p, "metadata", meta));
-    return p;
-}
-
-/* A stored object spliced (splice_stored()) and cut to its PartialObjectMetadata. */
-static bool splice_partial(const struct store_obj *o, uint64_t rv, const char *api_version,
-                           struct strbuf *out)
-{
-    struct strbuf whole = STRBUF_INIT;
-    bool ok = splice_stored(o, rv, &whole) &&
-              negotiate_partial(whole.buf, whole.len, api_version, out) == 0;
-
-    strbuf_release(&whole);
-    return ok;
+    return splice_bytes(o->value, o->len, o->splice_at, o->splice_comma, rv, partial, out);
 }
 
 static int encode_for_store(cJSON *obj, struct strbuf *out)
@@ -412,6 +437,12 @@ static bool wants_table(const struct call *c)
     return c->out.as == NEGOTIATE_TABLE;
 }
 
+/* The apiVersion of the PartialObjectMetadata a one-object answer is to be, or NULL. */
+static const char *partial_of(const struct call *c)
+{
+    return c->out.as == NEGOTIATE_PARTIAL ? c->out.api_version : NULL;
+}
+
 /* The static description behind a resource, also for the Koordinator kinds served from their
  * CRDs (their printer columns come from the same tables). */
 static const struct api_kind *kind_of(const struct api_resource *res)
@@ -452,7 +483,7 @@ static void do_get(struct call *c)
         reply_status(c, api_status_from_errno(r, NULL, &c->target));
         return;
     }
-    if (!wants_table(c) && splice_stored(it.obj, it.rv, &c->resp->body)) {
+    if (!wants_table(c) && splice_stored(it.obj, it.rv, partial_of(c), &c->resp->body)) {
         c->resp->status = 200;
         c->resp->content_type = "application/json";
         store_item_release(&it);
@@ -728,8 +759,7 @@ static void list_stream_item(struct list_stream *ls, const struct store_obj *o)
 {
     cJSON *d;
 
-    if (ls->partial ? splice_partial(o, o->rv, ls->partial, &ls->pending)
-                    : splice_stored(o, o->rv, &ls->pending))
+    if (splice_stored(o, o->rv, ls->partial, &ls->pending))
         return;
     d = decode_stored(o->value, o->len, o->rv);
     if (!d) {
@@ -1738,9 +1768,8 @@ static bool splice_status_write(struct call *c)
     if (store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, it.rv, &rv) < 0)
         goto out;
     /* metadata, and so the splice point, come before status and are unchanged */
-    strbuf_add(&c->resp->body, bytes.buf, it.obj->splice_at);
-    add_rv_member(&c->resp->body, it.obj->splice_comma, rv);
-    strbuf_add(&c->resp->body, bytes.buf + it.obj->splice_at, bytes.len - it.obj->splice_at);
+    CHECK(splice_bytes(bytes.buf, bytes.len, it.obj->splice_at, it.obj->splice_comma, rv,
+                       partial_of(c), &c->resp->body));
     c->resp->status = 200;
     c->resp->content_type = "application/json";
     atomic_fetch_add_explicit(&c->srv->status_splices, 1, memory_order_relaxed);
@@ -2091,8 +2120,7 @@ struct watch_stream {
     time_t deadline;
     unsigned bookmark_ms; /* idle time before a BOOKMARK; 0 = the client did not allow them */
     int64_t last_emit_ms; /* monotonic time of the last event queued for the client */
-    bool table;
-    const char *partial; /* PartialObjectMetadata events: their apiVersion, else NULL */
+    struct negotiate_output out; /* the objects' form: themselves, Tables or metadata */
     bool done;
     char *api_version;
 };
@@ -2129,7 +2157,7 @@ static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
     cJSON *ev = cJSON_CreateObject();
 
     CHECK(ev);
-    if (ws->table && strcmp(type, "ERROR")) {
+    if (ws->out.as == NEGOTIATE_TABLE && strcmp(type, "ERROR")) {
         const cJSON *one[1] = {obj};
         const char *rv =
             get_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
@@ -2137,8 +2165,8 @@ static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
             table_build(ws->kind, one, 1, rv, NULL, (int64_t)time(NULL), TABLE_INCLUDE_METADATA);
         cJSON_Delete(obj);
         obj = t;
-    } else if (ws->partial && strcmp(type, "ERROR")) {
-        cJSON *p = partial_tree(obj, ws->partial);
+    } else if (ws->out.as == NEGOTIATE_PARTIAL && strcmp(type, "ERROR")) {
+        cJSON *p = partial_tree(obj, ws->out.api_version);
         cJSON_Delete(obj);
         obj = p;
     }
@@ -2167,7 +2195,7 @@ static bool encode_event_as(enum store_event_type type, uint64_t rv, const struc
     strbuf_addstr(out, type == STORE_ADDED      ? "{\"type\":\"ADDED\",\"object\":"
                        : type == STORE_MODIFIED ? "{\"type\":\"MODIFIED\",\"object\":"
                                                 : "{\"type\":\"DELETED\",\"object\":");
-    if (partial ? !splice_partial(obj, rv, partial, out) : !splice_stored(obj, rv, out)) {
+    if (!splice_stored(obj, rv, partial, out)) {
         strbuf_setlen(out, len);
         return false;
     }
@@ -2199,8 +2227,9 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
     bool now, before;
     cJSON *o;
 
-    if (!ws->table && !ws->labels && !ws->nfields &&
-        encode_event_as(type, rv, obj, ws->partial, &ws->pending)) {
+    if (ws->out.as != NEGOTIATE_TABLE && !ws->labels && !ws->nfields &&
+        encode_event_as(type, rv, obj, ws->out.as == NEGOTIATE_PARTIAL ? ws->out.api_version : NULL,
+                        &ws->pending)) {
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
         ws->last_emit_ms = monotonic_ms();
         return;
@@ -2234,7 +2263,7 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
 /* One event from the hub: its shared wire bytes when this watch can use them. */
 static void emit_event(struct watch_stream *ws, const struct watch_event *ev)
 {
-    if (ev->wire && !ws->table && !ws->partial && !ws->labels && !ws->nfields) {
+    if (ev->wire && ws->out.as == NEGOTIATE_OBJECT && !ws->labels && !ws->nfields) {
         strbuf_add(&ws->pending, ev->wire, ev->wire_len);
         ws->last_emit_ms = monotonic_ms();
         return;
@@ -2287,7 +2316,7 @@ static size_t take_pending(struct watch_stream *ws, char *buf, size_t max)
 static long watch_read(void *ud, char *buf, size_t max)
 {
     struct watch_stream *ws = ud;
-    bool plain = !ws->table && !ws->partial && !ws->labels && !ws->nfields;
+    bool plain = ws->out.as == NEGOTIATE_OBJECT && !ws->labels && !ws->nfields;
 
     for (;;) {
         struct watch_event *evs[WATCH_BATCH];
@@ -2434,9 +2463,7 @@ static void do_watch(struct call *c)
     }
     ws->res = api_resource_ref(c->res);
     ws->kind = kind_of(c->res);
-    ws->table = wants_table(c);
-    if (c->out.as == NEGOTIATE_PARTIAL)
-        ws->partial = c->out.api_version;
+    ws->out = c->out;
     ws->bookmark_ms = query_true(c, "allowWatchBookmarks") ? c->srv->bookmark_ms : 0;
     api_version_of(c->res, &av);
     ws->api_version = strbuf_detach(&av, NULL);
@@ -2878,23 +2905,6 @@ static void record(struct call *c, double start)
     }
 }
 
-/* Cuts a one-object answer to its PartialObjectMetadata when the client asked for that (lists
- * and watches are cut as they are encoded); a Status answer stays as it is. */
-static void answer_partial(struct call *c)
-{
-    struct strbuf p = STRBUF_INIT;
-
-    if (c->out.as != NEGOTIATE_PARTIAL || c->resp->stream || c->resp->status < 200 ||
-        c->resp->status >= 300)
-        return;
-    if (negotiate_partial(c->resp->body.buf, c->resp->body.len, c->out.api_version, &p) == 0) {
-        strbuf_release(&c->resp->body);
-        c->resp->body = p;
-    } else {
-        strbuf_release(&p);
-    }
-}
-
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     const double start = now_seconds();
@@ -2997,7 +3007,6 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                                             &c.target));
     if (serial)
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
-    answer_partial(&c);
 out:
     if (c.res && resp->status >= 200 && resp->status < 300 && strcmp(c.ri.verb, "get") &&
         strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch"))
