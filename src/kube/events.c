@@ -35,7 +35,7 @@ struct kube_recorder {
     double window_s;
     unsigned max;
     pthread_mutex_t lock;
-    struct kube__map cache; /* dedupe key -> struct entry * */
+    struct hmap cache; /* dedupe key -> struct entry * */
 };
 
 struct kube_recorder *kube_recorder_new(struct kube_client *c,
@@ -49,7 +49,7 @@ struct kube_recorder *kube_recorder_new(struct kube_client *c,
     rec->window_s = (double)(opts->window_ms > 0 ? opts->window_ms : DEFAULT_WINDOW_MS) / 1000.0;
     rec->max = opts->max_cached ? opts->max_cached : DEFAULT_MAX;
     CHECK(pthread_mutex_init(&rec->lock, NULL) == 0);
-    kube__map_init(&rec->cache);
+    hmap_init(&rec->cache);
     return rec;
 }
 
@@ -68,10 +68,9 @@ void kube_recorder_free(struct kube_recorder *rec)
 
     if (!rec)
         return;
-    for (struct kube__map_entry *e = kube__map_first(&rec->cache, &it); e;
-         e = kube__map_next(&rec->cache, e, &it))
+    for (struct hmap_entry *e = hmap_first(&rec->cache, &it); e; e = hmap_next(&rec->cache, e, &it))
         entry_free(e->value);
-    kube__map_release(&rec->cache);
+    hmap_release(&rec->cache);
     (void)pthread_mutex_destroy(&rec->lock);
     free(rec->component);
     free(rec->host);
@@ -139,17 +138,17 @@ static cJSON *build_event(struct kube_recorder *rec, const cJSON *obj, const cha
 /* Forgets the least recently seen entry when the cache is full. */
 static void evict(struct kube_recorder *rec)
 {
-    struct kube__map_entry *e, *oldest = NULL;
+    struct hmap_entry *e, *oldest = NULL;
     size_t it;
 
     if (rec->cache.n < rec->max)
         return;
-    for (e = kube__map_first(&rec->cache, &it); e; e = kube__map_next(&rec->cache, e, &it))
+    for (e = hmap_first(&rec->cache, &it); e; e = hmap_next(&rec->cache, e, &it))
         if (!oldest || ((struct entry *)e->value)->last < ((struct entry *)oldest->value)->last)
             oldest = e;
     if (oldest) {
         char *key = xstrdup(oldest->key);
-        entry_free(kube__map_del(&rec->cache, key));
+        entry_free(hmap_del(&rec->cache, key));
         free(key);
     }
 }
@@ -197,7 +196,7 @@ int kube_recorder_event(struct kube_recorder *rec, const cJSON *obj, const char 
                 msg.buf);
 
     (void)pthread_mutex_lock(&rec->lock);
-    e = kube__map_get(&rec->cache, key.buf);
+    e = hmap_get(&rec->cache, key.buf);
     if (e && kube__now() - e->last <= rec->window_s) {
         r = patch_count(rec, e);
         if (r != -ENOENT) {
@@ -214,7 +213,7 @@ int kube_recorder_event(struct kube_recorder *rec, const cJSON *obj, const char 
     if (!e) {
         evict(rec);
         e = xcalloc(1, sizeof(*e));
-        (void)kube__map_put(&rec->cache, key.buf, e);
+        (void)hmap_put(&rec->cache, key.buf, e);
     }
     free(e->ns);
     free(e->name);

@@ -53,9 +53,9 @@ struct kube_informer {
     pthread_mutex_t lock; /* everything below */
     pthread_cond_t cond;  /* synced, stopping */
     bool synced, stopping;
-    struct kube__map items;   /* key -> object (one reference) */
-    struct kube__map by_ns;   /* ns -> struct kube__map * (key -> object, borrowed) */
-    struct kube__map by_node; /* node -> struct kube__map * */
+    struct hmap items;   /* key -> object (one reference) */
+    struct hmap by_ns;   /* ns -> struct hmap * (key -> object, borrowed) */
+    struct hmap by_node; /* node -> struct hmap * */
     struct kube_informer_stats stats;
 
     pthread_mutex_t dispatch; /* one handler call at a time */
@@ -168,42 +168,41 @@ void kube_objects_free(struct kube_object **v, size_t n)
 
 /* ---- cache and indexes (under inf->lock) ---- */
 
-static void index_add(struct kube__map *idx, const char *value, struct kube_object *o)
+static void index_add(struct hmap *idx, const char *value, struct kube_object *o)
 {
-    struct kube__map *set = kube__map_get(idx, value);
+    struct hmap *set = hmap_get(idx, value);
 
     if (!set) {
         set = xmalloc(sizeof(*set));
-        kube__map_init(set);
-        (void)kube__map_put(idx, value, set);
+        hmap_init(set);
+        (void)hmap_put(idx, value, set);
     }
-    (void)kube__map_put(set, o->key, o);
+    (void)hmap_put(set, o->key, o);
 }
 
-static void index_del(struct kube__map *idx, const char *value, const struct kube_object *o)
+static void index_del(struct hmap *idx, const char *value, const struct kube_object *o)
 {
-    struct kube__map *set = kube__map_get(idx, value);
+    struct hmap *set = hmap_get(idx, value);
 
     if (!set)
         return;
-    (void)kube__map_del(set, o->key);
+    (void)hmap_del(set, o->key);
     if (set->n == 0) {
-        (void)kube__map_del(idx, value);
-        kube__map_release(set);
+        (void)hmap_del(idx, value);
+        hmap_release(set);
         free(set);
     }
 }
 
-static void index_release(struct kube__map *idx)
+static void index_release(struct hmap *idx)
 {
     size_t it;
 
-    for (struct kube__map_entry *e = kube__map_first(idx, &it); e;
-         e = kube__map_next(idx, e, &it)) {
-        kube__map_release(e->value);
+    for (struct hmap_entry *e = hmap_first(idx, &it); e; e = hmap_next(idx, e, &it)) {
+        hmap_release(e->value);
         free(e->value);
     }
-    kube__map_release(idx);
+    hmap_release(idx);
 }
 
 static void indexes_add(struct kube_informer *inf, struct kube_object *o)
@@ -223,7 +222,7 @@ static void indexes_del(struct kube_informer *inf, const struct kube_object *o)
 /* Puts o (taking the caller's reference); returns the replaced object's reference or NULL. */
 static struct kube_object *cache_put(struct kube_informer *inf, struct kube_object *o)
 {
-    struct kube_object *old = kube__map_put(&inf->items, o->key, o);
+    struct kube_object *old = hmap_put(&inf->items, o->key, o);
 
     if (old)
         indexes_del(inf, old);
@@ -233,7 +232,7 @@ static struct kube_object *cache_put(struct kube_informer *inf, struct kube_obje
 
 static struct kube_object *cache_del(struct kube_informer *inf, const char *key)
 {
-    struct kube_object *old = kube__map_del(&inf->items, key);
+    struct kube_object *old = hmap_del(&inf->items, key);
 
     if (old)
         indexes_del(inf, old);
@@ -303,9 +302,9 @@ struct kube_informer *kube_informer_new(struct kube_client *c,
     CHECK(pthread_mutex_init(&inf->lock, NULL) == 0);
     CHECK(pthread_mutex_init(&inf->dispatch, NULL) == 0);
     kube__cond_init(&inf->cond);
-    kube__map_init(&inf->items);
-    kube__map_init(&inf->by_ns);
-    kube__map_init(&inf->by_node);
+    hmap_init(&inf->items);
+    hmap_init(&inf->by_ns);
+    hmap_init(&inf->by_node);
     strbuf_init(&inf->line);
     strbuf_init(&inf->errbody);
     return inf;
@@ -370,21 +369,21 @@ struct change_rec {
 
 /* Replaces the cache with fresh (key -> object references) and delivers the differences:
  * add for new keys, update for kept ones, delete for vanished ones (client-go Replace). */
-static void replace(struct kube_informer *inf, struct kube__map *fresh, const char *rv)
+static void replace(struct kube_informer *inf, struct hmap *fresh, const char *rv)
 {
     struct change_rec *recs;
     size_t n = 0, it, cap;
-    struct kube__map_entry *e;
+    struct hmap_entry *e;
 
     (void)pthread_mutex_lock(&inf->lock);
     cap = fresh->n + inf->items.n;
     recs = xcalloc(cap ? cap : 1, sizeof(*recs));
-    for (e = kube__map_first(&inf->items, &it); e; e = kube__map_next(&inf->items, e, &it))
-        if (!kube__map_get(fresh, e->key))
+    for (e = hmap_first(&inf->items, &it); e; e = hmap_next(&inf->items, e, &it))
+        if (!hmap_get(fresh, e->key))
             recs[n++] = (struct change_rec){CHANGE_DELETE, NULL, e->value};
     for (size_t i = 0; i < n; i++)
         (void)cache_del(inf, recs[i].obj->key);
-    for (e = kube__map_first(fresh, &it); e; e = kube__map_next(fresh, e, &it)) {
+    for (e = hmap_first(fresh, &it); e; e = hmap_next(fresh, e, &it)) {
         struct kube_object *o = e->value, *old = cache_put(inf, kube_object_ref(o));
         recs[n++] = (struct change_rec){old ? CHANGE_UPDATE : CHANGE_ADD, old, kube_object_ref(o)};
     }
@@ -404,14 +403,13 @@ static void replace(struct kube_informer *inf, struct kube__map *fresh, const ch
     (void)pthread_mutex_unlock(&inf->lock);
 }
 
-static void fresh_release(struct kube__map *fresh)
+static void fresh_release(struct hmap *fresh)
 {
     size_t it;
 
-    for (struct kube__map_entry *e = kube__map_first(fresh, &it); e;
-         e = kube__map_next(fresh, e, &it))
+    for (struct hmap_entry *e = hmap_first(fresh, &it); e; e = hmap_next(fresh, e, &it))
         (void)kube_object_unref(e->value);
-    kube__map_release(fresh);
+    hmap_release(fresh);
 }
 
 /* Lists every page (a consistent read) and replaces the cache. */
@@ -422,11 +420,11 @@ static int do_list(struct kube_informer *inf)
         .field_selector = inf->fields,
         .limit = inf->o.list_page,
     };
-    struct kube__map fresh;
+    struct hmap fresh;
     char *cont = NULL, *rv = NULL;
     int r;
 
-    kube__map_init(&fresh);
+    hmap_init(&fresh);
     do {
         cJSON *list = NULL, *items, *item, *meta;
         const cJSON *v;
@@ -446,7 +444,7 @@ static int do_list(struct kube_informer *inf)
                 (void)kube_object_unref(o);
                 continue;
             }
-            (void)kube_object_unref(kube__map_put(&fresh, o->key, o));
+            (void)kube_object_unref(hmap_put(&fresh, o->key, o));
         }
         meta = cJSON_GetObjectItemCaseSensitive(list, "metadata");
         v = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
@@ -720,7 +718,7 @@ static void *run_resync(void *arg)
             bool current;
 
             (void)pthread_mutex_lock(&inf->lock);
-            current = kube__map_get(&inf->items, v[i]->key) == v[i];
+            current = hmap_get(&inf->items, v[i]->key) == v[i];
             (void)pthread_mutex_unlock(&inf->lock);
             if (current)
                 dispatch(inf, CHANGE_UPDATE, v[i], v[i]);
@@ -781,18 +779,18 @@ struct kube_object *kube_informer_get(struct kube_informer *inf, const char *key
     struct kube_object *o;
 
     (void)pthread_mutex_lock(&inf->lock);
-    o = kube_object_ref(kube__map_get(&inf->items, key));
+    o = kube_object_ref(hmap_get(&inf->items, key));
     (void)pthread_mutex_unlock(&inf->lock);
     return o;
 }
 
-static size_t collect(const struct kube__map *m, struct kube_object ***ret)
+static size_t collect(const struct hmap *m, struct kube_object ***ret)
 {
     struct kube_object **v = xcalloc(m && m->n ? m->n : 1, sizeof(struct kube_object *));
     size_t n = 0, it;
 
     if (m)
-        for (struct kube__map_entry *e = kube__map_first(m, &it); e; e = kube__map_next(m, e, &it))
+        for (struct hmap_entry *e = hmap_first(m, &it); e; e = hmap_next(m, e, &it))
             v[n++] = kube_object_ref(e->value);
     *ret = v;
     return n;
@@ -803,7 +801,7 @@ size_t kube_informer_list(struct kube_informer *inf, const char *ns, struct kube
     size_t n;
 
     (void)pthread_mutex_lock(&inf->lock);
-    n = collect(ns ? kube__map_get(&inf->by_ns, ns) : &inf->items, ret);
+    n = collect(ns ? hmap_get(&inf->by_ns, ns) : &inf->items, ret);
     (void)pthread_mutex_unlock(&inf->lock);
     return n;
 }
@@ -814,7 +812,7 @@ size_t kube_informer_list_by_node(struct kube_informer *inf, const char *node,
     size_t n;
 
     (void)pthread_mutex_lock(&inf->lock);
-    n = collect(kube__map_get(&inf->by_node, node), ret);
+    n = collect(hmap_get(&inf->by_node, node), ret);
     (void)pthread_mutex_unlock(&inf->lock);
     return n;
 }
@@ -850,10 +848,9 @@ void kube_informer_free(struct kube_informer *inf)
     kube_informer_stop(inf);
     index_release(&inf->by_ns);
     index_release(&inf->by_node);
-    for (struct kube__map_entry *e = kube__map_first(&inf->items, &it); e;
-         e = kube__map_next(&inf->items, e, &it))
+    for (struct hmap_entry *e = hmap_first(&inf->items, &it); e; e = hmap_next(&inf->items, e, &it))
         (void)kube_object_unref(e->value);
-    kube__map_release(&inf->items);
+    hmap_release(&inf->items);
     http_client_cancel_free(inf->cancel);
     strbuf_release(&inf->line);
     strbuf_release(&inf->errbody);

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/hmap.h"
+
 struct strbuf;
 
 /* Monotonic seconds. */
@@ -32,38 +34,5 @@ struct timespec;
 void kube__deadline(double seconds, struct timespec *ret);
 /* A condition variable that waits on CLOCK_MONOTONIC. */
 void kube__cond_init(pthread_cond_t *c);
-
-/* String -> pointer map. Keys are copied; values are borrowed. */
-struct kube__map_entry {
-    char *key;
-    void *value;
-    double num; /* for maps of numbers (due times, retry counts): no allocation per value */
-    struct kube__map_entry *next;
-};
-
-struct kube__map {
-    struct kube__map_entry **buckets;
-    size_t nbuckets;
-    size_t n;
-};
-
-void kube__map_init(struct kube__map *m);
-/* Frees the entries (not the values). */
-void kube__map_release(struct kube__map *m);
-void *kube__map_get(const struct kube__map *m, const char *key);
-/* Sets key to value; returns the previous value or NULL. */
-void *kube__map_put(struct kube__map *m, const char *key, void *value);
-/* The entry of key, or NULL. */
-struct kube__map_entry *kube__map_find(const struct kube__map *m, const char *key);
-/* The entry of key, created (value NULL, num 0) when absent. */
-struct kube__map_entry *kube__map_upsert(struct kube__map *m, const char *key);
-/* Removes key; returns its value or NULL. */
-void *kube__map_del(struct kube__map *m, const char *key);
-
-/* Iteration: for (e = kube__map_first(m, &i); e; e = kube__map_next(m, e, &i)). The map must
- * not change meanwhile. */
-struct kube__map_entry *kube__map_first(const struct kube__map *m, size_t *iter);
-struct kube__map_entry *kube__map_next(const struct kube__map *m, struct kube__map_entry *e,
-                                       size_t *iter);
 
 #endif

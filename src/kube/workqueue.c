@@ -28,10 +28,10 @@ struct kube_workqueue {
     pthread_cond_t drained; /* queue and processing became empty */
     char **queue;           /* FIFO: queue[head..n) */
     size_t head, n, alloc;
-    struct kube__map dirty;      /* waiting keys */
-    struct kube__map processing; /* keys handed out */
-    struct kube__map due;        /* delayed key -> earliest due time (entry num) */
-    struct kube__map failures;   /* key -> retries (entry num) */
+    struct hmap dirty;      /* waiting keys */
+    struct hmap processing; /* keys handed out */
+    struct hmap due;        /* delayed key -> earliest due time (entry num) */
+    struct hmap failures;   /* key -> retries (entry num) */
     struct delayed *heap;
     size_t nheap, aheap;
     double base_s, max_s;
@@ -47,10 +47,10 @@ struct kube_workqueue *kube_workqueue_new(const struct kube_workqueue_opts *opts
     CHECK(pthread_mutex_init(&q->lock, NULL) == 0);
     kube__cond_init(&q->ready);
     kube__cond_init(&q->drained);
-    kube__map_init(&q->dirty);
-    kube__map_init(&q->processing);
-    kube__map_init(&q->due);
-    kube__map_init(&q->failures);
+    hmap_init(&q->dirty);
+    hmap_init(&q->processing);
+    hmap_init(&q->due);
+    hmap_init(&q->failures);
     q->base_s = (double)base / 1000.0;
     q->max_s = (double)max / 1000.0;
     return q;
@@ -66,10 +66,10 @@ void kube_workqueue_free(struct kube_workqueue *q)
     for (size_t i = 0; i < q->nheap; i++)
         free(q->heap[i].key);
     free(q->heap);
-    kube__map_release(&q->dirty);
-    kube__map_release(&q->processing);
-    kube__map_release(&q->due);
-    kube__map_release(&q->failures);
+    hmap_release(&q->dirty);
+    hmap_release(&q->processing);
+    hmap_release(&q->due);
+    hmap_release(&q->failures);
     (void)pthread_cond_destroy(&q->ready);
     (void)pthread_cond_destroy(&q->drained);
     (void)pthread_mutex_destroy(&q->lock);
@@ -94,10 +94,10 @@ static void push_queue(struct kube_workqueue *q, const char *key)
 /* client-go Type.Add: dedupe on dirty; a processing key waits for done(). */
 static void add_locked(struct kube_workqueue *q, const char *key)
 {
-    if (q->shutting_down || kube__map_get(&q->dirty, key))
+    if (q->shutting_down || hmap_get(&q->dirty, key))
         return;
-    (void)kube__map_put(&q->dirty, key, (void *)1);
-    if (kube__map_get(&q->processing, key))
+    (void)hmap_put(&q->dirty, key, (void *)1);
+    if (hmap_get(&q->processing, key))
         return;
     push_queue(q, key);
 }
@@ -155,7 +155,7 @@ static struct delayed heap_pop(struct kube_workqueue *q)
 
 static void add_after_locked(struct kube_workqueue *q, const char *key, double delay_s)
 {
-    struct kube__map_entry *cur;
+    struct hmap_entry *cur;
     double at;
 
     if (q->shutting_down)
@@ -165,11 +165,11 @@ static void add_after_locked(struct kube_workqueue *q, const char *key, double d
         return;
     }
     at = kube__now() + delay_s;
-    cur = kube__map_find(&q->due, key);
+    cur = hmap_find(&q->due, key);
     if (cur && cur->num <= at)
         return;
     if (!cur)
-        cur = kube__map_upsert(&q->due, key);
+        cur = hmap_upsert(&q->due, key);
     cur->num = at;
     heap_push(q, at, key);
     (void)pthread_cond_broadcast(&q->ready);
@@ -184,11 +184,11 @@ void kube_workqueue_add_after(struct kube_workqueue *q, const char *key, long de
 
 void kube_workqueue_add_rate_limited(struct kube_workqueue *q, const char *key)
 {
-    struct kube__map_entry *f;
+    struct hmap_entry *f;
     double d, n;
 
     (void)pthread_mutex_lock(&q->lock);
-    f = kube__map_upsert(&q->failures, key);
+    f = hmap_upsert(&q->failures, key);
     n = f->num;
     f->num = n + 1;
     /* ItemExponentialFailureRateLimiter: base * 2^n, capped. */
@@ -204,17 +204,17 @@ void kube_workqueue_add_rate_limited(struct kube_workqueue *q, const char *key)
 void kube_workqueue_forget(struct kube_workqueue *q, const char *key)
 {
     (void)pthread_mutex_lock(&q->lock);
-    (void)kube__map_del(&q->failures, key);
+    (void)hmap_del(&q->failures, key);
     (void)pthread_mutex_unlock(&q->lock);
 }
 
 unsigned kube_workqueue_num_requeues(struct kube_workqueue *q, const char *key)
 {
-    struct kube__map_entry *f;
+    struct hmap_entry *f;
     unsigned n;
 
     (void)pthread_mutex_lock(&q->lock);
-    f = kube__map_find(&q->failures, key);
+    f = hmap_find(&q->failures, key);
     n = f ? (unsigned)f->num : 0;
     (void)pthread_mutex_unlock(&q->lock);
     return n;
@@ -226,7 +226,7 @@ static double promote_due(struct kube_workqueue *q)
     double now = kube__now();
 
     while (q->nheap > 0) {
-        const struct kube__map_entry *cur = kube__map_find(&q->due, q->heap[0].key);
+        const struct hmap_entry *cur = hmap_find(&q->due, q->heap[0].key);
         bool current = cur && cur->num == q->heap[0].at;
         struct delayed d;
 
@@ -234,7 +234,7 @@ static double promote_due(struct kube_workqueue *q)
             return q->heap[0].at;
         d = heap_pop(q);
         if (current) {
-            (void)kube__map_del(&q->due, d.key);
+            (void)hmap_del(&q->due, d.key);
             add_locked(q, d.key);
         }
         free(d.key);
@@ -265,8 +265,8 @@ int kube_workqueue_get(struct kube_workqueue *q, char **ret_key)
         }
     }
     key = q->queue[q->head++];
-    (void)kube__map_put(&q->processing, key, (void *)1);
-    (void)kube__map_del(&q->dirty, key);
+    (void)hmap_put(&q->processing, key, (void *)1);
+    (void)hmap_del(&q->dirty, key);
     if (q->head == q->n)
         q->head = q->n = 0;
     (void)pthread_mutex_unlock(&q->lock);
@@ -277,8 +277,8 @@ int kube_workqueue_get(struct kube_workqueue *q, char **ret_key)
 void kube_workqueue_done(struct kube_workqueue *q, const char *key)
 {
     (void)pthread_mutex_lock(&q->lock);
-    (void)kube__map_del(&q->processing, key);
-    if (kube__map_get(&q->dirty, key))
+    (void)hmap_del(&q->processing, key);
+    if (hmap_get(&q->dirty, key))
         push_queue(q, key);
     if (q->processing.n == 0 && q->head == q->n)
         (void)pthread_cond_broadcast(&q->drained);
@@ -304,7 +304,7 @@ void kube_workqueue_shutdown(struct kube_workqueue *q)
         for (size_t i = 0; i < q->nheap; i++)
             free(q->heap[i].key);
         q->nheap = 0;
-        kube__map_release(&q->due);
+        hmap_release(&q->due);
         (void)pthread_cond_broadcast(&q->ready);
     }
     (void)pthread_mutex_unlock(&q->lock);

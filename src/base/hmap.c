@@ -1,10 +1,11 @@
-/* The string-keyed chained hash map of kube-int.h: FNV-1a, doubling at load factor 1. */
+/* The string-keyed chained hash map of hmap.h. */
+#include "base/hmap.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
-#include "kube/kube-int.h"
 
 #define INITIAL_BUCKETS 16
 
@@ -19,17 +20,17 @@ static uint64_t hash(const char *s)
     return h;
 }
 
-void kube__map_init(struct kube__map *m)
+void hmap_init(struct hmap *m)
 {
     m->buckets = NULL;
     m->nbuckets = 0;
     m->n = 0;
 }
 
-void kube__map_release(struct kube__map *m)
+void hmap_release(struct hmap *m)
 {
     for (size_t i = 0; i < m->nbuckets; i++) {
-        struct kube__map_entry *e = m->buckets[i], *next;
+        struct hmap_entry *e = m->buckets[i], *next;
         for (; e; e = next) {
             next = e->next;
             free(e->key);
@@ -37,12 +38,12 @@ void kube__map_release(struct kube__map *m)
         }
     }
     free(m->buckets);
-    kube__map_init(m);
+    hmap_init(m);
 }
 
-static struct kube__map_entry **slot_of(const struct kube__map *m, const char *key)
+static struct hmap_entry **slot_of(const struct hmap *m, const char *key)
 {
-    struct kube__map_entry **p;
+    struct hmap_entry **p;
 
     if (!m->nbuckets)
         return NULL;
@@ -52,19 +53,19 @@ static struct kube__map_entry **slot_of(const struct kube__map *m, const char *k
     return p;
 }
 
-void *kube__map_get(const struct kube__map *m, const char *key)
+void *hmap_get(const struct hmap *m, const char *key)
 {
-    struct kube__map_entry **p = slot_of(m, key);
+    struct hmap_entry **p = slot_of(m, key);
     return p && *p ? (*p)->value : NULL;
 }
 
-static void grow(struct kube__map *m)
+static void grow(struct hmap *m)
 {
     size_t nb = m->nbuckets ? m->nbuckets * 2 : INITIAL_BUCKETS;
-    struct kube__map_entry **b = xcalloc(nb, sizeof(struct kube__map_entry *));
+    struct hmap_entry **b = xcalloc(nb, sizeof(struct hmap_entry *));
 
     for (size_t i = 0; i < m->nbuckets; i++) {
-        struct kube__map_entry *e = m->buckets[i], *next;
+        struct hmap_entry *e = m->buckets[i], *next;
         for (; e; e = next) {
             size_t j = hash(e->key) & (nb - 1);
             next = e->next;
@@ -77,15 +78,15 @@ static void grow(struct kube__map *m)
     m->nbuckets = nb;
 }
 
-struct kube__map_entry *kube__map_find(const struct kube__map *m, const char *key)
+struct hmap_entry *hmap_find(const struct hmap *m, const char *key)
 {
-    struct kube__map_entry **p = slot_of(m, key);
+    struct hmap_entry **p = slot_of(m, key);
     return p ? *p : NULL;
 }
 
-struct kube__map_entry *kube__map_upsert(struct kube__map *m, const char *key)
+struct hmap_entry *hmap_upsert(struct hmap *m, const char *key)
 {
-    struct kube__map_entry **p, *e;
+    struct hmap_entry **p, *e;
 
     if (m->n >= m->nbuckets)
         grow(m);
@@ -99,18 +100,18 @@ struct kube__map_entry *kube__map_upsert(struct kube__map *m, const char *key)
     return e;
 }
 
-void *kube__map_put(struct kube__map *m, const char *key, void *value)
+void *hmap_put(struct hmap *m, const char *key, void *value)
 {
-    struct kube__map_entry *e = kube__map_upsert(m, key);
+    struct hmap_entry *e = hmap_upsert(m, key);
     void *old = e->value;
 
     e->value = value;
     return old;
 }
 
-void *kube__map_del(struct kube__map *m, const char *key)
+void *hmap_del(struct hmap *m, const char *key)
 {
-    struct kube__map_entry **p = slot_of(m, key), *e;
+    struct hmap_entry **p = slot_of(m, key), *e;
     void *old;
 
     if (!p || !*p)
@@ -124,7 +125,7 @@ void *kube__map_del(struct kube__map *m, const char *key)
     return old;
 }
 
-static struct kube__map_entry *scan(const struct kube__map *m, size_t *iter)
+static struct hmap_entry *scan(const struct hmap *m, size_t *iter)
 {
     for (; *iter < m->nbuckets; (*iter)++)
         if (m->buckets[*iter])
@@ -132,14 +133,13 @@ static struct kube__map_entry *scan(const struct kube__map *m, size_t *iter)
     return NULL;
 }
 
-struct kube__map_entry *kube__map_first(const struct kube__map *m, size_t *iter)
+struct hmap_entry *hmap_first(const struct hmap *m, size_t *iter)
 {
     *iter = 0;
     return scan(m, iter);
 }
 
-struct kube__map_entry *kube__map_next(const struct kube__map *m, struct kube__map_entry *e,
-                                       size_t *iter)
+struct hmap_entry *hmap_next(const struct hmap *m, struct hmap_entry *e, size_t *iter)
 {
     if (e->next)
         return e->next;

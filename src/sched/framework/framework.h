@@ -1,0 +1,297 @@
+/*
+ * The scheduling framework (kube-scheduler pkg/scheduler/framework/interface.go, reference
+ * scheduler.md 1): extension points, statuses, the per-cycle state, NodeInfo and the snapshot a
+ * cycle reads, and the plugin table every plugin fills in. A plugin is a
+ * `const struct sched_plugin` with NULL for the points it does not implement, registered by name
+ * in plugins/registry.c; a profile (profile.h) instantiates it with its args.
+ *
+ * Plugins' filter and score callbacks are pure functions of (pod, NodeInfo, cycle state, args)
+ * and run in parallel over nodes on the framework's workers: they must not write shared state
+ * other than through atomics. Everything a plugin computes once per cycle goes into the cycle
+ * state in PreFilter / PreScore.
+ */
+#ifndef KOORD_SCHED_FRAMEWORK_H
+#define KOORD_SCHED_FRAMEWORK_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/framework/types.h"
+
+struct strbuf;
+struct field_errors;
+
+/* ---- status (interface.go Code) ---- */
+
+enum sched_code {
+    SCHED_SUCCESS = 0,
+    SCHED_ERROR = 1,
+    SCHED_UNSCHEDULABLE = 2,
+    SCHED_UNRESOLVABLE = 3, /* UnschedulableAndUnresolvable */
+    SCHED_WAIT = 4,
+    SCHED_SKIP = 5,
+    SCHED_PENDING = 6,
+};
+
+const char *sched_code_name(enum sched_code c); /* "Success", "Unschedulable", ... */
+
+static inline bool sched_code_is_rejected(enum sched_code c)
+{
+    return c == SCHED_UNSCHEDULABLE || c == SCHED_UNRESOLVABLE || c == SCHED_PENDING;
+}
+
+/*
+ * A status: its code, the plugin that returned it (set by the framework) and its reasons. The
+ * reasons are kept NUL-separated in one owned buffer; sched_status_message() joins them with
+ * ", " as Status.Message() does. A zeroed struct is Success with no reasons.
+ */
+struct sched_status {
+    enum sched_code code;
+    const char *plugin; /* static name, or NULL */
+    char *buf;          /* n reasons, each NUL-terminated, back to back */
+    size_t len;
+    unsigned n;
+};
+
+/* Appends one reason (printf-style). Never fails (aborts on OOM). */
+void sched_status_add(struct sched_status *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Sets code and one reason; returns code (so `return sched_status_set(st, ..., "...");`). */
+enum sched_code sched_status_set(struct sched_status *s, enum sched_code code, const char *fmt,
+                                 ...) __attribute__((format(printf, 3, 4)));
+/* The i-th reason. */
+const char *sched_status_reason(const struct sched_status *s, unsigned i);
+/* The reasons joined with ", " into out. */
+void sched_status_message(const struct sched_status *s, struct strbuf *out);
+/* Moves src into dst (dst released first); src is left zeroed. */
+void sched_status_move(struct sched_status *dst, struct sched_status *src);
+void sched_status_release(struct sched_status *s);
+
+/* ---- NodeInfo (framework/types.go NodeInfo) ---- */
+
+struct sched_port_use {
+    char ip[48];
+    int32_t port;
+    uint8_t protocol;
+};
+
+struct sched_node_info {
+    struct sched_node *node; /* NULL while only pods name it */
+    const char *name;        /* node->name, or the name the pods gave */
+    struct sched_pod **pods; /* references */
+    size_t npods, cap;
+    size_t n_with_affinity;         /* pods with any pod (anti-)affinity */
+    size_t n_with_required_anti;    /* pods with required anti-affinity */
+    struct sched_res requested;     /* Σ pod requests */
+    int64_t nonzero_cpu, nonzero_mem;
+    struct sched_port_use *ports;
+    size_t nports, ports_cap;
+    uint64_t generation;
+};
+
+struct sched_node_info *sched_node_info_new(const char *name);
+void sched_node_info_free(struct sched_node_info *ni);
+/* A deep copy (pods and node by reference). */
+struct sched_node_info *sched_node_info_clone(const struct sched_node_info *ni);
+/* Replaces the node (takes a new reference; NULL clears it). */
+void sched_node_info_set_node(struct sched_node_info *ni, struct sched_node *n);
+/* Adds a pod (takes a reference) and its requests and ports. */
+void sched_node_info_add_pod(struct sched_node_info *ni, struct sched_pod *p);
+/* Removes the pod with p's uid; -ENOENT when absent. */
+int sched_node_info_remove_pod(struct sched_node_info *ni, const struct sched_pod *p);
+
+/* ---- the snapshot a cycle reads (cache/snapshot.go) ---- */
+
+struct sched_snapshot {
+    struct sched_node_info **nodes; /* every node with a Node object, in node-tree order */
+    size_t nnodes;
+    struct sched_node_info **with_affinity; /* nodes with pods having (anti-)affinity */
+    size_t nwith_affinity;
+    struct sched_node_info **with_required_anti;
+    size_t nwith_required_anti;
+    struct hmap *by_name; /* name -> struct sched_node_info *, every entry incl. pod-only ones */
+    uint64_t generation;
+};
+
+/* The NodeInfo of a node, or NULL. */
+struct sched_node_info *sched_snapshot_get(const struct sched_snapshot *s, const char *name);
+
+/* ---- cycle state (framework/cycle_state.go) ---- */
+
+/* A cycle-state entry's type: how to free and clone it. Key by the address of a static
+ * struct sched_state_type of the plugin. */
+struct sched_state_type {
+    const char *name;
+    void (*free)(void *data);
+    void *(*clone)(const void *data); /* NULL: entry is read-only after PreFilter, shared */
+};
+
+struct sched_cycle;
+
+struct sched_cycle *sched_cycle_new(void);
+void sched_cycle_free(struct sched_cycle *cs);
+/* A copy for a dry run (preemption, nominated pods): entries cloned through their type. */
+struct sched_cycle *sched_cycle_clone(const struct sched_cycle *cs);
+/* Stores data under type (replacing and freeing a previous entry). Takes ownership. */
+void sched_cycle_write(struct sched_cycle *cs, const struct sched_state_type *type, void *data);
+/* The data under type, or NULL. */
+void *sched_cycle_read(const struct sched_cycle *cs, const struct sched_state_type *type);
+/* Whether a plugin is skipped at Filter / Score this cycle (its PreFilter/PreScore said Skip). */
+bool sched_cycle_skip_filter(const struct sched_cycle *cs, int plugin_id);
+bool sched_cycle_skip_score(const struct sched_cycle *cs, int plugin_id);
+void sched_cycle_set_skip_filter(struct sched_cycle *cs, int plugin_id);
+void sched_cycle_set_skip_score(struct sched_cycle *cs, int plugin_id);
+
+/* ---- what plugins can ask the framework (framework.Handle) ---- */
+
+struct sched_handle;
+struct kube_client;
+struct kube_recorder;
+
+/* The snapshot of the running cycle. */
+const struct sched_snapshot *sched_handle_snapshot(const struct sched_handle *h);
+/* The API client (NULL in unit tests). */
+struct kube_client *sched_handle_client(const struct sched_handle *h);
+struct kube_recorder *sched_handle_recorder(const struct sched_handle *h);
+/* The profile's scheduler name. */
+const char *sched_handle_profile_name(const struct sched_handle *h);
+/*
+ * Runs the profile's Filter plugins (with nominated pods, 1.4) for pod on ni with cs. Returns
+ * the code; the failing status is moved into st (may be NULL).
+ */
+enum sched_code sched_handle_run_filters(struct sched_handle *h, struct sched_cycle *cs,
+                                         const struct sched_pod *pod,
+                                         const struct sched_node_info *ni,
+                                         struct sched_status *st);
+/* Runs the PreFilterExtensions AddPod / RemovePod of every PreFilter plugin. */
+enum sched_code sched_handle_run_add_pod(struct sched_handle *h, struct sched_cycle *cs,
+                                         const struct sched_pod *pod, struct sched_pod *add,
+                                         struct sched_node_info *ni, struct sched_status *st);
+enum sched_code sched_handle_run_remove_pod(struct sched_handle *h, struct sched_cycle *cs,
+                                            const struct sched_pod *pod, struct sched_pod *rm,
+                                            struct sched_node_info *ni, struct sched_status *st);
+/* Pods nominated to a node (new references into *ret, free with sched_pods_free). */
+size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret);
+void sched_pods_free(struct sched_pod **v, size_t n);
+
+/* ---- cluster events (internal/queue/events.go, framework/types.go) ---- */
+
+enum sched_action {
+    SCHED_ACT_ADD = 1,
+    SCHED_ACT_DELETE = 2,
+    SCHED_ACT_UPDATE_NODE_ALLOCATABLE = 4,
+    SCHED_ACT_UPDATE_NODE_LABEL = 8,
+    SCHED_ACT_UPDATE_NODE_TAINT = 16,
+    SCHED_ACT_UPDATE_NODE_CONDITION = 32,
+    SCHED_ACT_UPDATE_NODE_ANNOTATION = 64,
+    SCHED_ACT_UPDATE = 4 | 8 | 16 | 32 | 64,
+    SCHED_ACT_ALL = 127,
+};
+
+/* What an event is about: Pod, Node, or another GVK named "<plural>.<version>.<group>". */
+struct sched_event_reg {
+    const char *resource; /* "Pod", "Node", "*", or a GVK string; NULL ends a list */
+    unsigned actions;     /* enum sched_action bits */
+};
+
+/* ---- plugin arguments ---- */
+
+/*
+ * Plugins decode their args themselves, reporting each bad field under path (e.g.
+ * "profiles[0].pluginConfig[2].args") into errs as field errors: the scheduler refuses to start
+ * and prints them all.
+ */
+
+/* ---- the plugin table ---- */
+
+struct sched_node_score {
+    struct sched_node_info *ni;
+    int64_t score;
+};
+
+/* PreFilter's node restriction (PreFilterResult.NodeNames): NULL names = all nodes. */
+struct sched_prefilter_result {
+    char **names; /* owned; set to restrict */
+    size_t n;
+    bool restrict_nodes; /* names meaningful (an empty set restricts to nothing) */
+};
+
+struct sched_post_filter_result {
+    char *nominated_node; /* owned; "" clears, NULL leaves as is */
+};
+
+/* The statuses of filtered nodes (NodeToStatusMap); absent = not evaluated. */
+struct sched_node_statuses {
+    struct sched_node_info **nodes;
+    struct sched_status *status; /* parallel to nodes */
+    size_t n;
+};
+
+/*
+ * One plugin. self is what init returned (per profile). Every callback may be NULL. Callbacks
+ * that return enum sched_code put their reasons in st; the framework sets st->code and
+ * st->plugin.
+ */
+struct sched_plugin {
+    const char *name;
+    const char *args_kind;                 /* "NodeResourcesFitArgs", or NULL: takes no args */
+    int default_weight;                    /* weight in the default profile (score plugins) */
+    const struct sched_event_reg *events;  /* NULL: every event; {NULL} list: none */
+
+    /* Builds the instance from args (NULL or {} = defaults). 0; -EINVAL with errs filled. */
+    int (*init)(const cJSON *args, const char *path, struct sched_handle *h, void **ret_self,
+                struct field_errors *errs);
+    void (*free)(void *self);
+
+    enum sched_code (*pre_enqueue)(void *self, const struct sched_pod *pod,
+                                   struct sched_status *st);
+    /* QueueSort: a before b. ta, tb are the queue timestamps. */
+    bool (*less)(void *self, const struct sched_pod *a, double ta, const struct sched_pod *b,
+                 double tb);
+
+    enum sched_code (*pre_filter)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                  struct sched_prefilter_result *res, struct sched_status *st);
+    /* PreFilterExtensions. */
+    enum sched_code (*add_pod)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                               const struct sched_pod *add, const struct sched_node_info *ni,
+                               struct sched_status *st);
+    enum sched_code (*remove_pod)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                  const struct sched_pod *rm, const struct sched_node_info *ni,
+                                  struct sched_status *st);
+    enum sched_code (*filter)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                              const struct sched_node_info *ni, struct sched_status *st);
+    enum sched_code (*post_filter)(void *self, struct sched_cycle *cs,
+                                   const struct sched_pod *pod,
+                                   const struct sched_node_statuses *m,
+                                   struct sched_post_filter_result *res, struct sched_status *st);
+    enum sched_code (*pre_score)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                 struct sched_node_info *const *nodes, size_t n,
+                                 struct sched_status *st);
+    enum sched_code (*score)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                             const struct sched_node_info *ni, int64_t *ret_score,
+                             struct sched_status *st);
+    enum sched_code (*normalize)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                 struct sched_node_score *scores, size_t n,
+                                 struct sched_status *st);
+    enum sched_code (*reserve)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                               const char *node, struct sched_status *st);
+    void (*unreserve)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                      const char *node);
+    /* Permit: SCHED_WAIT with *ret_timeout_ms to park the pod. */
+    enum sched_code (*permit)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                              const char *node, long *ret_timeout_ms, struct sched_status *st);
+    enum sched_code (*pre_bind)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                const char *node, struct sched_status *st);
+    enum sched_code (*bind)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                            const char *node, struct sched_status *st);
+    void (*post_bind)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                      const char *node);
+};
+
+/* Score bounds (interface.go). */
+#define SCHED_MAX_NODE_SCORE 100
+#define SCHED_MIN_NODE_SCORE 0
+
+#endif

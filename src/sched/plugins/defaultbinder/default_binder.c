@@ -1,0 +1,9 @@
+/* The DefaultBinder plugin (skeleton: filled in by its implementation). */
+#include "sched/framework/framework.h"
+#include "sched/plugins/registry.h"
+
+const struct sched_plugin sched_plugin_default_binder = {
+    .name = "DefaultBinder",
+    .args_kind = NULL,
+    .default_weight = 0,
+};
