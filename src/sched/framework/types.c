@@ -23,7 +23,7 @@
 /* ---- resource names ---- */
 
 static pthread_mutex_t res_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *res_names[SCHED_RES_MAX] = {"cpu", "memory", "ephemeral-storage"};
+static const char *res_names[SCHED_RES_MAX] = {"cpu", "memory", "ephemeral-storage"};
 static _Atomic int res_count = SCHED_RES_FIRST_SCALAR;
 
 static bool is_scalar_name(const char *name)
