@@ -16,6 +16,7 @@
 #include "api/labels.h"
 #include "base/base.h"
 #include "base/log.h"
+#include "http/server.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "kube/informer.h"
@@ -675,4 +676,31 @@ void sched_scheduler_stats(struct sched_scheduler *s, struct sched_scheduler_sta
     ret->gated = qs.gated;
     ret->assumed = cs.assumed;
     ret->pre_enqueue_runs = qs.pre_enqueue_runs;
+}
+
+void sched_scheduler_http(const struct http_request *req, struct http_response *resp,
+                          void *userdata)
+{
+    struct sched_scheduler *s = userdata;
+    const char *path = http_request_path(req);
+
+    resp->content_type = "text/plain; charset=utf-8";
+    if (strcmp(http_request_method(req), "GET")) {
+        resp->status = 405;
+        strbuf_addstr(&resp->body, "method not allowed\n");
+    } else if (!strcmp(path, "/metrics")) {
+        resp->status = 200;
+        resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+        sched_scheduler_metrics(s, &resp->body);
+    } else if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
+        resp->status = 200;
+        strbuf_addstr(&resp->body, "ok");
+    } else if (!strcmp(path, "/readyz")) {
+        bool ok = sched_scheduler_synced(s);
+        resp->status = ok ? 200 : 503;
+        strbuf_addstr(&resp->body, ok ? "ok" : "informers not synced");
+    } else {
+        resp->status = 404;
+        strbuf_addstr(&resp->body, "404 page not found\n");
+    }
 }

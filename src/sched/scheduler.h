@@ -67,6 +67,15 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s);
 /* Waits until no binding is in flight. */
 void sched_scheduler_wait_bindings(struct sched_scheduler *s);
 
+/*
+ * The http_handler_fn of the scheduler's port (pass the scheduler as userdata): /metrics,
+ * /healthz, /livez, /readyz (ready once the informers have synced).
+ */
+struct http_request;
+struct http_response;
+void sched_scheduler_http(const struct http_request *req, struct http_response *resp,
+                          void *userdata);
+
 /* /metrics text. */
 void sched_scheduler_metrics(struct sched_scheduler *s, struct strbuf *out);
 
