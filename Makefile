@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 30
 SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
 
 .PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench bench-deps \
-	bench-apiserver bench-nodemetric bench-agent fuzz crds clean
+	bench-apiserver bench-nodemetric bench-agent bench-scheduler fuzz crds clean
 
 all: build
 
@@ -71,6 +71,14 @@ bench-nodemetric: deps
 	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
 	cmake --build build/release --target bench_nodemetric -j $(JOBS)
 	build/release/bench_nodemetric $(BENCH_ARGS)
+
+# Only bench/scheduler (scheduler_perf's workloads against koord scheduler and koord apiserver,
+# then the cycle alone); BENCH_ARGS passes flags (e.g. BENCH_ARGS="--workload SchedulingBasic
+# --perf /tmp/scheduler.perf").
+bench-scheduler: deps
+	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
+	cmake --build build/release --target bench_scheduler -j $(JOBS)
+	build/release/bench_scheduler $(BENCH_ARGS)
 
 # Only bench/agent (koord agent's CPU and memory on a node of 110 pods); BENCH_ARGS passes
 # flags (e.g. BENCH_ARGS="--seconds 600").

@@ -21,7 +21,7 @@
 
 #include "base/strbuf.h"
 
-enum server_kind { SERVER_KOORD, SERVER_ETCD, SERVER_MANAGER, SERVER_AGENT };
+enum server_kind { SERVER_KOORD, SERVER_ETCD, SERVER_MANAGER, SERVER_AGENT, SERVER_SCHEDULER };
 
 /* How a client authenticates to `koord apiserver` (the manager always takes the admin client
  * certificate of the API server it uses). */
@@ -32,13 +32,13 @@ enum server_auth {
 
 struct server {
     enum server_kind kind;
-    const char *name; /* "koord", "etcd", "manager" or "agent" */
+    const char *name; /* "koord", "etcd", "manager", "agent" or "scheduler" */
     char *dir;        /* temp dir: data, log, ready file; removed by server_stop() */
     pid_t pid;        /* 0 when not running */
     int pidfd;        /* becomes readable when the process exits; < 0 without pidfd_open */
     bool reaped;      /* without a pidfd: waitpid has returned its wstatus */
     int wstatus;
-    char url[64];   /* https://127.0.0.1:PORT (the agent: http://, /healthz and /metrics) */
+    char url[64];   /* https://127.0.0.1:PORT (agent, scheduler: http://, /metrics and probes) */
     char *cafile;   /* the CA that signed its serving certificate; NULL: etcd --auto-tls */
     char *auth;     /* an "Authorization: Bearer" header, or NULL */
     char *certfile; /* a client certificate and its key, or NULL */
@@ -74,6 +74,16 @@ int server_start_manager(struct server *s, const char *koord_path, const struct 
  */
 int server_start_agent(struct server *s, const char *koord_path, const struct server *api,
                        const struct server *m, const char *node, const char *host_root);
+
+/*
+ * Starts `koord scheduler` against the API server api (its admin kubeconfig) with the
+ * KubeSchedulerConfiguration config_path (NULL: the default profile), no leader election, and
+ * /metrics, /healthz and /readyz on a free loopback port (plain HTTP), and waits up to 60 s
+ * until /readyz answers 200: its informers have listed every Node and Pod. 0, or < 0 as
+ * server_start_koord().
+ */
+int server_start_scheduler(struct server *s, const char *koord_path, const struct server *api,
+                           const char *config_path);
 
 /* SIGTERM, up to 10 s to exit, then SIGKILL; removes the temp dir. A zeroed or stopped server
  * is fine. A koord server that was running and does not exit 0 counts as a failure

@@ -354,6 +354,15 @@ static bool agent_ready(struct server *s)
     return get_ok(s, "/healthz", "ok");
 }
 
+/* The scheduler serves plain HTTP on loopback too; ready once its informers have synced. */
+static bool scheduler_ready(struct server *s)
+{
+    if (!read_ready_file(s))
+        return false;
+    memmove(s->url + 4, s->url + 5, strlen(s->url + 5) + 1);
+    return get_ok(s, "/readyz", "ok");
+}
+
 static bool etcd_ready(struct server *s)
 {
     return get_ok(s, "/health", "\"true\"");
@@ -623,6 +632,47 @@ int server_start_agent(struct server *s, const char *koord_path, const struct se
     free(proc);
     free(sys);
     free(resctrl);
+    return r;
+}
+
+int server_start_scheduler(struct server *s, const char *koord_path, const struct server *api,
+                           const char *config_path)
+{
+    char *ready = NULL;
+    int r;
+
+    memset(s, 0, sizeof(*s));
+    s->kind = SERVER_SCHEDULER;
+    s->name = "scheduler";
+    if ((r = make_dir(s)) < 0)
+        return r;
+    ready = path_in(s->dir, "ready");
+    {
+        const char *argv[16];
+        size_t n = 0;
+        argv[n++] = koord_path;
+        argv[n++] = "scheduler";
+        argv[n++] = "--kubeconfig";
+        argv[n++] = api->kubeconfig;
+        if (config_path) {
+            argv[n++] = "--config";
+            argv[n++] = config_path;
+        }
+        argv[n++] = "--leader-elect=false";
+        argv[n++] = "--listen";
+        argv[n++] = "127.0.0.1:0";
+        argv[n++] = "--ready-file";
+        argv[n++] = ready;
+        argv[n++] = "--log-level";
+        argv[n++] = "warn";
+        argv[n] = NULL;
+        r = spawn(s, argv);
+    }
+    if (r < 0)
+        r = give_up(s, r, "cannot start");
+    else
+        r = wait_ready(s, scheduler_ready, 2 * READY_SECONDS);
+    free(ready);
     return r;
 }
 
