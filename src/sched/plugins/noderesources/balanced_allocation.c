@@ -97,9 +97,8 @@ static int balanced_init(const cJSON *args, const char *path, struct sched_handl
  * population standard deviation for more, 0 for fewer.
  */
 static enum sched_code balanced_score(void *self, struct sched_cycle *cs,
-                                      const struct sched_pod *pod,
-                                      const struct sched_node_info *ni, int64_t *ret_score,
-                                      struct sched_status *st)
+                                      const struct sched_pod *pod, const struct sched_node_info *ni,
+                                      int64_t *ret_score, struct sched_status *st)
 {
     const struct balanced *b = self;
     double fr[SCHED_RES_MAX], total = 0, std = 0;

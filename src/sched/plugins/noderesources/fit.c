@@ -105,8 +105,15 @@ static void decode_names(struct sched_noderes_dec *d, const cJSON *v, bool group
         }
         if (groups && strchr(e->valuestring, '/'))
             sched__noderes_invalid(d, e, "resource group name can't contain '/'");
-        if (labels_check_qualified_name(e->valuestring, &why) < 0)
-            sched__noderes_invalid(d, e, why.buf);
+        /* ValidateLabelName: one error per message of IsQualifiedName (joined with "; "). */
+        if (labels_check_qualified_name(e->valuestring, &why) < 0) {
+            for (char *m = why.buf, *sep; m; m = sep ? sep + 2 : NULL) {
+                sep = strstr(m, "; ");
+                if (sep)
+                    *sep = '\0';
+                sched__noderes_invalid(d, e, m);
+            }
+        }
         strbuf_release(&why);
         *ret = xrealloc(*ret, (*ret_n + 1) * sizeof(**ret));
         (*ret)[(*ret_n)++] = xstrdup(e->valuestring);
@@ -178,8 +185,7 @@ static void decode_shape(struct sched_noderes_dec *d, const cJSON *v, struct fit
         if (p->utilization < 0 || p->utilization > FIT_MAX_UTILIZATION) {
             l2 = sched__noderes_dec_push(d, "utilization");
             (void)snprintf(val, sizeof(val), "%lld", (long long)p->utilization);
-            (void)snprintf(why, sizeof(why), "not in valid range [%d, %d]", 0,
-                           FIT_MAX_UTILIZATION);
+            (void)snprintf(why, sizeof(why), "not in valid range [%d, %d]", 0, FIT_MAX_UTILIZATION);
             field_error_add(d->errs, FIELD_INVALID, d->path.buf, val, "%s", why);
             sched__noderes_dec_pop(d, l2);
         }
@@ -280,8 +286,8 @@ static void decode_strategy(struct sched_noderes_dec *d, const cJSON *ss, struct
 static int fit_init(const cJSON *args, const char *path, struct sched_handle *h, void **ret_self,
                     struct field_errors *errs)
 {
-    static const char *const keys[] = {"apiVersion", "kind", "ignoredResources",
-                                       "ignoredResourceGroups", "scoringStrategy", NULL};
+    static const char *const keys[] = {
+        "apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy", NULL};
     struct fit *f = xcalloc(1, sizeof(*f));
     size_t before = field_errors_count(errs);
     struct sched_noderes_dec d;
@@ -395,8 +401,8 @@ static int64_t fit_scaled(int64_t x, int64_t cap)
 {
     if (x <= INT64_MAX / SCHED_MAX_NODE_SCORE)
         return x * SCHED_MAX_NODE_SCORE / cap;
-    __extension__ unsigned __int128 p = (unsigned __int128)x * SCHED_MAX_NODE_SCORE;
-    return (int64_t)(p / (unsigned __int128)cap);
+    return (int64_t)(__extension__((unsigned __int128)x * SCHED_MAX_NODE_SCORE /
+                                   (unsigned __int128)cap));
 }
 
 /* least_allocated.go leastRequestedScore. */

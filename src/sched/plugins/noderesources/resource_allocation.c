@@ -53,7 +53,8 @@ bool sched__noderes_alloc_req(const struct sched_noderes_spec *spec, const struc
 
 /* ---- args decoding ---- */
 
-void sched__noderes_dec_init(struct sched_noderes_dec *d, const char *base, struct field_errors *errs)
+void sched__noderes_dec_init(struct sched_noderes_dec *d, const char *base,
+                             struct field_errors *errs)
 {
     d->errs = errs;
     strbuf_init(&d->path);

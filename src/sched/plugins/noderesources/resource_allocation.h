@@ -60,7 +60,8 @@ struct sched_noderes_dec {
 };
 
 /* Starts at base (NULL or "" = the args are the root, fields then print without a leading dot). */
-void sched__noderes_dec_init(struct sched_noderes_dec *d, const char *base, struct field_errors *errs);
+void sched__noderes_dec_init(struct sched_noderes_dec *d, const char *base,
+                             struct field_errors *errs);
 void sched__noderes_dec_release(struct sched_noderes_dec *d);
 /* Descends into member key / element i; returns the length to restore with _pop(). */
 size_t sched__noderes_dec_push(struct sched_noderes_dec *d, const char *key);
