@@ -385,6 +385,8 @@ static bool node_admits(void *arg, const struct sched_pod *pod)
 
     if (*pod->node_name && strcmp(pod->node_name, n->name))
         return false;
+    if (n->allowed_pods < 1)
+        return false;
     for (size_t i = 0; i < pod->nnode_selector; i++)
         if (!sched_sel_req_matches(&pod->node_selector[i], n->labels))
             return false;
