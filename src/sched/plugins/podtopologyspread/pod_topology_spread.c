@@ -793,6 +793,23 @@ static int pts_init(const cJSON *args, const char *path, struct sched_handle *h,
         pts_bad(errs, FIELD_INVALID, path, "defaultConstraints", list, "must be a list");
         list = NULL;
     }
+    if (list && cJSON_IsNull(list))
+        list = NULL;
+    /* v1 defaults.go: an unset defaultingType is System. */
+    if (type && (!*type || !strcmp(type, "System"))) {
+        pl->system_defaulted = true;
+        if (list && cJSON_GetArraySize(list) > 0) {
+            struct strbuf p = STRBUF_INIT;
+            strbuf_addf(&p, "%s.defaultingType", path);
+            field_error_add(errs, FIELD_INVALID, p.buf, "\"System\"",
+                            "when .defaultConstraints are not empty");
+            strbuf_release(&p);
+        }
+    } else if (type && strcmp(type, "List")) {
+        pts_bad(errs, FIELD_NOT_SUPPORTED, path, "defaultingType",
+                cJSON_GetObjectItemCaseSensitive(args, "defaultingType"),
+                "supported values: \"System\", \"List\"");
+    }
     if (list && cJSON_GetArraySize(list) > 0) {
         const cJSON *e;
         pl->defaults = xcalloc((size_t)cJSON_GetArraySize(list), sizeof(*pl->defaults));
@@ -817,21 +834,6 @@ static int pts_init(const cJSON *args, const char *path, struct sched_handle *h,
             }
             strbuf_release(&p);
         }
-    }
-    /* v1 defaults.go: an unset defaultingType is System. */
-    if (type && (!*type || !strcmp(type, "System"))) {
-        pl->system_defaulted = true;
-        if (pl->ndefaults) {
-            struct strbuf p = STRBUF_INIT;
-            strbuf_addf(&p, "%s.defaultingType", path);
-            field_error_add(errs, FIELD_INVALID, p.buf, "\"System\"",
-                            "when .defaultConstraints are not empty");
-            strbuf_release(&p);
-        }
-    } else if (type && strcmp(type, "List")) {
-        pts_bad(errs, FIELD_NOT_SUPPORTED, path, "defaultingType",
-                cJSON_GetObjectItemCaseSensitive(args, "defaultingType"),
-                "supported values: \"System\", \"List\"");
     }
 out:
     if (field_errors_count(errs) > nerr) {
