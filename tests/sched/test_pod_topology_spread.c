@@ -723,6 +723,33 @@ static void test_score(void **state)
         run_score(&f, NULL, inpod("'app':'x'", C_ZONE(3, "ScheduleAnyway")), names, raw, want);
     }
     fx_release(&f);
+
+    /*
+     * The hostname weight counts only the scored nodes: h1 (zone a, 3 matching pods) and three
+     * nodes without a zone label, ignored. zone: one domain, ln 3 = 1.0986; hostname: 4 − 3 = 1
+     * node, ln 3. h1 = 3 × 1.0986 + 3 × 1.0986 = 6.5917 → 7 (with 4 nodes it would be
+     * 3.2958 + 3 × ln 6 = 8.67 → 9); normalised 100 × (7 + 7 − 7) / 7 = 100, the others 0.
+     */
+    fx_init(&f,
+            mknode("h1", "'zone':'a','kubernetes.io/hostname':'h1'",
+                   epod("p1", "default", "'app':'x'"), epod("p2", "default", "'app':'x'"),
+                   epod("p3", "default", "'app':'x'"), NULL),
+            mknode("h2", "'kubernetes.io/hostname':'h2'", NULL),
+            mknode("h3", "'kubernetes.io/hostname':'h3'", NULL),
+            mknode("h4", "'kubernetes.io/hostname':'h4'", NULL), NULL);
+    {
+        const char *const names[] = {"h1", "h2", "h3", "h4", NULL};
+        const int64_t raw[] = {7, 0, 0, 0}, want[] = {100, 0, 0, 0};
+        run_score(
+            &f, NULL,
+            inpod("'app':'x'",
+                  C_ZONE(1, "ScheduleAnyway") ","
+                                              "{'maxSkew':1,'topologyKey':'kubernetes.io/hostname',"
+                                              "'whenUnsatisfiable':'ScheduleAnyway',"
+                                              "'labelSelector':{'matchLabels':{'app':'x'}}}"),
+            names, raw, want);
+    }
+    fx_release(&f);
 }
 
 /* ---- args ---- */
