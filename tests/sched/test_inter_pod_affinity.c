@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "sched/plugins/interpodaffinity/inter_pod_affinity.c"
+#include "sched/plugins/interpodaffinity/inter_pod_affinity.c" /* NOLINT(bugprone-suspicious-include) */
 #include "sched/schedtest.h"
 
 /* The framework runtime defines the real one; the plugin's callbacks reference it, the tests

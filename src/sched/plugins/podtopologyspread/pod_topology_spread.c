@@ -465,7 +465,7 @@ static enum sched_code pts_pre_score_snap(const struct pts *pl, const struct sch
     bool require_all = pod->nspread > 0 || !pl->system_defaulted;
 
     (void)st;
-    if (!snap->nnodes)
+    if (!nnodes || !snap->nnodes)
         return SCHED_SKIP;
     n = pts_constraints(pl, pod, false, &cons);
     if (!n)
