@@ -781,9 +781,16 @@ static void test_args(void **state)
     struct pts *pl;
 
     (void)state;
+    /* System: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway. */
     pl = pts_new(NULL);
     assert_true(pl->system_defaulted);
-    assert_int_equal(pl->ndefaults, 0);
+    assert_int_equal(pl->ndefaults, 2);
+    assert_string_equal(pl->defaults[0].topology_key, "kubernetes.io/hostname");
+    assert_int_equal(pl->defaults[0].max_skew, 3);
+    assert_false(pl->defaults[0].do_not_schedule);
+    assert_string_equal(pl->defaults[1].topology_key, "topology.kubernetes.io/zone");
+    assert_int_equal(pl->defaults[1].max_skew, 5);
+    assert_false(pl->defaults[1].do_not_schedule);
     pts_free(pl);
     pl = pts_new("{'apiVersion':'kubescheduler.config.k8s.io/v1','kind':'PodTopologySpreadArgs',"
                  "'defaultingType':'System'}");

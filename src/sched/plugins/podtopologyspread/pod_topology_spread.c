@@ -43,7 +43,8 @@ static const char pts_reason_skew[] = "node(s) didn't match pod topology spread 
 struct pts {
     struct sched_handle *h;
     bool system_defaulted; /* defaultingType System */
-    /* defaultConstraints with defaultingType List (selector NULL: built per pod). */
+    /* The system defaults or, with defaultingType List, defaultConstraints (selector NULL:
+     * built per pod). */
     struct sched_spread *defaults;
     size_t ndefaults;
 };
@@ -769,6 +770,24 @@ static void pts_free(void *self)
     free(pl);
 }
 
+/* The defaults of defaultingType System (plugin.go systemDefaultConstraints). */
+static void pts_set_system_defaults(struct pts *pl)
+{
+    static const struct {
+        const char *key;
+        int32_t max_skew;
+    } sys[] = {{PTS_HOSTNAME_KEY, 3}, {"topology.kubernetes.io/zone", 5}};
+
+    pl->defaults = xcalloc(ARRAY_SIZE(sys), sizeof(*pl->defaults));
+    for (size_t i = 0; i < ARRAY_SIZE(sys); i++) {
+        pl->defaults[i].topology_key = xstrdup(sys[i].key);
+        pl->defaults[i].max_skew = sys[i].max_skew;
+        pl->defaults[i].do_not_schedule = false;
+        pl->defaults[i].min_domains = 1;
+    }
+    pl->ndefaults = ARRAY_SIZE(sys);
+}
+
 static int pts_init(const cJSON *args, const char *path, struct sched_handle *h, void **ret_self,
                     struct field_errors *errs)
 {
@@ -840,6 +859,8 @@ out:
         pts_free(pl);
         return -EINVAL;
     }
+    if (pl->system_defaulted)
+        pts_set_system_defaults(pl);
     *ret_self = pl;
     return 0;
 }
