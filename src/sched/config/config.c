@@ -840,11 +840,14 @@ static void parse_plugin_config(struct pctx *c, const cJSON *list, const char *p
             strbuf_release(&q);
             goto next;
         }
-        args = member(it, "args");
-        if (args && !want_object(c, args, apath))
-            goto next;
         /* Args of plugins koord lacks are not decoded, as upstream skips out-of-tree ones. */
         id = sched_registry_find(name);
+        args = member(it, "args");
+        if (args && !want_object(c, args, apath)) {
+            if (id >= 0)
+                st->args_bad[id] = true;
+            goto next;
+        }
         if (id < 0 || !c->reg->plugin(id)->args_kind)
             goto next;
         st->cfg_index[id] = (int)j;
