@@ -3,13 +3,12 @@
  * (framework/types.go NodeInfo.AddPodInfo/RemovePod/update). The cache keeps one per node and
  * the snapshot a copy of the changed ones; a cycle only reads them.
  */
-#include "sched/framework/framework.h"
-
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "base/hmap.h"
+#include "sched/framework/framework.h"
 
 struct sched_node_info *sched_node_info_new(const char *name)
 {
@@ -48,6 +47,16 @@ struct sched_node_info *sched_node_info_clone(const struct sched_node_info *ni)
     if (ni->nports)
         memcpy(c->ports, ni->ports, ni->nports * sizeof(*c->ports));
     return c;
+}
+
+void sched_node_info_assign(struct sched_node_info *dst, const struct sched_node_info *src)
+{
+    struct sched_node_info *c = sched_node_info_clone(src), old = *dst;
+
+    /* dst takes the copy's contents; the old contents leave with the copy's shell. */
+    *dst = *c;
+    *c = old;
+    sched_node_info_free(c);
 }
 
 void sched_node_info_set_node(struct sched_node_info *ni, struct sched_node *n)

@@ -1,6 +1,4 @@
 /* Statuses and the per-cycle state (framework/interface.go Status, framework/cycle_state.go). */
-#include "sched/framework/framework.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +6,7 @@
 
 #include "base/base.h"
 #include "base/strbuf.h"
+#include "sched/framework/framework.h"
 
 static const char *const code_names[] = {
     "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending",
@@ -20,6 +19,8 @@ const char *sched_code_name(enum sched_code c)
     return "Unknown";
 }
 
+static void status_vadd(struct sched_status *s, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 static void status_vadd(struct sched_status *s, const char *fmt, va_list ap)
 {
     va_list aq;
@@ -45,8 +46,7 @@ void sched_status_add(struct sched_status *s, const char *fmt, ...)
     va_end(ap);
 }
 
-enum sched_code sched_status_set(struct sched_status *s, enum sched_code code, const char *fmt,
-                                 ...)
+enum sched_code sched_status_set(struct sched_status *s, enum sched_code code, const char *fmt, ...)
 {
     va_list ap;
 

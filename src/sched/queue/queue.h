@@ -34,8 +34,8 @@ struct sched_status;
 
 /* A pod in the queue, as pop hands it to the scheduling cycle. */
 struct sched_queued_pod {
-    struct sched_pod *pod; /* a reference, owned by this record */
-    double timestamp;      /* last (re)add: sort order and backoff start */
+    struct sched_pod *pod;  /* a reference, owned by this record */
+    double timestamp;       /* last (re)add: sort order and backoff start */
     double initial_attempt; /* first entry into activeQ; 0 until then */
     int attempts;
     uint64_t unschedulable_plugins; /* registry-id bits of the plugins that rejected it */
@@ -98,6 +98,12 @@ void sched_queue_delete(struct sched_queue *q, const struct sched_pod *pod);
  */
 int sched_queue_pop(struct sched_queue *q, double timeout_s, struct sched_queued_pod **ret);
 void sched_queued_pod_free(struct sched_queued_pod *qp);
+
+/* The attempt of the pod with key ended (bound, or dropped): stops tracking it as in flight. */
+void sched_queue_done(struct sched_queue *q, const char *key);
+
+/* Wakes every pop with -ECANCELED and refuses further pops; the records stay until free. */
+void sched_queue_close(struct sched_queue *q);
 
 /*
  * Puts back a pod whose attempt failed (takes ownership of qp). The latest version of the pod
