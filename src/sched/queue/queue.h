@@ -121,6 +121,12 @@ void sched_queued_pod_free(struct sched_queued_pod *qp);
  */
 void sched_queue_done(struct sched_queue *q, const char *key);
 
+/* The attempt of the pod with key ended (bound, or dropped): stops tracking it as in flight. */
+void sched_queue_done(struct sched_queue *q, const char *key);
+
+/* Wakes every pop with -ECANCELED and refuses further pops; the records stay until free. */
+void sched_queue_close(struct sched_queue *q);
+
 /*
  * Puts back a pod whose attempt failed (takes ownership of qp). The latest version of the pod
  * the queue saw replaces qp->pod if an update arrived meanwhile; a pod deleted meanwhile is
