@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -89,6 +90,9 @@ struct sched_queue {
 
     struct hmap nom_by_key;  /* pod key -> struct nomination */
     struct hmap nom_by_node; /* node -> struct nom_list */
+    /* nom_by_key.n, readable without the lock: Filter asks for every node, and most cycles
+     * have no nominated pod at all, so they skip the lock and the copy. */
+    _Atomic size_t nominations;
 
     int64_t cycle;              /* schedulingCycle */
     int64_t move_request_cycle; /* moveRequestCycle: -1 until the first move */
@@ -409,6 +413,7 @@ static void nom_delete(struct sched_queue *q, const char *key)
     sched_pod_unref(n->pod);
     free(n->node);
     free(n);
+    atomic_store_explicit(&q->nominations, q->nom_by_key.n, memory_order_relaxed);
 }
 
 /*
@@ -440,6 +445,7 @@ static void nom_add(struct sched_queue *q, struct sched_pod *pod, const char *no
         l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
     }
     l->v[l->n++] = n;
+    atomic_store_explicit(&q->nominations, q->nom_by_key.n, memory_order_relaxed);
 }
 
 /* updateNominatedPodUnlocked: an update without nominatedNodeName on either side keeps the
@@ -471,6 +477,9 @@ size_t sched_queue_nominated(struct sched_queue *q, const char *node, struct sch
     struct nom_list *l;
     size_t n;
 
+    *ret = NULL;
+    if (!atomic_load_explicit(&q->nominations, memory_order_relaxed))
+        return 0;
     CHECK(pthread_mutex_lock(&q->mu) == 0);
     l = node ? hmap_get(&q->nom_by_node, node) : NULL;
     n = l ? l->n : 0;
