@@ -24,7 +24,7 @@
  * - the dry run visits the nodes one after the other instead of on 16 goroutines, which finds
  *   the same candidates upstream finds when its workers happen to finish in order;
  * - Permit never parks pods in koord, so there are no waiting victims to reject;
- * - a victim already gone (404) is not an error (upstream from 1.31 on).
+ * - a victim already gone (404) is not an error, as in later upstream releases.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
