@@ -56,13 +56,13 @@ struct sched_profile_config {
 };
 
 struct sched_config {
-    int parallelism;                  /* 16 */
-    int percentage_of_nodes_to_score; /* 0: adaptive */
-    int pod_initial_backoff_s;        /* 1 */
-    int pod_max_backoff_s;            /* 10 */
-    bool leader_elect;                /* true */
-    char *lease_namespace;            /* kube-system (koord default: koordinator-system) */
-    char *lease_name;                 /* kube-scheduler (koord default: koord-scheduler) */
+    int parallelism;                   /* 16 */
+    int percentage_of_nodes_to_score;  /* 0: adaptive */
+    int pod_initial_backoff_s;         /* 1 */
+    int pod_max_backoff_s;             /* 10 */
+    bool leader_elect;                 /* true */
+    char *lease_namespace;             /* kube-system (koord default: koordinator-system) */
+    char *lease_name;                  /* kube-scheduler (koord default: koord-scheduler) */
     long lease_ms, renew_ms, retry_ms; /* 15000, 10000, 2000 */
     double qps;                        /* 50 */
     int burst;                         /* 100 */
@@ -81,8 +81,7 @@ struct sched_config *sched_config_default(const char *name, const char *const *e
  * Parses a KubeSchedulerConfiguration (YAML or JSON text). 0 and *ret; -EINVAL with every
  * problem appended to err, one per line, each "<field path>: <what is wrong>"; -ENOMEM.
  */
-int sched_config_parse(const char *text, size_t len, struct sched_config **ret,
-                       struct strbuf *err);
+int sched_config_parse(const char *text, size_t len, struct sched_config **ret, struct strbuf *err);
 
 void sched_config_free(struct sched_config *c);
 

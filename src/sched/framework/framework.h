@@ -59,8 +59,8 @@ struct sched_status {
 void sched_status_add(struct sched_status *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Sets code and one reason; returns code (so `return sched_status_set(st, ..., "...");`). */
-enum sched_code sched_status_set(struct sched_status *s, enum sched_code code, const char *fmt,
-                                 ...) __attribute__((format(printf, 3, 4)));
+enum sched_code sched_status_set(struct sched_status *s, enum sched_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* The i-th reason. */
 const char *sched_status_reason(const struct sched_status *s, unsigned i);
 /* The reasons joined with ", " into out. */
@@ -82,9 +82,9 @@ struct sched_node_info {
     const char *name;        /* node->name, or the name the pods gave */
     struct sched_pod **pods; /* references */
     size_t npods, cap;
-    size_t n_with_affinity;         /* pods with any pod (anti-)affinity */
-    size_t n_with_required_anti;    /* pods with required anti-affinity */
-    struct sched_res requested;     /* Σ pod requests */
+    size_t n_with_affinity;      /* pods with any pod (anti-)affinity */
+    size_t n_with_required_anti; /* pods with required anti-affinity */
+    struct sched_res requested;  /* Σ pod requests */
     int64_t nonzero_cpu, nonzero_mem;
     struct sched_port_use *ports;
     size_t nports, ports_cap;
@@ -163,8 +163,7 @@ const char *sched_handle_profile_name(const struct sched_handle *h);
  */
 enum sched_code sched_handle_run_filters(struct sched_handle *h, struct sched_cycle *cs,
                                          const struct sched_pod *pod,
-                                         const struct sched_node_info *ni,
-                                         struct sched_status *st);
+                                         const struct sched_node_info *ni, struct sched_status *st);
 /* Runs the PreFilterExtensions AddPod / RemovePod of every PreFilter plugin. */
 enum sched_code sched_handle_run_add_pod(struct sched_handle *h, struct sched_cycle *cs,
                                          const struct sched_pod *pod, struct sched_pod *add,
@@ -236,9 +235,9 @@ struct sched_node_statuses {
  */
 struct sched_plugin {
     const char *name;
-    const char *args_kind;                 /* "NodeResourcesFitArgs", or NULL: takes no args */
-    int default_weight;                    /* weight in the default profile (score plugins) */
-    const struct sched_event_reg *events;  /* NULL: every event; {NULL} list: none */
+    const char *args_kind;                /* "NodeResourcesFitArgs", or NULL: takes no args */
+    int default_weight;                   /* weight in the default profile (score plugins) */
+    const struct sched_event_reg *events; /* NULL: every event; {NULL} list: none */
 
     /* Builds the instance from args (NULL or {} = defaults). 0; -EINVAL with errs filled. */
     int (*init)(const cJSON *args, const char *path, struct sched_handle *h, void **ret_self,
@@ -262,8 +261,7 @@ struct sched_plugin {
                                   struct sched_status *st);
     enum sched_code (*filter)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
                               const struct sched_node_info *ni, struct sched_status *st);
-    enum sched_code (*post_filter)(void *self, struct sched_cycle *cs,
-                                   const struct sched_pod *pod,
+    enum sched_code (*post_filter)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
                                    const struct sched_node_statuses *m,
                                    struct sched_post_filter_result *res, struct sched_status *st);
     enum sched_code (*pre_score)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,

@@ -3,13 +3,12 @@
  * (framework/types.go NodeInfo.AddPodInfo/RemovePod/update). The cache keeps one per node and
  * the snapshot a copy of the changed ones; a cycle only reads them.
  */
-#include "sched/framework/framework.h"
-
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "base/hmap.h"
+#include "sched/framework/framework.h"
 
 struct sched_node_info *sched_node_info_new(const char *name)
 {

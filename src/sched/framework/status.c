@@ -1,6 +1,4 @@
 /* Statuses and the per-cycle state (framework/interface.go Status, framework/cycle_state.go). */
-#include "sched/framework/framework.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +6,7 @@
 
 #include "base/base.h"
 #include "base/strbuf.h"
+#include "sched/framework/framework.h"
 
 static const char *const code_names[] = {
     "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending",
@@ -45,8 +44,7 @@ void sched_status_add(struct sched_status *s, const char *fmt, ...)
     va_end(ap);
 }
 
-enum sched_code sched_status_set(struct sched_status *s, enum sched_code code, const char *fmt,
-                                 ...)
+enum sched_code sched_status_set(struct sched_status *s, enum sched_code code, const char *fmt, ...)
 {
     va_list ap;
 

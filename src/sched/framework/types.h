@@ -36,7 +36,8 @@ enum {
     SCHED_RES_FIRST_SCALAR = 3,
 };
 
-/* Non-zero defaults for pods that request no cpu or memory (pkg/scheduler/util/pod_resources.go). */
+/* Non-zero defaults for pods that request no cpu or memory (pkg/scheduler/util/pod_resources.go).
+ */
 #define SCHED_DEFAULT_MILLI_CPU 100
 #define SCHED_DEFAULT_MEMORY    (200LL * 1024 * 1024)
 
@@ -118,9 +119,9 @@ struct sched_pref_term {
 
 /* A PodAffinityTerm (weight set for preferred terms, 0 for required). */
 struct sched_pod_term {
-    struct label_selector *selector;    /* NULL: matches nothing */
-    char **namespaces;                  /* explicit list; with ns_selector NULL and none listed:
-                                           the pod's own namespace */
+    struct label_selector *selector; /* NULL: matches nothing */
+    char **namespaces;               /* explicit list; with ns_selector NULL and none listed:
+                                        the pod's own namespace */
     size_t nnamespaces;
     struct label_selector *ns_selector; /* NULL when absent; empty = all namespaces */
     char *topology_key;
@@ -146,26 +147,26 @@ struct sched_host_port {
 /* ---- pods ---- */
 
 struct sched_pod {
-    int refs; /* atomic */
+    _Atomic int refs;
     char *uid, *namespace, *name;
     char *key;            /* "namespace/name" */
     char *node_name;      /* spec.nodeName, "" when unassigned */
     char *scheduler_name; /* spec.schedulerName, "default-scheduler" when absent */
     char *nominated_node; /* status.nominatedNodeName, "" when absent */
     char *resource_version;
-    int32_t priority;      /* spec.priority, 0 when absent */
-    bool preempt_never;    /* preemptionPolicy: Never */
-    bool deleting;         /* metadata.deletionTimestamp set */
-    bool terminal;         /* phase Succeeded or Failed */
-    double created;        /* metadata.creationTimestamp, seconds since the epoch */
-    cJSON *labels;         /* owned copy of metadata.labels; NULL when none */
-    char *owner_kind;      /* controller ownerReference kind ("" when none) */
+    int32_t priority;   /* spec.priority, 0 when absent */
+    bool preempt_never; /* preemptionPolicy: Never */
+    bool deleting;      /* metadata.deletionTimestamp set */
+    bool terminal;      /* phase Succeeded or Failed */
+    double created;     /* metadata.creationTimestamp, seconds since the epoch */
+    cJSON *labels;      /* owned copy of metadata.labels; NULL when none */
+    char *owner_kind;   /* controller ownerReference kind ("" when none) */
     char *owner_uid;
 
-    struct sched_res req;        /* PodRequests: containers, init max, overhead */
-    int64_t nonzero_cpu;         /* the same with the non-zero defaults per container */
+    struct sched_res req; /* PodRequests: containers, init max, overhead */
+    int64_t nonzero_cpu;  /* the same with the non-zero defaults per container */
     int64_t nonzero_mem;
-    bool requests_nothing;       /* no resource at all requested (fit filter stops early) */
+    bool requests_nothing; /* no resource at all requested (fit filter stops early) */
 
     struct sched_host_port *ports;
     size_t nports;
@@ -176,7 +177,7 @@ struct sched_pod {
     struct sched_node_selector *required_node; /* NULL when absent */
     struct sched_pref_term *preferred_node;
     size_t npreferred_node;
-    struct sched_pod_term *affinity, *anti_affinity;           /* required */
+    struct sched_pod_term *affinity, *anti_affinity; /* required */
     size_t naffinity, nanti_affinity;
     struct sched_pod_term *pref_affinity, *pref_anti_affinity; /* preferred, weighted */
     size_t npref_affinity, npref_anti_affinity;
@@ -215,7 +216,7 @@ const char *sched_label(const cJSON *labels, const char *key);
 /* ---- nodes ---- */
 
 struct sched_node {
-    int refs; /* atomic */
+    _Atomic int refs;
     char *name;
     char *resource_version;
     cJSON *labels; /* owned copy; NULL when none */

@@ -6,18 +6,12 @@
 
 /* Order matters only as ids; the default profile's order is in config/. */
 static const struct sched_plugin *const registry[] = {
-    &sched_plugin_scheduling_gates,
-    &sched_plugin_priority_sort,
-    &sched_plugin_node_unschedulable,
-    &sched_plugin_node_name,
-    &sched_plugin_taint_toleration,
-    &sched_plugin_node_affinity,
-    &sched_plugin_node_ports,
-    &sched_plugin_node_resources_fit,
-    &sched_plugin_pod_topology_spread,
-    &sched_plugin_inter_pod_affinity,
-    &sched_plugin_default_preemption,
-    &sched_plugin_balanced_allocation,
+    &sched_plugin_scheduling_gates,    &sched_plugin_priority_sort,
+    &sched_plugin_node_unschedulable,  &sched_plugin_node_name,
+    &sched_plugin_taint_toleration,    &sched_plugin_node_affinity,
+    &sched_plugin_node_ports,          &sched_plugin_node_resources_fit,
+    &sched_plugin_pod_topology_spread, &sched_plugin_inter_pod_affinity,
+    &sched_plugin_default_preemption,  &sched_plugin_balanced_allocation,
     &sched_plugin_default_binder,
 };
 
@@ -43,9 +37,8 @@ int sched_registry_find(const char *name)
 
 /* kube-scheduler 1.30's other in-tree plugins (pkg/scheduler/framework/plugins/names). */
 static const char *const upstream_only[] = {
-    "VolumeRestrictions", "EBSLimits",     "GCEPDLimits",      "NodeVolumeLimits",
-    "AzureDiskLimits",    "VolumeBinding", "VolumeZone",       "ImageLocality",
-    "DynamicResources",   "CinderLimits",
+    "VolumeRestrictions", "EBSLimits",  "GCEPDLimits",   "NodeVolumeLimits", "AzureDiskLimits",
+    "VolumeBinding",      "VolumeZone", "ImageLocality", "DynamicResources", "CinderLimits",
 };
 
 bool sched_registry_is_upstream_only(const char *name)

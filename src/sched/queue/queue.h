@@ -34,8 +34,8 @@ struct sched_status;
 
 /* A pod in the queue, as pop hands it to the scheduling cycle. */
 struct sched_queued_pod {
-    struct sched_pod *pod; /* a reference, owned by this record */
-    double timestamp;      /* last (re)add: sort order and backoff start */
+    struct sched_pod *pod;  /* a reference, owned by this record */
+    double timestamp;       /* last (re)add: sort order and backoff start */
     double initial_attempt; /* first entry into activeQ; 0 until then */
     int attempts;
     uint64_t unschedulable_plugins; /* registry-id bits of the plugins that rejected it */
