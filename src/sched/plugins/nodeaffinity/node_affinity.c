@@ -11,6 +11,7 @@
  * The pod's selectors come decoded (types.h); only the plugin args' addedAffinity is decoded
  * here, once, in init.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,59 @@ static void na_free(void *self)
     free(pl);
 }
 
+#define get cJSON_GetObjectItemCaseSensitive
+
+/* Whether a JSON member is absent or null (Go's nil). */
+static bool absent(const cJSON *v)
+{
+    return !v || cJSON_IsNull(v);
+}
+
+static size_t list_size(const cJSON *v)
+{
+    return cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) : 0;
+}
+
+/* Resets sb to the printf-style text; returns sb->buf. */
+static const char *fmt_into(struct strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *fmt_into(struct strbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+
+    strbuf_reset(sb);
+    va_start(ap, fmt);
+    strbuf_vaddf(sb, fmt, ap);
+    va_end(ap);
+    return sb->buf;
+}
+
+/* s as a quoted Go string, into sb (reset first). */
+static const char *quote(const char *s, struct strbuf *sb)
+{
+    strbuf_reset(sb);
+    strbuf_add_json_str(sb, s);
+    return sb->buf;
+}
+
+/* The values of a requirement as field.Invalid prints a []string (Go's %#v), into sb. */
+static const char *values_repr(const struct sched_sel_req *r, struct strbuf *sb)
+{
+    strbuf_reset(sb);
+    if (r->nvalues == 0) {
+        strbuf_addstr(sb, "[]string(nil)");
+        return sb->buf;
+    }
+    strbuf_addstr(sb, "[]string{");
+    for (size_t i = 0; i < r->nvalues; i++) {
+        if (i)
+            strbuf_addstr(sb, ", ");
+        strbuf_add_json_str(sb, r->values[i]);
+    }
+    strbuf_addch(sb, '}');
+    return sb->buf;
+}
+
 /* Reports v at field as the wrong JSON type. */
 static void bad_type(struct field_errors *errs, const char *field, const cJSON *v, const char *want)
 {
@@ -80,25 +134,11 @@ static void bad_type(struct field_errors *errs, const char *field, const cJSON *
     strbuf_release(&r);
 }
 
-/* Whether a JSON member is absent or null (Go's nil). */
-static bool absent(const cJSON *v)
-{
-    return !v || cJSON_IsNull(v);
-}
-
+/* In enum sched_sel_op order; matchFields take the first two only (field.NotSupported lists). */
 static const char *const label_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-
-/* The values of a requirement as a JSON-ish list for messages. */
-static void values_repr(const struct sched_sel_req *r, struct strbuf *out)
-{
-    strbuf_addch(out, '[');
-    for (size_t i = 0; i < r->nvalues; i++) {
-        if (i)
-            strbuf_addch(out, ',');
-        strbuf_add_json_str(out, r->values[i]);
-    }
-    strbuf_addch(out, ']');
-}
+#define LABEL_OPS                                                                                  \
+    "supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\""
+#define FIELD_OPS "supported values: \"In\", \"NotIn\""
 
 /*
  * Checks a decoded label requirement as labels.NewRequirement does (nodeaffinity.go
@@ -107,56 +147,32 @@ static void values_repr(const struct sched_sel_req *r, struct strbuf *out)
 static void check_label_req(struct sched_sel_req *r, const char *path, struct field_errors *errs)
 {
     struct strbuf why = STRBUF_INIT, f = STRBUF_INIT, v = STRBUF_INIT;
+    const char *detail = NULL;
 
-    if (labels_check_qualified_name(r->key, &why) < 0) {
-        strbuf_addf(&f, "%s.key", path);
-        strbuf_add_json_str(&v, r->key);
-        field_error_add(errs, FIELD_INVALID, f.buf, v.buf, "%s", why.buf);
-    }
-    strbuf_reset(&f);
-    strbuf_reset(&v);
-    strbuf_addf(&f, "%s.values", path);
-    values_repr(r, &v);
-    switch (r->op) {
-    case SCHED_OP_IN:
-    case SCHED_OP_NOT_IN:
-        if (r->nvalues == 0)
-            field_error_add(errs, FIELD_INVALID, f.buf, v.buf,
-                            "for 'in', 'notin' operators, values set can't be empty");
-        break;
-    case SCHED_OP_EXISTS:
-    case SCHED_OP_DOES_NOT_EXIST:
-        if (r->nvalues != 0)
-            field_error_add(errs, FIELD_INVALID, f.buf, v.buf,
-                            "values set must be empty for exists and does not exist");
-        break;
-    case SCHED_OP_GT:
-    case SCHED_OP_LT:
-        if (r->nvalues != 1)
-            field_error_add(errs, FIELD_INVALID, f.buf, v.buf,
-                            "for 'Gt', 'Lt' operators, exactly one value is required");
-        for (size_t i = 0; i < r->nvalues; i++) {
-            if (parse_i64(r->values[i], &r->num) == 0)
-                continue;
-            strbuf_reset(&f);
-            strbuf_reset(&v);
-            strbuf_addf(&f, "%s.values[%zu]", path, i);
-            strbuf_add_json_str(&v, r->values[i]);
-            field_error_add(errs, FIELD_INVALID, f.buf, v.buf,
+    if (labels_check_qualified_name(r->key, &why) < 0)
+        field_error_add(errs, FIELD_INVALID, fmt_into(&f, "%s.key", path), quote(r->key, &v), "%s",
+                        why.buf);
+    if ((r->op == SCHED_OP_IN || r->op == SCHED_OP_NOT_IN) && r->nvalues == 0)
+        detail = "for 'in', 'notin' operators, values set can't be empty";
+    else if ((r->op == SCHED_OP_EXISTS || r->op == SCHED_OP_DOES_NOT_EXIST) && r->nvalues != 0)
+        detail = "values set must be empty for exists and does not exist";
+    else if ((r->op == SCHED_OP_GT || r->op == SCHED_OP_LT) && r->nvalues != 1)
+        detail = "for 'Gt', 'Lt' operators, exactly one value is required";
+    if (detail)
+        field_error_add(errs, FIELD_INVALID, fmt_into(&f, "%s.values", path), values_repr(r, &v),
+                        "%s", detail);
+    for (size_t i = 0; (r->op == SCHED_OP_GT || r->op == SCHED_OP_LT) && i < r->nvalues; i++)
+        if (parse_i64(r->values[i], &r->num) < 0)
+            field_error_add(errs, FIELD_INVALID, fmt_into(&f, "%s.values[%zu]", path, i),
+                            quote(r->values[i], &v),
                             "for 'Gt', 'Lt' operators, the value must be an integer");
-        }
-        break;
-    }
     for (size_t i = 0; i < r->nvalues; i++) {
         strbuf_reset(&why);
-        if (labels_check_value(r->values[i], &why) == 0)
-            continue;
-        strbuf_reset(&f);
-        strbuf_reset(&v);
         /* validateLabelValue: valuePath.Index(i).Key(key). */
-        strbuf_addf(&f, "%s.values[%zu][%s]", path, i, r->key);
-        strbuf_add_json_str(&v, r->values[i]);
-        field_error_add(errs, FIELD_INVALID, f.buf, v.buf, "%s", why.buf);
+        if (labels_check_value(r->values[i], &why) < 0)
+            field_error_add(errs, FIELD_INVALID,
+                            fmt_into(&f, "%s.values[%zu][%s]", path, i, r->key),
+                            quote(r->values[i], &v), "%s", why.buf);
     }
     strbuf_release(&why);
     strbuf_release(&f);
@@ -170,77 +186,60 @@ static void check_label_req(struct sched_sel_req *r, const char *path, struct fi
 static bool decode_req(const cJSON *o, const char *path, bool fields, struct sched_sel_req *r,
                        struct field_errors *errs)
 {
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
-    const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "operator");
-    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(o, "values");
-    size_t before = field_errors_count(errs), nops = fields ? 2 : ARRAY_SIZE(label_ops);
-    struct strbuf f = STRBUF_INIT, v = STRBUF_INIT, got = STRBUF_INIT;
-    const cJSON *e;
-    size_t i;
+    const cJSON *key = get(o, "key"), *op = get(o, "operator"), *vals = get(o, "values"), *e;
+    size_t before = field_errors_count(errs), nops = fields ? 2 : ARRAY_SIZE(label_ops), i;
+    struct strbuf f = STRBUF_INIT, v = STRBUF_INIT;
 
     memset(r, 0, sizeof(*r));
     if (!cJSON_IsObject(o)) {
         bad_type(errs, path, o, "an object");
         goto out;
     }
-    strbuf_addf(&f, "%s.key", path);
     if (!absent(key) && !cJSON_IsString(key))
-        bad_type(errs, f.buf, key, "a string");
+        bad_type(errs, fmt_into(&f, "%s.key", path), key, "a string");
     r->key = xstrdup(cJSON_IsString(key) ? key->valuestring : "");
-    strbuf_reset(&f);
-    strbuf_addf(&f, "%s.values", path);
     if (!absent(vals) && !cJSON_IsArray(vals))
-        bad_type(errs, f.buf, vals, "an array of strings");
-    if (cJSON_IsArray(vals) && cJSON_GetArraySize(vals) > 0) {
-        r->values = xcalloc((size_t)cJSON_GetArraySize(vals), sizeof(*r->values));
-        i = 0;
-        cJSON_ArrayForEach(e, vals)
-        {
-            if (!cJSON_IsString(e)) {
-                strbuf_reset(&f);
-                strbuf_addf(&f, "%s.values[%zu]", path, i);
-                bad_type(errs, f.buf, e, "a string");
-            }
-            r->values[r->nvalues++] = xstrdup(cJSON_IsString(e) ? e->valuestring : "");
-            i++;
-        }
+        bad_type(errs, fmt_into(&f, "%s.values", path), vals, "an array");
+    if (!cJSON_IsArray(vals))
+        vals = NULL; /* bad type reported above; nothing to walk */
+    if (list_size(vals))
+        r->values = xcalloc(list_size(vals), sizeof(*r->values));
+    cJSON_ArrayForEach(e, vals)
+    {
+        if (!cJSON_IsString(e))
+            bad_type(errs, fmt_into(&f, "%s.values[%zu]", path, r->nvalues), e, "a string");
+        r->values[r->nvalues++] = xstrdup(cJSON_IsString(e) ? e->valuestring : "");
     }
-    strbuf_reset(&f);
-    strbuf_addf(&f, "%s.operator", path);
+    if (field_errors_count(errs) != before)
+        goto out; /* checking the values of a malformed one would only repeat the cause */
     for (i = 0; i < nops; i++)
         if (cJSON_IsString(op) && !strcmp(op->valuestring, label_ops[i]))
             break;
     if (i == nops) {
-        strbuf_addstr(&v, "supported values: ");
-        for (size_t j = 0; j < nops; j++) {
-            if (j)
-                strbuf_addstr(&v, ", ");
-            strbuf_add_json_str(&v, label_ops[j]);
-        }
         if (absent(op))
-            strbuf_addstr(&got, "\"\"");
+            strbuf_addstr(&v, "\"\"");
         else
-            api_value_repr(op, &got);
-        field_error_add(errs, FIELD_NOT_SUPPORTED, f.buf, got.buf, "%s", v.buf);
+            api_value_repr(op, &v);
+        field_error_add(errs, FIELD_NOT_SUPPORTED, fmt_into(&f, "%s.operator", path), v.buf, "%s",
+                        fields ? FIELD_OPS : LABEL_OPS);
         goto out;
     }
-    r->op = (enum sched_sel_op)i; /* label_ops is in enum sched_sel_op order */
-    if (fields) {
-        /* nodeSelectorRequirementsAsFieldSelector: keys are not checked. */
-        if (r->nvalues != 1) {
-            strbuf_reset(&f);
-            strbuf_reset(&v);
-            strbuf_addf(&f, "%s.values", path);
-            values_repr(r, &v);
-            field_error_add(errs, FIELD_INVALID, f.buf, v.buf, "must have one element");
-        }
-    } else {
+    r->op = (enum sched_sel_op)i;
+    if (!fields) {
         check_label_req(r, path, errs);
+        goto out;
     }
+    /* Upstream does not check a field's key, but a node has no field but metadata.name: any
+     * other key could never mean anything, so it is refused as the pod API refuses it. */
+    if (strcmp(r->key, NAME_FIELD))
+        field_error_add(errs, FIELD_NOT_SUPPORTED, fmt_into(&f, "%s.key", path), quote(r->key, &v),
+                        "supported values: \"" NAME_FIELD "\"");
+    if (r->nvalues != 1)
+        field_error_add(errs, FIELD_INVALID, fmt_into(&f, "%s.values", path), values_repr(r, &v),
+                        "must have one element");
 out:
     strbuf_release(&f);
     strbuf_release(&v);
-    strbuf_release(&got);
     return field_errors_count(errs) == before;
 }
 
@@ -255,45 +254,38 @@ static bool is_int32(const cJSON *v)
     return d >= INT32_MIN && d <= INT32_MAX && d == (double)(int64_t)d;
 }
 
-static size_t list_size(const cJSON *v)
-{
-    return cJSON_IsArray(v) ? (size_t)cJSON_GetArraySize(v) : 0;
-}
-
 /* Whether a NodeSelectorTerm object has no requirement at all (it then selects nothing and
- * upstream drops it before parsing). */
+ * upstream drops it before parsing); a member of the wrong type is not "empty" but an error. */
 static bool term_is_empty(const cJSON *o)
 {
-    return list_size(cJSON_GetObjectItemCaseSensitive(o, "matchExpressions")) == 0 &&
-           list_size(cJSON_GetObjectItemCaseSensitive(o, "matchFields")) == 0;
+    const cJSON *x = get(o, "matchExpressions"), *f = get(o, "matchFields");
+
+    return (absent(x) || (cJSON_IsArray(x) && !x->child)) &&
+           (absent(f) || (cJSON_IsArray(f) && !f->child));
 }
 
 /* Decodes a requirement list (matchExpressions or matchFields) of a term object at path. */
 static void decode_reqs(const cJSON *term, const char *member, const char *path, bool fields,
                         struct sched_sel_req **ret, size_t *ret_n, struct field_errors *errs)
 {
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(term, member);
+    const cJSON *arr = get(term, member), *e;
     struct strbuf p = STRBUF_INIT;
-    const cJSON *e;
     size_t i = 0;
 
-    if (!absent(arr) && !cJSON_IsArray(arr)) {
-        strbuf_addf(&p, "%s.%s", path, member);
-        bad_type(errs, p.buf, arr, "an array");
-    }
-    if (list_size(arr) == 0)
-        goto out;
-    *ret = xcalloc(list_size(arr), sizeof(**ret));
+    if (!absent(arr) && !cJSON_IsArray(arr))
+        bad_type(errs, fmt_into(&p, "%s.%s", path, member), arr, "an array");
+    if (!cJSON_IsArray(arr))
+        arr = NULL; /* bad type reported above; nothing to walk */
+    if (list_size(arr))
+        *ret = xcalloc(list_size(arr), sizeof(**ret));
     cJSON_ArrayForEach(e, arr)
     {
-        strbuf_reset(&p);
-        strbuf_addf(&p, "%s.%s[%zu]", path, member, i++);
-        if (decode_req(e, p.buf, fields, &(*ret)[*ret_n], errs))
+        if (decode_req(e, fmt_into(&p, "%s.%s[%zu]", path, member, i++), fields, &(*ret)[*ret_n],
+                       errs))
             (*ret_n)++;
         else
             req_release(&(*ret)[*ret_n]);
     }
-out:
     strbuf_release(&p);
 }
 
@@ -315,9 +307,8 @@ static void decode_required(const cJSON *o, const char *path, struct na *pl,
                             struct field_errors *errs)
 {
     struct sched_node_selector *s = xcalloc(1, sizeof(*s));
-    const cJSON *terms = cJSON_GetObjectItemCaseSensitive(o, "nodeSelectorTerms");
+    const cJSON *terms = get(o, "nodeSelectorTerms"), *e;
     struct strbuf p = STRBUF_INIT;
-    const cJSON *e;
     size_t i = 0;
 
     pl->added_required = s;
@@ -325,20 +316,17 @@ static void decode_required(const cJSON *o, const char *path, struct na *pl,
         bad_type(errs, path, o, "an object");
         goto out;
     }
-    if (!absent(terms) && !cJSON_IsArray(terms)) {
-        strbuf_addf(&p, "%s.nodeSelectorTerms", path);
-        bad_type(errs, p.buf, terms, "an array");
-    }
-    if (list_size(terms) == 0)
-        goto out;
-    s->terms = xcalloc(list_size(terms), sizeof(*s->terms));
+    if (!absent(terms) && !cJSON_IsArray(terms))
+        bad_type(errs, fmt_into(&p, "%s.nodeSelectorTerms", path), terms, "an array");
+    if (!cJSON_IsArray(terms))
+        terms = NULL; /* bad type reported above; nothing to walk */
+    if (list_size(terms))
+        s->terms = xcalloc(list_size(terms), sizeof(*s->terms));
     cJSON_ArrayForEach(e, terms)
     {
-        strbuf_reset(&p);
-        strbuf_addf(&p, "%s.nodeSelectorTerms[%zu]", path, i++);
-        if (cJSON_IsObject(e) && term_is_empty(e))
-            continue;
-        decode_term(e, p.buf, &s->terms[s->nterms++], errs);
+        fmt_into(&p, "%s.nodeSelectorTerms[%zu]", path, i++);
+        if (!cJSON_IsObject(e) || !term_is_empty(e))
+            decode_term(e, p.buf, &s->terms[s->nterms++], errs);
     }
 out:
     strbuf_release(&p);
@@ -346,51 +334,40 @@ out:
 
 /* addedAffinity.preferredDuringSchedulingIgnoredDuringExecution at path. As upstream
  * (NewPreferredSchedulingTerms), a term's errors are reported under "<path>[i]" directly,
- * without ".preference". */
+ * without ".preference". Terms with weight 0 or no requirement are dropped. */
 static void decode_preferred(const cJSON *arr, const char *path, struct na *pl,
                              struct field_errors *errs)
 {
-    struct strbuf p = STRBUF_INIT;
+    struct strbuf p = STRBUF_INIT, c = STRBUF_INIT;
     const cJSON *e;
     size_t i = 0;
 
-    if (!cJSON_IsArray(arr)) {
+    if (!cJSON_IsArray(arr))
         bad_type(errs, path, arr, "an array");
-        goto out;
-    }
-    if (list_size(arr) == 0)
-        goto out;
-    pl->added_pref = xcalloc(list_size(arr), sizeof(*pl->added_pref));
+    if (!cJSON_IsArray(arr))
+        arr = NULL; /* bad type reported above; nothing to walk */
+    if (list_size(arr))
+        pl->added_pref = xcalloc(list_size(arr), sizeof(*pl->added_pref));
     cJSON_ArrayForEach(e, arr)
     {
-        const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "weight");
-        const cJSON *pref = cJSON_GetObjectItemCaseSensitive(e, "preference");
+        const cJSON *w = get(e, "weight"), *pref = get(e, "preference");
         struct sched_pref_term *t = &pl->added_pref[pl->nadded_pref];
 
-        strbuf_reset(&p);
-        strbuf_addf(&p, "%s[%zu]", path, i++);
-        if (!cJSON_IsObject(e)) {
+        fmt_into(&p, "%s[%zu]", path, i++);
+        if (!cJSON_IsObject(e))
             bad_type(errs, p.buf, e, "an object");
-            continue;
+        else if (!absent(w) && !is_int32(w))
+            bad_type(errs, fmt_into(&c, "%s.weight", p.buf), w, "a 32-bit integer");
+        else if (!absent(pref) && !cJSON_IsObject(pref))
+            bad_type(errs, fmt_into(&c, "%s.preference", p.buf), pref, "an object");
+        else if (!absent(w) && w->valuedouble != 0 && !absent(pref) && !term_is_empty(pref)) {
+            t->weight = (int32_t)w->valuedouble;
+            decode_term(pref, p.buf, &t->term, errs);
+            pl->nadded_pref++;
         }
-        if (!absent(w) && !is_int32(w)) {
-            strbuf_addstr(&p, ".weight");
-            bad_type(errs, p.buf, w, "a 32-bit integer");
-            continue;
-        }
-        if (!absent(pref) && !cJSON_IsObject(pref)) {
-            strbuf_addstr(&p, ".preference");
-            bad_type(errs, p.buf, pref, "an object");
-            continue;
-        }
-        if (absent(w) || w->valuedouble == 0 || absent(pref) || term_is_empty(pref))
-            continue;
-        t->weight = (int32_t)w->valuedouble;
-        decode_term(pref, p.buf, &t->term, errs);
-        pl->nadded_pref++;
     }
-out:
     strbuf_release(&p);
+    strbuf_release(&c);
 }
 
 /* NodeAffinityArgs {addedAffinity} (ValidateNodeAffinityArgs + New). */
@@ -399,39 +376,42 @@ static int na_init(const cJSON *args, const char *path, struct sched_handle *h, 
 {
     struct na *pl = xcalloc(1, sizeof(*pl));
     size_t before = field_errors_count(errs);
+    const char *dot = path && *path ? "." : "";
     struct strbuf p = STRBUF_INIT;
     const cJSON *added, *req, *pref;
-    size_t base;
 
     (void)h;
+    path = path ? path : "";
     if (absent(args))
         goto out;
     if (!cJSON_IsObject(args)) {
-        bad_type(errs, path && *path ? path : "args", args, "an object");
+        bad_type(errs, *path ? path : "args", args, "an object");
         goto out;
     }
-    added = cJSON_GetObjectItemCaseSensitive(args, "addedAffinity");
+    added = get(args, "addedAffinity");
     if (absent(added))
         goto out;
-    strbuf_addf(&p, "%s%saddedAffinity", path ? path : "", path && *path ? "." : "");
     if (!cJSON_IsObject(added)) {
-        bad_type(errs, p.buf, added, "an object");
+        bad_type(errs, fmt_into(&p, "%s%saddedAffinity", path, dot), added, "an object");
         goto out;
     }
     pl->added = true;
-    req = cJSON_GetObjectItemCaseSensitive(added, "requiredDuringSchedulingIgnoredDuringExecution");
-    pref =
-        cJSON_GetObjectItemCaseSensitive(added, "preferredDuringSchedulingIgnoredDuringExecution");
-    base = p.len;
-    if (!absent(req)) {
-        strbuf_addstr(&p, ".requiredDuringSchedulingIgnoredDuringExecution");
-        decode_required(req, p.buf, pl, errs);
-        strbuf_setlen(&p, base);
-    }
-    if (!absent(pref)) {
-        strbuf_addstr(&p, ".preferredDuringSchedulingIgnoredDuringExecution");
-        decode_preferred(pref, p.buf, pl, errs);
-    }
+    req = get(added, "requiredDuringSchedulingIgnoredDuringExecution");
+    pref = get(added, "preferredDuringSchedulingIgnoredDuringExecution");
+    if (!absent(req))
+        decode_required(req,
+                        fmt_into(&p,
+                                 "%s%saddedAffinity.requiredDuringSchedulingIgnoredDuring"
+                                 "Execution",
+                                 path, dot),
+                        pl, errs);
+    if (!absent(pref))
+        decode_preferred(pref,
+                         fmt_into(&p,
+                                  "%s%saddedAffinity.preferredDuringSchedulingIgnoredDuring"
+                                  "Execution",
+                                  path, dot),
+                         pl, errs);
 out:
     strbuf_release(&p);
     if (field_errors_count(errs) != before) {
@@ -444,50 +424,58 @@ out:
 
 /* ---- extension points ---- */
 
-/* The intersection of the metadata.name In sets of one term, or NULL when none pins names. */
-static char **term_names(const struct sched_node_term *t, size_t *ret_n)
+/* Whether a matchFields requirement pins node names (metadata.name In [...]). */
+static bool pins_names(const struct sched_sel_req *f)
 {
-    char **v = NULL;
-    size_t n = 0;
-    bool any = false;
-
-    for (size_t i = 0; i < t->nfields; i++) {
-        const struct sched_sel_req *f = &t->fields[i];
-        if (f->op != SCHED_OP_IN || strcmp(f->key, NAME_FIELD))
-            continue;
-        if (!any) {
-            any = true;
-            v = xcalloc(f->nvalues ? f->nvalues : 1, sizeof(*v));
-            for (size_t j = 0; j < f->nvalues; j++) {
-                bool dup = false;
-                for (size_t k = 0; k < n && !dup; k++)
-                    dup = !strcmp(v[k], f->values[j]);
-                if (!dup)
-                    v[n++] = xstrdup(f->values[j]);
-            }
-            continue;
-        }
-        size_t kept = 0;
-        for (size_t k = 0; k < n; k++) {
-            bool in = false;
-            for (size_t j = 0; j < f->nvalues && !in; j++)
-                in = !strcmp(v[k], f->values[j]);
-            if (in)
-                v[kept++] = v[k];
-            else
-                free(v[k]);
-        }
-        n = kept;
-    }
-    *ret_n = n;
-    return v;
+    return f->op == SCHED_OP_IN && !strcmp(f->key, NAME_FIELD);
 }
 
-static void names_free(char **v, size_t n)
+static bool has_value(const struct sched_sel_req *f, const char *v)
 {
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    for (size_t i = 0; i < f->nvalues; i++)
+        if (!strcmp(f->values[i], v))
+            return true;
+    return false;
+}
+
+/*
+ * Adds to the union in *res the names one term pins: the intersection of its metadata.name In
+ * sets (the requirements are ANDed). False when the term pins none (any node may match it).
+ */
+static bool add_term_names(const struct sched_node_term *t, struct sched_prefilter_result *res,
+                           size_t *cap)
+{
+    const struct sched_sel_req *first = NULL;
+
+    for (size_t i = 0; i < t->nfields && !first; i++)
+        if (pins_names(&t->fields[i]))
+            first = &t->fields[i];
+    if (!first)
+        return false;
+    for (size_t j = 0; j < first->nvalues; j++) {
+        const char *v = first->values[j];
+        bool in_all = true, dup = false;
+        for (const struct sched_sel_req *g = first + 1; g < t->fields + t->nfields; g++)
+            in_all = in_all && (!pins_names(g) || has_value(g, v));
+        for (size_t k = 0; k < res->n && !dup; k++)
+            dup = !strcmp(res->names[k], v);
+        if (!in_all || dup)
+            continue;
+        if (res->n == *cap) {
+            *cap = *cap ? 2 * *cap : 4;
+            res->names = xrealloc(res->names, *cap * sizeof(*res->names));
+        }
+        res->names[res->n++] = xstrdup(v);
+    }
+    return true;
+}
+
+static void result_clear(struct sched_prefilter_result *res)
+{
+    for (size_t i = 0; i < res->n; i++)
+        free(res->names[i]);
+    free(res->names);
+    memset(res, 0, sizeof(*res));
 }
 
 static enum sched_code na_pre_filter(void *self, struct sched_cycle *cs,
@@ -496,51 +484,28 @@ static enum sched_code na_pre_filter(void *self, struct sched_cycle *cs,
 {
     const struct na *pl = self;
     const struct sched_node_selector *req = pod->required_node;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    bool pinned = true;
+    struct sched_prefilter_result r = {0};
+    size_t cap = 0;
 
     (void)cs;
     if (!req && !(pl && pl->added) && pod->nnode_selector == 0)
         return SCHED_SKIP;
-    /* Nothing in the cycle state: Filter reads the pod's decoded selectors directly. */
+    /* Nothing goes into the cycle state: Filter reads the pod's decoded selectors. The terms
+     * are ORed: the union of each term's pinned names, unless one term pins none. */
+    for (size_t i = 0; req && i < req->nterms; i++) {
+        if (!add_term_names(&req->terms[i], &r, &cap)) {
+            result_clear(&r);
+            return SCHED_SUCCESS;
+        }
+    }
     if (!req || req->nterms == 0)
         return SCHED_SUCCESS;
-    /* The terms are ORed: the union of each term's pinned names, unless one pins none. */
-    for (size_t i = 0; i < req->nterms && pinned; i++) {
-        size_t tn;
-        char **t = term_names(&req->terms[i], &tn);
-        if (!t) {
-            pinned = false;
-            break;
-        }
-        for (size_t j = 0; j < tn; j++) {
-            bool dup = false;
-            for (size_t k = 0; k < n && !dup; k++)
-                dup = !strcmp(names[k], t[j]);
-            if (dup) {
-                free(t[j]);
-                continue;
-            }
-            if (n == cap) {
-                cap = cap ? 2 * cap : 4;
-                names = xrealloc(names, cap * sizeof(*names));
-            }
-            names[n++] = t[j];
-        }
-        free(t);
-    }
-    if (!pinned) {
-        names_free(names, n);
-        return SCHED_SUCCESS;
-    }
-    if (n == 0) {
-        free(names);
+    if (r.n == 0) {
+        result_clear(&r);
         return sched_status_set(st, SCHED_UNRESOLVABLE, "pod affinity terms conflict");
     }
-    res->names = names;
-    res->n = n;
-    res->restrict_nodes = true;
+    r.restrict_nodes = true;
+    *res = r;
     return SCHED_SUCCESS;
 }
 

@@ -10,10 +10,10 @@
 #include "sched/framework/framework.h"
 #include "sched/plugins/registry.h"
 
-/* PreScore's state: the pod's tolerations that can tolerate a PreferNoSchedule taint (those
- * with an empty effect or PreferNoSchedule), borrowed from the pod, which outlives the cycle. */
+/* PreScore's state: the indexes of the pod's tolerations that can tolerate a PreferNoSchedule
+ * taint (those with an empty effect or PreferNoSchedule). */
 struct tt_prescore {
-    const struct sched_toleration **v;
+    size_t *idx;
     size_t n;
 };
 
@@ -23,7 +23,7 @@ static void tt_prescore_free(void *data)
 
     if (!s)
         return;
-    free(s->v);
+    free(s->idx);
     free(s);
 }
 
@@ -73,10 +73,10 @@ static enum sched_code tt_pre_score(void *self, struct sched_cycle *cs, const st
         return SCHED_SUCCESS;
     s = xcalloc(1, sizeof(*s));
     if (pod->ntolerations)
-        s->v = xcalloc(pod->ntolerations, sizeof(*s->v));
+        s->idx = xcalloc(pod->ntolerations, sizeof(*s->idx));
     for (size_t i = 0; i < pod->ntolerations; i++)
         if (prefer_no_schedule_relevant(&pod->tolerations[i]))
-            s->v[s->n++] = &pod->tolerations[i];
+            s->idx[s->n++] = i;
     sched_cycle_write(cs, &tt_prescore_type, s);
     return SCHED_SUCCESS;
 }
@@ -88,7 +88,7 @@ static bool tolerated(const struct tt_prescore *s, const struct sched_pod *pod,
 {
     if (s) {
         for (size_t i = 0; i < s->n; i++)
-            if (sched_toleration_matches(s->v[i], taint))
+            if (sched_toleration_matches(&pod->tolerations[s->idx[i]], taint))
                 return true;
         return false;
     }
