@@ -28,6 +28,7 @@ static const char usage[] =
     "  manager    koord-manager: NodeSLO and NodeResource controllers, the NodeMetric API\n"
     "  report     send a NodeMetric status for a node from a file, as the agent does\n"
     "  agent      the node agent: collects usage from /proc and cgroups, reports NodeMetrics\n"
+    "  scheduler  koord-scheduler: places pending pods (gates, batch resources, preemption)\n"
     "  version    print the version\n"
     "  help       print this help\n"
     "\n"
@@ -183,6 +184,8 @@ int main(int argc, char **argv)
         return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "agent"))
         return cmd_agent(argc - 1, argv + 1);
+    if (!strcmp(cmd, "scheduler"))
+        return cmd_scheduler(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         (void)printf("koord version %s\n", KOORD_VERSION);
         return 0;

@@ -95,6 +95,8 @@ struct sched_node_info *sched_node_info_new(const char *name);
 void sched_node_info_free(struct sched_node_info *ni);
 /* A deep copy (pods and node by reference). */
 struct sched_node_info *sched_node_info_clone(const struct sched_node_info *ni);
+/* Makes dst a copy of src (same pointer, for the snapshot's lists; names must be equal). */
+void sched_node_info_assign(struct sched_node_info *dst, const struct sched_node_info *src);
 /* Replaces the node (takes a new reference; NULL clears it). */
 void sched_node_info_set_node(struct sched_node_info *ni, struct sched_node *n);
 /* Adds a pod (takes a reference) and its requests and ports. */

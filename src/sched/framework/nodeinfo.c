@@ -49,6 +49,16 @@ struct sched_node_info *sched_node_info_clone(const struct sched_node_info *ni)
     return c;
 }
 
+void sched_node_info_assign(struct sched_node_info *dst, const struct sched_node_info *src)
+{
+    struct sched_node_info *c = sched_node_info_clone(src), old = *dst;
+
+    /* dst takes the copy's contents; the old contents leave with the copy's shell. */
+    *dst = *c;
+    *c = old;
+    sched_node_info_free(c);
+}
+
 void sched_node_info_set_node(struct sched_node_info *ni, struct sched_node *n)
 {
     if (n)

@@ -1,0 +1,231 @@
+/* The scheduler's metrics of metrics.h. */
+#include "sched/metrics.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/hmap.h"
+
+enum kind { COUNTER, GAUGE, HISTOGRAM };
+
+struct def {
+    const char *name;
+    enum kind kind;
+    const char *help;
+    double start, factor; /* exponential buckets */
+    int nbuckets;
+};
+
+static const struct def defs[] = {
+    {"scheduler_schedule_attempts_total", COUNTER,
+     "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not "
+     "be scheduled, while 'error' means an internal scheduler problem."},
+    {"scheduler_scheduling_attempt_duration_seconds", HISTOGRAM,
+     "Scheduling attempt latency in seconds (scheduling algorithm + binding)", 0.001, 2, 15},
+    {"scheduler_scheduling_algorithm_duration_seconds", HISTOGRAM,
+     "Scheduling algorithm latency in seconds", 0.001, 2, 15},
+    {"scheduler_pod_scheduling_sli_duration_seconds", HISTOGRAM,
+     "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue "
+     "and might involve multiple scheduling attempts.",
+     0.01, 2, 20},
+    {"scheduler_pod_scheduling_attempts", HISTOGRAM,
+     "Number of attempts to successfully schedule a pod.", 1, 2, 5},
+    {"scheduler_framework_extension_point_duration_seconds", HISTOGRAM,
+     "Latency for running all plugins of a specific extension point.", 0.0001, 2, 12},
+    {"scheduler_plugin_execution_duration_seconds", HISTOGRAM,
+     "Duration for running a plugin at a specific extension point.", 0.00001, 1.5, 20},
+    {"scheduler_preemption_attempts_total", COUNTER,
+     "Total preemption attempts in the cluster till now"},
+    {"scheduler_preemption_victims", HISTOGRAM, "Number of selected preemption victims", 1, 2, 7},
+    {"scheduler_pending_pods", GAUGE,
+     "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+     "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+     "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+     "number of unschedulable pods that the scheduler never attempted to schedule because they "
+     "are gated."},
+    {"scheduler_queue_incoming_pods_total", COUNTER,
+     "Number of pods added to scheduling queues by event and queue type."},
+    {"scheduler_unschedulable_pods", GAUGE,
+     "The number of unschedulable pods broken down by plugin name. A pod will increment the "
+     "gauge for all plugins that caused it to not schedule and so this metric have meaning only "
+     "when broken down by plugin."},
+    {"scheduler_cache_size", GAUGE,
+     "Number of nodes, pods, and assumed (bound) pods in the scheduler cache."},
+    {"scheduler_goroutines", GAUGE,
+     "Number of running goroutines split by the work they do such as binding."},
+};
+
+#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+
+struct series {
+    const struct def *def;
+    char *labels;
+    double value; /* counter, gauge; histogram: sum */
+    uint64_t count;
+    uint64_t buckets[24];
+};
+
+struct sched_metrics {
+    pthread_mutex_t lock;
+    struct hmap series; /* "name{labels}" -> struct series */
+};
+
+struct sched_metrics *sched_metrics_new(void)
+{
+    struct sched_metrics *m = xcalloc(1, sizeof(*m));
+
+    pthread_mutex_init(&m->lock, NULL);
+    hmap_init(&m->series);
+    return m;
+}
+
+void sched_metrics_free(struct sched_metrics *m)
+{
+    struct hmap_entry *e;
+    size_t it;
+
+    if (!m)
+        return;
+    for (e = hmap_first(&m->series, &it); e; e = hmap_next(&m->series, e, &it)) {
+        struct series *s = e->value;
+        free(s->labels);
+        free(s);
+    }
+    hmap_release(&m->series);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static const struct def *find_def(const char *name)
+{
+    for (size_t i = 0; i < NDEFS; i++)
+        if (!strcmp(defs[i].name, name))
+            return &defs[i];
+    return NULL;
+}
+
+/* The series, created on first use; under the lock. */
+static struct series *get(struct sched_metrics *m, const char *name, const char *labels)
+{
+    struct strbuf key = STRBUF_INIT;
+    const struct def *d = find_def(name);
+    struct series *s;
+
+    if (!d)
+        return NULL;
+    strbuf_addf(&key, "%s{%s}", name, labels);
+    s = hmap_get(&m->series, key.buf);
+    if (!s) {
+        s = xcalloc(1, sizeof(*s));
+        s->def = d;
+        s->labels = xstrdup(labels);
+        hmap_put(&m->series, key.buf, s);
+    }
+    strbuf_release(&key);
+    return s;
+}
+
+void sched_metrics_add(struct sched_metrics *m, const char *name, const char *labels, double v)
+{
+    struct series *s;
+
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    if ((s = get(m, name, labels)))
+        s->value += v;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void sched_metrics_set(struct sched_metrics *m, const char *name, const char *labels, double v)
+{
+    struct series *s;
+
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    if ((s = get(m, name, labels)))
+        s->value = v;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void sched_metrics_observe(struct sched_metrics *m, const char *name, const char *labels, double v)
+{
+    struct series *s;
+
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    s = get(m, name, labels);
+    if (s && s->def->kind == HISTOGRAM) {
+        double le = s->def->start;
+        s->value += v;
+        s->count++;
+        for (int i = 0; i < s->def->nbuckets; i++, le *= s->def->factor)
+            if (v <= le)
+                s->buckets[i]++;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+static int cmp_series(const void *a, const void *b)
+{
+    const struct series *x = *(struct series *const *)a, *y = *(struct series *const *)b;
+    int c = strcmp(x->def->name, y->def->name);
+
+    return c ? c : strcmp(x->labels, y->labels);
+}
+
+static void bucket_labels(struct strbuf *out, const char *name, const char *labels, const char *le)
+{
+    strbuf_addf(out, "%s_bucket{%s%sle=\"%s\"}", name, labels, *labels ? "," : "", le);
+}
+
+void sched_metrics_render(struct sched_metrics *m, struct strbuf *out)
+{
+    struct series **v = NULL;
+    struct hmap_entry *e;
+    size_t it, n = 0;
+    const struct def *last = NULL;
+
+    pthread_mutex_lock(&m->lock);
+    v = xcalloc(m->series.n ? m->series.n : 1, sizeof(*v));
+    for (e = hmap_first(&m->series, &it); e; e = hmap_next(&m->series, e, &it))
+        v[n++] = e->value;
+    qsort(v, n, sizeof(*v), cmp_series);
+    for (size_t i = 0; i < n; i++) {
+        struct series *s = v[i];
+        const struct def *d = s->def;
+        const char *br = *s->labels ? "{" : "", *kt = *s->labels ? "}" : "";
+        if (d != last) {
+            strbuf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,
+                        d->kind == COUNTER ? "counter"
+                        : d->kind == GAUGE ? "gauge"
+                                           : "histogram");
+            last = d;
+        }
+        if (d->kind != HISTOGRAM) {
+            strbuf_addf(out, "%s%s%s%s %.17g\n", d->name, br, s->labels, kt, s->value);
+            continue;
+        }
+        {
+            double le = d->start;
+            for (int b = 0; b < d->nbuckets; b++, le *= d->factor) {
+                char buf[32];
+                (void)snprintf(buf, sizeof(buf), "%.17g", le);
+                bucket_labels(out, d->name, s->labels, buf);
+                strbuf_addf(out, " %llu\n", (unsigned long long)s->buckets[b]);
+            }
+            bucket_labels(out, d->name, s->labels, "+Inf");
+            strbuf_addf(out, " %llu\n", (unsigned long long)s->count);
+            strbuf_addf(out, "%s_sum%s%s%s %.17g\n", d->name, br, s->labels, kt, s->value);
+            strbuf_addf(out, "%s_count%s%s%s %llu\n", d->name, br, s->labels, kt,
+                        (unsigned long long)s->count);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    free(v);
+}

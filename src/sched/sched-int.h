@@ -1,0 +1,107 @@
+/*
+ * Internals shared by scheduler.c (wiring, informers, events, asynchronous API work) and
+ * schedule_one.c (the cycle). No other directory includes this.
+ */
+#ifndef KOORD_SCHED_INT_H
+#define KOORD_SCHED_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sched/cache/cache.h"
+#include "sched/config/config.h"
+#include "sched/framework/framework.h"
+#include "sched/framework/runtime.h"
+#include "sched/queue/queue.h"
+#include "sched/scheduler.h"
+
+struct kube_informer;
+struct kube_recorder;
+struct sched_pool;
+struct sched_metrics;
+
+/* The registry-id bit of a pod that cannot be decoded: no plugin registers for it, so only
+ * an update of the pod (or the 5-minute flush) retries it. */
+#define SCHED__INVALID_POD_BIT (UINT64_C(1) << 63)
+
+/*
+ * Work for the API threads. Bindings go first; failure reports (event and condition) and
+ * Scheduled events wait in a second, bounded list and are dropped when it is full, as
+ * client-go's event broadcaster drops events when its queue is full: under load the pods are
+ * placed first and the record of it may be partial.
+ */
+enum sched__job_kind { SCHED__JOB_BIND, SCHED__JOB_FAIL, SCHED__JOB_EVENT };
+
+#define SCHED__MAX_REPORTS 1000
+
+struct sched__job {
+    enum sched__job_kind kind;
+    struct sched__job *next;
+    struct sched_framework *fw;
+    struct sched_queued_pod *qp; /* BIND: owned */
+    struct sched_cycle *cs;      /* BIND: owned */
+    char *node;                  /* BIND: the chosen node */
+    double start;                /* BIND: when the attempt began (monotonic) */
+    /* FAIL: the event and condition to write */
+    struct sched_pod *pod; /* FAIL: a reference */
+    char *reason;          /* "Unschedulable" or "SchedulerError" */
+    char *message;
+    char *nominated; /* NULL: leave status.nominatedNodeName alone */
+    /* EVENT: pod and node (the Scheduled event) */
+};
+
+struct sched__jobs {
+    struct sched__job *head, *tail;
+    size_t n;
+};
+
+struct sched_scheduler {
+    struct sched_scheduler_opts o;
+    const struct sched_config *cfg;
+    struct sched_framework **fws;
+    size_t nfws;
+    struct sched_queue *queue;
+    struct sched_cache *cache;
+    struct sched_snapshot snap;
+    struct sched_pool *pool;
+    struct sched_metrics *metrics;
+    struct kube_recorder *recorder;
+    struct kube_informer *pods_inf, *nodes_inf;
+    size_t next_start; /* round-robin start of the node search */
+    unsigned rng;
+
+    pthread_t loop;
+    bool running;
+    _Atomic int stopping;
+
+    /* API work */
+    pthread_mutex_t jobs_lock;
+    pthread_cond_t jobs_cond, idle_cond;
+    struct sched__jobs binds, reports;
+    size_t inflight; /* jobs queued or running */
+    uint64_t reports_dropped;
+    pthread_t *binders;
+    int nbinders;
+    bool jobs_stop;
+
+    /* figures */
+    _Atomic uint64_t attempts, scheduled, unschedulable, errors, bound, bind_failures;
+};
+
+/* The profile of a scheduler name, or NULL. */
+struct sched_framework *sched__framework_of(struct sched_scheduler *s, const char *name);
+/* Queues API work (takes ownership of j). */
+void sched__submit(struct sched_scheduler *s, struct sched__job *j);
+/* Monotonic seconds. */
+double sched__now(void);
+/* The failure path of a cycle (handleSchedulingFailure): requeue qp (takes ownership), and
+ * queue the event and condition. */
+void sched__fail(struct sched_scheduler *s, struct sched_framework *fw, struct sched_queued_pod *qp,
+                 const struct sched_status *st, const char *message, const char *nominated,
+                 double start);
+/* The binding cycle of a job (runs on an API thread). */
+void sched__bind(struct sched_scheduler *s, struct sched__job *j);
+
+#endif

@@ -1,0 +1,594 @@
+/*
+ * One scheduling attempt (kube-scheduler schedule_one.go; reference scheduler.md 2, 4.1):
+ * snapshot, PreFilter, the nominated node first, Filter over a window of nodes in parallel until
+ * enough feasible ones are found, PreScore/Score/Normalize, the host by highest score with
+ * random tie-breaking, then assume, Reserve, Permit, and the binding cycle on an API thread.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/hmap.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "sched/framework/parallel.h"
+#include "sched/metrics.h"
+#include "sched/plugins/registry.h"
+#include "sched/sched-int.h"
+
+#define MIN_FEASIBLE_NODES      100
+#define MIN_FEASIBLE_PERCENTAGE 5
+#define NODES_TO_FIND_NO_SCORE  1
+
+/* numFeasibleNodesToFind (4.1). */
+static size_t nodes_to_find(int pct, size_t n)
+{
+    size_t k;
+
+    if (n < MIN_FEASIBLE_NODES)
+        return n;
+    if (pct <= 0) {
+        long p = 50 - (long)n / 125;
+        pct = p < MIN_FEASIBLE_PERCENTAGE ? MIN_FEASIBLE_PERCENTAGE : (int)p;
+    }
+    if (pct >= 100)
+        return n;
+    k = n * (size_t)pct / 100;
+    return k < MIN_FEASIBLE_NODES ? MIN_FEASIBLE_NODES : k;
+}
+
+/* A failed node's status (the diagnosis keeps only failures). */
+struct node_status {
+    struct sched_node_info *ni;
+    struct sched_status st;
+};
+
+struct diagnosis {
+    struct node_status *v;
+    size_t n, cap;
+    char *pre_filter_msg; /* set when PreFilter rejected: replaces the per-node reasons */
+    uint64_t rejectors;   /* registry-id bits */
+    size_t num_all;       /* NumAllNodes of the FitError */
+};
+
+static void diagnosis_release(struct diagnosis *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        sched_status_release(&d->v[i].st);
+    free(d->v);
+    free(d->pre_filter_msg);
+    memset(d, 0, sizeof(*d));
+}
+
+static void diagnosis_add(struct diagnosis *d, struct sched_node_info *ni, struct sched_status *st)
+{
+    if (d->n == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 16;
+        d->v = xrealloc(d->v, d->cap * sizeof(*d->v));
+    }
+    d->v[d->n].ni = ni;
+    memset(&d->v[d->n].st, 0, sizeof(d->v[d->n].st));
+    sched_status_move(&d->v[d->n].st, st);
+    d->n++;
+}
+
+struct reason_count {
+    const char *reason;
+    size_t count;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* FitError.Error() (2.2). */
+static void fit_error_message(const struct diagnosis *d, const char *post_filter_msg,
+                              struct strbuf *out)
+{
+    strbuf_addf(out, "0/%zu nodes are available:", d->num_all);
+    if (d->pre_filter_msg) {
+        strbuf_addf(out, " %s.", d->pre_filter_msg);
+    } else {
+        struct hmap counts;
+        struct hmap_entry *e;
+        size_t it, n = 0;
+        char **lines;
+
+        hmap_init(&counts);
+        for (size_t i = 0; i < d->n; i++)
+            for (unsigned r = 0; r < d->v[i].st.n; r++)
+                hmap_upsert(&counts, sched_status_reason(&d->v[i].st, r))->num += 1;
+        lines = xcalloc(counts.n ? counts.n : 1, sizeof(*lines));
+        for (e = hmap_first(&counts, &it); e; e = hmap_next(&counts, e, &it)) {
+            struct strbuf l = STRBUF_INIT;
+            strbuf_addf(&l, "%.0f %s", e->num, e->key);
+            lines[n++] = strbuf_detach(&l, NULL);
+        }
+        qsort(lines, n, sizeof(*lines), cmp_str);
+        for (size_t i = 0; i < n; i++) {
+            strbuf_addf(out, "%s%s", i ? ", " : " ", lines[i]);
+            free(lines[i]);
+        }
+        strbuf_addch(out, '.');
+        free(lines);
+        hmap_release(&counts);
+    }
+    if (post_filter_msg && *post_filter_msg)
+        strbuf_addf(out, " %s", post_filter_msg);
+}
+
+/* ---- filtering ---- */
+
+struct filter_job {
+    struct sched_scheduler *s;
+    struct sched_framework *fw;
+    struct sched_cycle *cs;
+    const struct sched_pod *pod;
+    struct sched_node_info **nodes;
+    size_t n, start, want;
+    struct sched_node_info **feasible;
+    _Atomic size_t nfeasible;
+    _Atomic size_t nfailed;
+    pthread_mutex_t lock; /* diagnosis */
+    struct diagnosis *diag;
+    _Atomic int error;
+    struct sched_status err;
+};
+
+static void filter_node(void *arg, size_t i)
+{
+    struct filter_job *j = arg;
+    struct sched_node_info *ni = j->nodes[(j->start + i) % j->n];
+    struct sched_status st = {0};
+    enum sched_code c;
+
+    if (atomic_load_explicit(&j->nfeasible, memory_order_relaxed) >= j->want ||
+        atomic_load_explicit(&j->error, memory_order_relaxed))
+        return;
+    c = sched_framework_filter_nominated(j->fw, j->cs, j->pod, ni, &st);
+    if (c == SCHED_SUCCESS) {
+        size_t k = atomic_fetch_add(&j->nfeasible, 1);
+        if (k < j->want)
+            j->feasible[k] = ni;
+        else
+            atomic_fetch_sub(&j->nfeasible, 1);
+        if (k + 1 >= j->want)
+            sched_pool_cancel(j->s->pool);
+    } else if (sched_code_is_rejected(c)) {
+        pthread_mutex_lock(&j->lock);
+        diagnosis_add(j->diag, ni, &st);
+        pthread_mutex_unlock(&j->lock);
+        atomic_fetch_add(&j->nfailed, 1);
+    } else {
+        pthread_mutex_lock(&j->lock);
+        if (!atomic_load(&j->error)) {
+            sched_status_move(&j->err, &st);
+            atomic_store(&j->error, 1);
+        }
+        pthread_mutex_unlock(&j->lock);
+        sched_pool_cancel(j->s->pool);
+    }
+    sched_status_release(&st);
+}
+
+static uint64_t plugin_bit(const char *name)
+{
+    int id = name ? sched_registry_find(name) : -1;
+
+    return id >= 0 ? UINT64_C(1) << id : 0;
+}
+
+/*
+ * findNodesThatFitPod: feasible nodes into *ret (n of them); on none, the diagnosis says why.
+ * SCHED_SUCCESS (feasible may be empty), or SCHED_ERROR with st.
+ */
+static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_framework *fw,
+                                     struct sched_cycle *cs, const struct sched_pod *pod,
+                                     struct diagnosis *diag, struct sched_node_info ***ret,
+                                     size_t *ret_n, struct sched_status *st)
+{
+    struct sched_prefilter_result res = {0};
+    struct sched_node_info **nodes = s->snap.nodes, **restricted = NULL;
+    size_t n = s->snap.nnodes, want;
+    uint64_t mask = 0;
+    enum sched_code c;
+    struct filter_job j = {0};
+    double t0 = sched__now();
+    int pct;
+
+    *ret = NULL;
+    *ret_n = 0;
+    diag->num_all = s->snap.nnodes;
+    c = sched_framework_pre_filter(fw, cs, pod, &res, st, &mask);
+    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
+                          c == SCHED_SUCCESS ? "extension_point=\"PreFilter\",status=\"Success\""
+                                             : "extension_point=\"PreFilter\",status=\"Other\"",
+                          sched__now() - t0);
+    if (c != SCHED_SUCCESS) {
+        struct strbuf m = STRBUF_INIT;
+        if (!sched_code_is_rejected(c)) {
+            sched_prefilter_result_release(&res);
+            return SCHED_ERROR;
+        }
+        sched_status_message(st, &m);
+        diag->pre_filter_msg = strbuf_detach(&m, NULL);
+        diag->rejectors |= mask;
+        /* Every node carries the status (for PostFilter). */
+        for (size_t i = 0; i < n; i++) {
+            struct sched_status cp = {0};
+            cp.code = st->code;
+            cp.plugin = st->plugin;
+            sched_status_add(&cp, "%s", diag->pre_filter_msg);
+            diagnosis_add(diag, nodes[i], &cp);
+        }
+        sched_status_release(st);
+        sched_prefilter_result_release(&res);
+        return SCHED_SUCCESS;
+    }
+
+    /* The nominated node first (2.1). */
+    if (*pod->nominated_node) {
+        struct sched_node_info *ni = sched_snapshot_get(&s->snap, pod->nominated_node);
+        struct sched_status ns = {0};
+        if (ni && ni->node &&
+            sched_framework_filter_nominated(fw, cs, pod, ni, &ns) == SCHED_SUCCESS) {
+            *ret = xcalloc(1, sizeof(**ret));
+            (*ret)[0] = ni;
+            *ret_n = 1;
+            sched_status_release(&ns);
+            sched_prefilter_result_release(&res);
+            return SCHED_SUCCESS;
+        }
+        sched_status_release(&ns);
+    }
+
+    if (res.restrict_nodes) {
+        size_t k = 0;
+        restricted = xcalloc(res.n ? res.n : 1, sizeof(*restricted));
+        for (size_t i = 0; i < res.n; i++) {
+            struct sched_node_info *ni = sched_snapshot_get(&s->snap, res.names[i]);
+            if (ni && ni->node)
+                restricted[k++] = ni;
+        }
+        nodes = restricted;
+        n = k;
+    }
+    sched_prefilter_result_release(&res);
+
+    pct = sched_framework_percentage(fw);
+    if (pct < 0)
+        pct = s->cfg->percentage_of_nodes_to_score;
+    want = sched_framework_has_score(fw) ? nodes_to_find(pct, n) : NODES_TO_FIND_NO_SCORE;
+    if (!n || !want) {
+        free(restricted);
+        return SCHED_SUCCESS;
+    }
+    j.s = s;
+    j.fw = fw;
+    j.cs = cs;
+    j.pod = pod;
+    j.nodes = nodes;
+    j.n = n;
+    j.start = restricted ? 0 : s->next_start % n;
+    j.want = want;
+    j.feasible = xcalloc(want, sizeof(*j.feasible));
+    j.diag = diag;
+    pthread_mutex_init(&j.lock, NULL);
+    t0 = sched__now();
+    /* Small node sets are cheaper on this thread than a wake-up of the pool. */
+    sched_pool_run(n >= 64 ? s->pool : NULL, n, n >= 64 ? 16 : 0, filter_node, &j);
+    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
+                          "extension_point=\"Filter\",status=\"Success\"", sched__now() - t0);
+    pthread_mutex_destroy(&j.lock);
+    if (!restricted)
+        s->next_start = (j.start + atomic_load(&j.nfeasible) + atomic_load(&j.nfailed)) % n;
+    free(restricted);
+    if (atomic_load(&j.error)) {
+        sched_status_move(st, &j.err);
+        free(j.feasible);
+        return SCHED_ERROR;
+    }
+    for (size_t i = 0; i < diag->n; i++)
+        diag->rejectors |= plugin_bit(diag->v[i].st.plugin);
+    *ret = j.feasible;
+    *ret_n = atomic_load(&j.nfeasible);
+    return SCHED_SUCCESS;
+}
+
+static unsigned rand_next(unsigned *state)
+{
+    unsigned x = *state ? *state : 0x9e3779b9u;
+
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
+}
+
+/* selectHost: the highest total, ties broken uniformly at random (reservoir sampling). */
+static struct sched_node_info *select_host(struct sched_scheduler *s,
+                                           const struct sched_node_score *v, size_t n)
+{
+    size_t best = 0, ties = 1;
+
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].score > v[best].score) {
+            best = i;
+            ties = 1;
+        } else if (v[i].score == v[best].score) {
+            ties++;
+            if (rand_next(&s->rng) % ties == 0)
+                best = i;
+        }
+    }
+    return v[best].ni;
+}
+
+/* ---- the attempt ---- */
+
+static void observe_attempt(struct sched_scheduler *s, struct sched_framework *fw,
+                            const char *result, double start)
+{
+    char labels[256];
+
+    (void)snprintf(labels, sizeof(labels), "profile=\"%s\",result=\"%s\"", sched_framework_name(fw),
+                   result);
+    sched_metrics_add(s->metrics, "scheduler_schedule_attempts_total", labels, 1);
+    sched_metrics_observe(s->metrics, "scheduler_scheduling_attempt_duration_seconds", labels,
+                          sched__now() - start);
+}
+
+int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
+{
+    struct sched_queued_pod *qp = NULL;
+    struct sched_framework *fw;
+    struct sched_cycle *cs = NULL;
+    struct sched_node_info **feasible = NULL;
+    struct sched_node_score *scores = NULL;
+    struct diagnosis diag = {0};
+    struct sched_status st = {0};
+    size_t nfeasible = 0;
+    const struct sched_pod *pod;
+    const char *host = NULL;
+    double start;
+    enum sched_code c;
+    int r;
+
+    r = sched_queue_pop(s->queue, timeout_s, &qp);
+    if (r == -ETIMEDOUT)
+        return 0;
+    if (r < 0)
+        return r;
+    start = sched__now();
+    pod = qp->pod;
+    fw = sched__framework_of(s, pod->scheduler_name);
+    if (!fw) {
+        log_debug("sched", "no profile for pod %s (schedulerName \"%s\"), dropping", pod->key,
+                  pod->scheduler_name);
+        sched_queue_done(s->queue, pod->key);
+        sched_queued_pod_free(qp);
+        return 1;
+    }
+    if (pod->deleting || sched_cache_has_pod(s->cache, pod->uid)) {
+        sched_queue_done(s->queue, pod->key);
+        sched_queued_pod_free(qp);
+        return 1;
+    }
+    atomic_fetch_add(&s->attempts, 1);
+    if (pod->invalid) {
+        struct sched_status inv = {0};
+        inv.code = SCHED_UNRESOLVABLE;
+        qp->unschedulable_plugins = SCHED__INVALID_POD_BIT;
+        atomic_fetch_add(&s->unschedulable, 1);
+        observe_attempt(s, fw, "unschedulable", start);
+        sched__fail(s, fw, qp, &inv, pod->invalid, NULL, start);
+        return 1;
+    }
+
+    cs = sched_cycle_new();
+    (void)sched_cache_update_snapshot(s->cache, &s->snap);
+    sched_framework_set_snapshot(fw, &s->snap);
+
+    if (!s->snap.nnodes) {
+        struct sched_status none = {0};
+        none.code = SCHED_UNRESOLVABLE;
+        atomic_fetch_add(&s->unschedulable, 1);
+        observe_attempt(s, fw, "unschedulable", start);
+        sched__fail(s, fw, qp, &none,
+                    "0/0 nodes are available: no nodes available to schedule pods.", NULL, start);
+        sched_cycle_free(cs);
+        return 1;
+    }
+
+    c = find_feasible(s, fw, cs, pod, &diag, &feasible, &nfeasible, &st);
+    if (c != SCHED_SUCCESS)
+        goto error;
+    if (!nfeasible) {
+        struct strbuf msg = STRBUF_INIT, pf = STRBUF_INIT;
+        struct sched_status fit = {0};
+        char *nominated = NULL;
+
+        qp->unschedulable_plugins = diag.rejectors;
+        if (sched_framework_has_post_filter(fw)) {
+            struct sched_node_statuses m = {0};
+            struct sched_post_filter_result pr = {0};
+            struct sched_status ps = {0};
+            double t0 = sched__now();
+            m.n = diag.n;
+            m.nodes = xcalloc(diag.n ? diag.n : 1, sizeof(*m.nodes));
+            m.status = xcalloc(diag.n ? diag.n : 1, sizeof(*m.status));
+            for (size_t i = 0; i < diag.n; i++) {
+                m.nodes[i] = diag.v[i].ni;
+                m.status[i] = diag.v[i].st; /* borrowed */
+            }
+            (void)sched_framework_post_filter(fw, cs, pod, &m, &pr, &ps);
+            sched_metrics_observe(
+                s->metrics, "scheduler_framework_extension_point_duration_seconds",
+                "extension_point=\"PostFilter\",status=\"Success\"", sched__now() - t0);
+            if (ps.n)
+                sched_status_message(&ps, &pf);
+            nominated = pr.nominated_node;
+            sched_status_release(&ps);
+            free(m.nodes);
+            free(m.status);
+        }
+        fit_error_message(&diag, pf.buf, &msg);
+        fit.code = SCHED_UNSCHEDULABLE;
+        atomic_fetch_add(&s->unschedulable, 1);
+        observe_attempt(s, fw, "unschedulable", start);
+        sched__fail(s, fw, qp, &fit, msg.buf, nominated, start);
+        free(nominated);
+        strbuf_release(&msg);
+        strbuf_release(&pf);
+        goto out;
+    }
+    if (nfeasible == 1) {
+        host = feasible[0]->name;
+    } else {
+        double t0 = sched__now();
+        scores = xcalloc(nfeasible, sizeof(*scores));
+        for (size_t i = 0; i < nfeasible; i++)
+            scores[i].ni = feasible[i];
+        c = sched_framework_score(fw, cs, pod, scores, nfeasible, &st);
+        sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
+                              "extension_point=\"Score\",status=\"Success\"", sched__now() - t0);
+        if (c != SCHED_SUCCESS)
+            goto error;
+        host = select_host(s, scores, nfeasible)->name;
+    }
+    sched_metrics_observe(s->metrics, "scheduler_scheduling_algorithm_duration_seconds", "",
+                          sched__now() - start);
+
+    /* Assume, Reserve, Permit; then the binding cycle elsewhere. */
+    if (sched_cache_assume(s->cache, qp->pod, host) < 0) {
+        sched_status_set(&st, SCHED_ERROR, "pod %s is already in the cache", pod->key);
+        goto error;
+    }
+    sched_queue_nominate(s->queue, qp->pod, NULL);
+    c = sched_framework_reserve(fw, cs, pod, host, &st);
+    if (c == SCHED_SUCCESS)
+        c = sched_framework_permit(fw, cs, pod, host, &st);
+    if (c != SCHED_SUCCESS) {
+        sched_framework_unreserve(fw, cs, pod, host);
+        (void)sched_cache_forget(s->cache, pod->uid);
+        if (sched_code_is_rejected(c)) {
+            struct strbuf msg = STRBUF_INIT, m = STRBUF_INIT;
+            sched_status_message(&st, &m);
+            strbuf_addf(&msg, "0/1 nodes are available: 1 %s.", m.buf ? m.buf : "");
+            qp->unschedulable_plugins = plugin_bit(st.plugin);
+            atomic_fetch_add(&s->unschedulable, 1);
+            observe_attempt(s, fw, "unschedulable", start);
+            sched__fail(s, fw, qp, &st, msg.buf, NULL, start);
+            strbuf_release(&msg);
+            strbuf_release(&m);
+            goto out;
+        }
+        goto error;
+    }
+    {
+        struct sched__job *j = xcalloc(1, sizeof(*j));
+        j->kind = SCHED__JOB_BIND;
+        j->fw = fw;
+        j->qp = qp;
+        j->cs = cs;
+        j->node = xstrdup(host);
+        j->start = start;
+        qp = NULL;
+        cs = NULL;
+        sched__submit(s, j);
+    }
+    goto out;
+
+error : {
+    struct strbuf m = STRBUF_INIT;
+    sched_status_message(&st, &m);
+    st.code = SCHED_ERROR;
+    qp->unschedulable_plugins = 0;
+    atomic_fetch_add(&s->errors, 1);
+    observe_attempt(s, fw, "error", start);
+    sched__fail(s, fw, qp, &st, m.buf ? m.buf : "internal error", NULL, start);
+    strbuf_release(&m);
+}
+out:
+    sched_status_release(&st);
+    diagnosis_release(&diag);
+    free(feasible);
+    free(scores);
+    sched_cycle_free(cs);
+    return 1;
+}
+
+/* ---- the binding cycle (runs on an API thread) ---- */
+
+void sched__bind(struct sched_scheduler *s, struct sched__job *j)
+{
+    const struct sched_pod *pod = j->qp->pod;
+    struct sched_status st = {0};
+    enum sched_code c;
+    double t0 = sched__now();
+
+    c = sched_framework_pre_bind(j->fw, j->cs, pod, j->node, &st);
+    if (c == SCHED_SUCCESS) {
+        if (s->o.bind_hook) {
+            int r = s->o.bind_hook(s->o.userdata, pod, j->node);
+            c = r < 0 ? SCHED_ERROR : SCHED_SUCCESS;
+            if (r < 0)
+                sched_status_set(&st, SCHED_ERROR, "binding rejected: %s", strerror(-r));
+        } else {
+            c = sched_framework_bind(j->fw, j->cs, pod, j->node, &st);
+        }
+    }
+    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
+                          c == SCHED_SUCCESS ? "extension_point=\"Bind\",status=\"Success\""
+                                             : "extension_point=\"Bind\",status=\"Error\"",
+                          sched__now() - t0);
+    sched_cache_finish_binding(s->cache, pod->uid, sched__now());
+    if (c == SCHED_SUCCESS) {
+        char attempts[16], labels[64];
+        double now = sched__now();
+        atomic_fetch_add(&s->scheduled, 1);
+        atomic_fetch_add(&s->bound, 1);
+        observe_attempt(s, j->fw, "scheduled", j->start);
+        if (j->qp->attempts >= 15)
+            (void)snprintf(attempts, sizeof(attempts), "15+");
+        else
+            (void)snprintf(attempts, sizeof(attempts), "%d", j->qp->attempts);
+        (void)snprintf(labels, sizeof(labels), "attempts=\"%s\"", attempts);
+        sched_metrics_observe(s->metrics, "scheduler_pod_scheduling_sli_duration_seconds", labels,
+                              now - (j->qp->initial_attempt ? j->qp->initial_attempt : j->start));
+        sched_metrics_observe(s->metrics, "scheduler_pod_scheduling_attempts", "", j->qp->attempts);
+        if (s->recorder && !s->o.bind_hook) {
+            struct sched__job *ev = xcalloc(1, sizeof(*ev));
+            ev->kind = SCHED__JOB_EVENT;
+            ev->pod = sched_pod_ref(j->qp->pod);
+            ev->node = xstrdup(j->node);
+            sched__submit(s, ev);
+        }
+        sched_framework_post_bind(j->fw, j->cs, pod, j->node);
+        sched_queue_done(s->queue, pod->key);
+        sched_queued_pod_free(j->qp);
+    } else {
+        struct strbuf m = STRBUF_INIT;
+        atomic_fetch_add(&s->bind_failures, 1);
+        sched_framework_unreserve(j->fw, j->cs, pod, j->node);
+        (void)sched_cache_forget(s->cache, pod->uid);
+        /* The assumed resources are free again. */
+        sched_queue_move_all(s->queue, "AssignedPodDelete", "Pod", SCHED_ACT_DELETE, NULL, NULL);
+        sched_status_message(&st, &m);
+        log_debug("sched", "binding pod %s to %s failed: %s", pod->key, j->node,
+                  m.buf ? m.buf : "");
+        j->qp->unschedulable_plugins = 0;
+        st.code = SCHED_ERROR;
+        atomic_fetch_add(&s->errors, 1);
+        observe_attempt(s, j->fw, "error", j->start);
+        sched__fail(s, j->fw, j->qp, &st, m.buf ? m.buf : "binding failed", NULL, j->start);
+        strbuf_release(&m);
+    }
+    j->qp = NULL;
+    sched_status_release(&st);
+}
