@@ -132,6 +132,21 @@ static enum sched_code balanced_score(void *self, struct sched_cycle *cs,
     return SCHED_SUCCESS;
 }
 
+/* PreScore: upstream computes the pod's requests here; the decoded pod holds them already. */
+static enum sched_code balanced_pre_score(void *self, struct sched_cycle *cs,
+                                          const struct sched_pod *pod,
+                                          struct sched_node_info *const *nodes, size_t n,
+                                          struct sched_status *st)
+{
+    (void)self;
+    (void)cs;
+    (void)pod;
+    (void)nodes;
+    (void)n;
+    (void)st;
+    return SCHED_SUCCESS;
+}
+
 /* balanced_allocation.go EventsToRegister. */
 static const struct sched_event_reg balanced_events[] = {
     {"Pod", SCHED_ACT_DELETE},
@@ -146,5 +161,6 @@ const struct sched_plugin sched_plugin_balanced_allocation = {
     .events = balanced_events,
     .init = balanced_init,
     .free = balanced_free,
+    .pre_score = balanced_pre_score,
     .score = balanced_score,
 };

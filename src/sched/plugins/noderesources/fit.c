@@ -494,6 +494,37 @@ static enum sched_code fit_score(void *self, struct sched_cycle *cs, const struc
     return SCHED_SUCCESS;
 }
 
+/*
+ * PreFilter and PreScore: upstream computes the pod's requests into the cycle state here; the
+ * decoded pod already holds them, so both only let the plugin sit at those points, where a
+ * configuration may name it.
+ */
+static enum sched_code fit_pre_filter(void *self, struct sched_cycle *cs,
+                                      const struct sched_pod *pod,
+                                      struct sched_prefilter_result *res, struct sched_status *st)
+{
+    (void)self;
+    (void)cs;
+    (void)pod;
+    (void)res;
+    (void)st;
+    return SCHED_SUCCESS;
+}
+
+static enum sched_code fit_pre_score(void *self, struct sched_cycle *cs,
+                                     const struct sched_pod *pod,
+                                     struct sched_node_info *const *nodes, size_t n,
+                                     struct sched_status *st)
+{
+    (void)self;
+    (void)cs;
+    (void)pod;
+    (void)nodes;
+    (void)n;
+    (void)st;
+    return SCHED_SUCCESS;
+}
+
 /* fit.go EventsToRegister (InPlacePodVerticalScaling is off in 1.30: no Pod Update). */
 static const struct sched_event_reg fit_events[] = {
     {"Pod", SCHED_ACT_DELETE},
@@ -508,6 +539,8 @@ const struct sched_plugin sched_plugin_node_resources_fit = {
     .events = fit_events,
     .init = fit_init,
     .free = fit_free,
+    .pre_filter = fit_pre_filter,
     .filter = fit_filter,
+    .pre_score = fit_pre_score,
     .score = fit_score,
 };
