@@ -646,6 +646,7 @@ static int wait_bound(struct pod_watch *w, const struct server *sch, const char 
         } else if (!alive(sch)) {
             bench_fail(what, "the scheduler exited with %zu of %zu pods of %s bound", b, w->n,
                        w->ns);
+            server_print_log(sch);
             return -ECHILD;
         }
         (void)usleep(2000);
