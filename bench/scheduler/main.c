@@ -265,6 +265,7 @@ struct result {
     double rss_mb;                                 /* the scheduler's VmHWM */
     double setup_s;
     double attempts, gated_gauge;
+    double att_unsched, att_error, preemptions; /* attempts by result; preemption attempts */
 };
 
 /* ---- small helpers ---- */
@@ -952,6 +953,10 @@ static int check_metrics(const struct workload *w, const struct counts *n, struc
     }
     res->attempts = metric_sum(text.buf, "scheduler_schedule_attempts_total", NULL);
     res->gated_gauge = metric_sum(text.buf, "scheduler_pending_pods", "queue=\"gated\"");
+    res->att_unsched =
+        metric_sum(text.buf, "scheduler_schedule_attempts_total", "result=\"unschedulable\"");
+    res->att_error = metric_sum(text.buf, "scheduler_schedule_attempts_total", "result=\"error\"");
+    res->preemptions = metric_sum(text.buf, "scheduler_preemption_attempts_total", NULL);
     if (n->gated) {
         /* Each light pod fits the one node at its first attempt: any other attempt was a gated
          * pod's, which PreEnqueue must keep out of the active queue. */
@@ -1105,9 +1110,12 @@ static void print_result(const struct result *r)
     (void)printf("  latency create -> bound: p50 %.1f ms  p90 %.1f ms  p99 %.1f ms\n", r->lat_p50,
                  r->lat_p90, r->lat_p99);
     (void)printf("  scheduler: CPU %.2f s (%.0f us per pod), peak RSS %.1f MB; apiserver CPU "
-                 "%.2f s; client CPU %.2f s; other %.2f s; attempts %.0f\n",
-                 r->sched_cpu, per_pod_us(r), r->rss_mb, r->api_cpu, r->cli_cpu, r->other_cpu,
-                 r->attempts);
+                 "%.2f s; client CPU %.2f s; other %.2f s\n",
+                 r->sched_cpu, per_pod_us(r), r->rss_mb, r->api_cpu, r->cli_cpu, r->other_cpu);
+    (void)printf("  attempts %.0f (unschedulable %.0f, error %.0f), preemption attempts %.0f "
+                 "(the scheduler's counters, init pods included)\n",
+                 r->attempts, r->att_unsched > 0 ? r->att_unsched : 0,
+                 r->att_error > 0 ? r->att_error : 0, r->preemptions > 0 ? r->preemptions : 0);
     (void)printf("  upstream floor %.0f pods/s: Average/floor = %.2f\n", r->w->floor,
                  r->w->floor > 0 ? t->avg / r->w->floor : 0);
     (void)fflush(stdout);
