@@ -561,7 +561,7 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
                                       size_t n, struct sched_status *st)
 {
     const struct fw_plugin *pls[SCHED_MAX_PLUGINS];
-    struct sched_node_info **nodes = xcalloc(n ? n : 1, sizeof(*nodes));
+    struct sched_node_info **nodes = xcalloc(n ? n : 1, sizeof(struct sched_node_info *));
     struct score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = scores, .n = n, .pls = pls};
     enum sched_code rc = SCHED_SUCCESS;
 

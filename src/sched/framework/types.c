@@ -694,8 +694,9 @@ static void decode_ports(const cJSON *spec, struct sched_pod *p)
     const cJSON *c, *port;
     size_t n = 0, cap = 0;
 
-    for (int init = 0; init < 2; init++) {
-        cJSON_ArrayForEach(c, get(spec, init ? "initContainers" : "containers"))
+    /* Regular containers only, as 1.30's NodePorts and NodeInfo count them. */
+    {
+        cJSON_ArrayForEach(c, get(spec, "containers"))
         {
             cJSON_ArrayForEach(port, get(c, "ports"))
             {
