@@ -361,11 +361,13 @@ enum sched_code sched_framework_pre_filter(struct sched_framework *fw, struct sc
             strbuf_release(&names);
             return c;
         }
-        if (c == SCHED_UNSCHEDULABLE || c == SCHED_PENDING) {
+        if (c == SCHED_UNSCHEDULABLE) {
+            /* The rest still run (preemption needs their state); the last one is the
+             * status (framework.go returnStatus = s). Anything else but Success and Skip,
+             * Pending included, is an error below. */
             s.code = c;
             s.plugin = p->pl->name;
-            if (!remembered.code)
-                sched_status_move(&remembered, &s);
+            sched_status_move(&remembered, &s);
             rejectors |= UINT64_C(1) << p->id;
             sched_status_release(&s);
             sched_prefilter_result_release(&r);
@@ -389,8 +391,9 @@ enum sched_code sched_framework_pre_filter(struct sched_framework *fw, struct sc
         sched_status_release(&s);
         if (!r.restrict_nodes)
             continue;
+        /* Go prints the []string of names as "[A B]". */
         if (nnames++)
-            strbuf_addstr(&names, ", ");
+            strbuf_addch(&names, ' ');
         strbuf_addstr(&names, p->pl->name);
         if (!res->restrict_nodes) {
             *res = r;
