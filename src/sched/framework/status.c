@@ -20,6 +20,8 @@ const char *sched_code_name(enum sched_code c)
 }
 
 static void status_vadd(struct sched_status *s, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void status_vadd(struct sched_status *s, const char *fmt, va_list ap)
 {
     va_list aq;
     int n;
