@@ -557,6 +557,30 @@ static void test_affinity_lists(void **state)
     sched_cache_free(c);
 }
 
+static void test_empty(void **state)
+{
+    (void)state;
+    struct sched_cache *c = sched_cache_new(0);
+    struct sched_snapshot s = {0};
+    struct sched_cache_stats st;
+
+    assert_int_equal(sched_cache_update_snapshot(c, &s), 0);
+    assert_int_equal(s.nnodes, 0);
+    assert_int_equal(s.nwith_affinity, 0);
+    assert_null(sched_snapshot_get(&s, "n1"));
+    sched_cache_stats(c, &st);
+    assert_int_equal(st.nodes, 0);
+    /* Back to empty after a node came and went. */
+    add_node(c, "n1", NULL);
+    assert_int_equal(sched_cache_update_snapshot(c, &s), 1);
+    sched_cache_remove_node(c, "n1");
+    sched_cache_update_snapshot(c, &s);
+    assert_int_equal(s.nnodes, 0);
+    assert_null(sched_snapshot_get(&s, "n1"));
+    sched_snapshot_release(&s);
+    sched_cache_free(c);
+}
+
 static void test_free_with_everything(void **state)
 {
     (void)state;
@@ -587,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_node_removal),
         cmocka_unit_test(test_zone_order),
         cmocka_unit_test(test_affinity_lists),
+        cmocka_unit_test(test_empty),
         cmocka_unit_test(test_free_with_everything),
     };
 

@@ -139,7 +139,8 @@ static enum sched_code fake_pre_filter(void *self, struct sched_cycle *cs,
     if (f->nodes) {
         const char *p = f->nodes;
         res->restrict_nodes = true;
-        res->names = xcalloc(8, sizeof(char *));
+        /* The empty set without an array, as a plugin may well leave it. */
+        res->names = *p ? xcalloc(8, sizeof(char *)) : NULL;
         while (*p) {
             const char *end = strchr(p, ',');
             size_t n = end ? (size_t)(end - p) : strlen(p);
@@ -666,6 +667,12 @@ static void test_pre_filter_node_names(void **state)
     fakes[B].nodes = "";
     assert_int_equal(run_pre_filter(&p, &res, &st, &mask), SCHED_UNRESOLVABLE);
     assert_string_equal(MSG(&st), "node(s) didn't satisfy plugin FakeB");
+    sched_prefilter_result_release(&res);
+    sched_status_release(&st);
+    /* ... after another one restricted. */
+    fakes[A].nodes = "n1";
+    assert_int_equal(run_pre_filter(&p, &res, &st, &mask), SCHED_UNRESOLVABLE);
+    assert_string_equal(MSG(&st), "node(s) didn't satisfy plugin(s) [FakeA FakeB] simultaneously");
     sched_prefilter_result_release(&res);
     sched_status_release(&st);
     stop(&p);

@@ -311,14 +311,21 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* An empty set may come without an array (names NULL): qsort and bsearch must not see it. */
+static void sort_names(struct sched_prefilter_result *r)
+{
+    if (r->n > 1)
+        qsort(r->names, r->n, sizeof(char *), cmp_str);
+}
+
 /* Keeps in acc only the names also in r (both sorted). */
 static void intersect(struct sched_prefilter_result *acc, struct sched_prefilter_result *r)
 {
     size_t k = 0;
 
-    qsort(r->names, r->n, sizeof(char *), cmp_str);
+    sort_names(r);
     for (size_t i = 0; i < acc->n; i++) {
-        if (bsearch(&acc->names[i], r->names, r->n, sizeof(char *), cmp_str))
+        if (r->n && bsearch(&acc->names[i], r->names, r->n, sizeof(char *), cmp_str))
             acc->names[k++] = acc->names[i];
         else
             free(acc->names[i]);
@@ -397,7 +404,7 @@ enum sched_code sched_framework_pre_filter(struct sched_framework *fw, struct sc
         strbuf_addstr(&names, p->pl->name);
         if (!res->restrict_nodes) {
             *res = r;
-            qsort(res->names, res->n, sizeof(char *), cmp_str);
+            sort_names(res);
         } else {
             intersect(res, &r);
             sched_prefilter_result_release(&r);
@@ -564,7 +571,7 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
                                       size_t n, struct sched_status *st)
 {
     const struct fw_plugin *pls[SCHED_MAX_PLUGINS];
-    struct sched_node_info **nodes = xcalloc(n ? n : 1, sizeof(*nodes));
+    struct sched_node_info **nodes = xcalloc(n ? n : 1, sizeof(struct sched_node_info *));
     struct score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = scores, .n = n, .pls = pls};
     enum sched_code rc = SCHED_SUCCESS;
 

@@ -27,6 +27,7 @@ static void status_vadd(struct sched_status *s, const char *fmt, va_list ap)
     int n;
 
     va_copy(aq, ap);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_copy initialised aq */
     n = vsnprintf(NULL, 0, fmt, aq);
     va_end(aq);
     if (n < 0)
