@@ -4,11 +4,14 @@
 # API server publishes in kube-system/extension-apiserver-authentication, and registers the
 # NodeMetric API as an APIService the API server proxies to), applies the CRDs, the priority
 # classes and upstream's default slo-controller-config, registers this machine as a Node, runs
-# `koord agent` for it (so its NodeMetric shows this host's real usage), and stays in the
-# foreground until Ctrl-C, which stops all three. State lives in .koord/ and is reused.
+# `koord agent` for it (so its NodeMetric shows this host's real usage), starts `koord scheduler`
+# with profiles for koord-scheduler and default-scheduler (no other scheduler runs here, so every
+# pod created is placed on this host), and stays in the foreground until Ctrl-C, which stops all
+# four. State lives in .koord/ and is reused.
 #
 # Environment: KOORD_LISTEN (API server, default 127.0.0.1:6443), KOORD_MANAGER_LISTEN
-# (manager, default 127.0.0.1:9443), KOORD_AGENT_LISTEN (agent /metrics, 127.0.0.1:9316).
+# (manager, default 127.0.0.1:9443), KOORD_AGENT_LISTEN (agent /metrics, 127.0.0.1:9316),
+# KOORD_SCHEDULER_LISTEN (scheduler /metrics, 127.0.0.1:10259).
 set -euo pipefail
 KOORD=$(realpath "${1:-build/gcc/koord}")
 cd "$(dirname "$0")/.."
@@ -16,15 +19,17 @@ cd "$(dirname "$0")/.."
 LISTEN=${KOORD_LISTEN:-127.0.0.1:6443}
 MLISTEN=${KOORD_MANAGER_LISTEN:-127.0.0.1:9443}
 ALISTEN=${KOORD_AGENT_LISTEN:-127.0.0.1:9316}
+SLISTEN=${KOORD_SCHEDULER_LISTEN:-127.0.0.1:10259}
 STATE=$PWD/.koord
 export KUBECONFIG=$STATE/kubeconfig
-apid="" mpid="" agpid=""
+apid="" mpid="" agpid="" spid=""
 
 # The servers run in sessions of their own (setsid), so that Ctrl-C reaches this script only and
-# they stop in order: the agent, the manager (releasing its Lease while the API server still
-# serves), the API server.
+# they stop in order: the scheduler and the agent, the manager (releasing their Leases while the
+# API server still serves), the API server.
 stop() {
     trap - EXIT INT TERM
+    [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null || true
     [ -n "$agpid" ] && kill "$agpid" 2>/dev/null && wait "$agpid" 2>/dev/null || true
     [ -n "$mpid" ] && kill "$mpid" 2>/dev/null && wait "$mpid" 2>/dev/null || true
     [ -n "$apid" ] && kill "$apid" 2>/dev/null && wait "$apid" 2>/dev/null || true
@@ -33,7 +38,7 @@ trap 'stop; exit 130' INT TERM
 trap stop EXIT
 die() {
     echo "make up: $*" >&2
-    for log in apiserver manager agent; do
+    for log in apiserver manager agent scheduler; do
         [ -s "$STATE/$log.log" ] && { echo "--- last lines of $STATE/$log.log" >&2; tail -n 20 "$STATE/$log.log" >&2; }
     done
     exit 1
@@ -55,7 +60,7 @@ echo "== koord validate -f examples/seed -f examples/reference -f examples/core"
 echo "   all valid"
 
 mkdir -p "$STATE"
-rm -f "$STATE/apiserver.ready" "$STATE/manager.ready" "$STATE/agent.ready"
+rm -f "$STATE/apiserver.ready" "$STATE/manager.ready" "$STATE/agent.ready" "$STATE/scheduler.ready"
 echo "== koord apiserver on $LISTEN (data in $STATE/apiserver, log $STATE/apiserver.log)"
 setsid "$KOORD" apiserver --data-dir "$STATE/apiserver" --listen "$LISTEN" \
     --ready-file "$STATE/apiserver.ready" --write-kubeconfig "$KUBECONFIG" \
@@ -138,12 +143,23 @@ for _ in $(seq 1 300); do
 done
 reported || die "no NodeMetric report from the agent after 30 s"
 
+# The scheduler: both names, so `kubectl run` (default-scheduler) and Koordinator manifests
+# (koord-scheduler) are placed alike. It schedules once it holds its Lease: at once, or when the
+# Lease of a scheduler that did not stop cleanly has expired (15 s).
+echo "== koord scheduler (metrics on $SLISTEN, log $STATE/scheduler.log)"
+setsid "$KOORD" scheduler --kubeconfig "$KUBECONFIG" --scheduler-name koord-scheduler \
+    --scheduler-name default-scheduler --listen "$SLISTEN" --ready-file "$STATE/scheduler.ready" \
+    >>"$STATE/scheduler.log" 2>&1 &
+spid=$!
+wait_file "$STATE/scheduler.ready" "$spid" "koord scheduler"
+
 echo
 echo "The control plane is up; Ctrl-C stops it. In another shell:"
 echo
 echo "    export KUBECONFIG=$KUBECONFIG"
 echo "    kubectl get nodes,nodeslos,nodemetrics"
 echo "    kubectl get nodemetric $node -o yaml     # this host's usage, as the agent reports it"
+echo "    kubectl create -f examples/core/pod-batch.yaml && kubectl get pod batch-worker-0 -o wide"
 echo
 kubectl get nodes,nodeslos,nodemetrics || true
 echo
@@ -152,6 +168,6 @@ kubectl get nodemetric "$node" \
 echo
 # Until Ctrl-C, or until either server stops on its own.
 set +e
-wait -n "$apid" "$mpid" "$agpid"
+wait -n "$apid" "$mpid" "$agpid" "$spid"
 rc=$?
 die "a server exited (status $rc)"

@@ -26,8 +26,15 @@ struct sched_metrics;
  * an update of the pod (or the 5-minute flush) retries it. */
 #define SCHED__INVALID_POD_BIT (UINT64_C(1) << 63)
 
-/* Work for the API threads. */
-enum sched__job_kind { SCHED__JOB_BIND, SCHED__JOB_FAIL };
+/*
+ * Work for the API threads. Bindings go first; failure reports (event and condition) and
+ * Scheduled events wait in a second, bounded list and are dropped when it is full, as
+ * client-go's event broadcaster drops events when its queue is full: under load the pods are
+ * placed first and the record of it may be partial.
+ */
+enum sched__job_kind { SCHED__JOB_BIND, SCHED__JOB_FAIL, SCHED__JOB_EVENT };
+
+#define SCHED__MAX_REPORTS 1000
 
 struct sched__job {
     enum sched__job_kind kind;
@@ -42,6 +49,12 @@ struct sched__job {
     char *reason;          /* "Unschedulable" or "SchedulerError" */
     char *message;
     char *nominated; /* NULL: leave status.nominatedNodeName alone */
+    /* EVENT: pod and node (the Scheduled event) */
+};
+
+struct sched__jobs {
+    struct sched__job *head, *tail;
+    size_t n;
 };
 
 struct sched_scheduler {
@@ -66,8 +79,9 @@ struct sched_scheduler {
     /* API work */
     pthread_mutex_t jobs_lock;
     pthread_cond_t jobs_cond, idle_cond;
-    struct sched__job *jobs_head, *jobs_tail;
+    struct sched__jobs binds, reports;
     size_t inflight; /* jobs queued or running */
+    uint64_t reports_dropped;
     pthread_t *binders;
     int nbinders;
     bool jobs_stop;

@@ -14,7 +14,6 @@
 #include "base/hmap.h"
 #include "base/log.h"
 #include "base/strbuf.h"
-#include "kube/events.h"
 #include "sched/framework/parallel.h"
 #include "sched/metrics.h"
 #include "sched/plugins/registry.h"
@@ -564,16 +563,11 @@ void sched__bind(struct sched_scheduler *s, struct sched__job *j)
                               now - (j->qp->initial_attempt ? j->qp->initial_attempt : j->start));
         sched_metrics_observe(s->metrics, "scheduler_pod_scheduling_attempts", "", j->qp->attempts);
         if (s->recorder && !s->o.bind_hook) {
-            cJSON *ref = cJSON_CreateObject();
-            cJSON *meta = cJSON_AddObjectToObject(ref, "metadata");
-            cJSON_AddStringToObject(ref, "apiVersion", "v1");
-            cJSON_AddStringToObject(ref, "kind", "Pod");
-            cJSON_AddStringToObject(meta, "name", pod->name);
-            cJSON_AddStringToObject(meta, "namespace", pod->namespace);
-            cJSON_AddStringToObject(meta, "uid", pod->uid);
-            (void)kube_recorder_event(s->recorder, ref, KUBE_EVENT_NORMAL, "Scheduled",
-                                      "Successfully assigned %s to %s", pod->key, j->node);
-            cJSON_Delete(ref);
+            struct sched__job *ev = xcalloc(1, sizeof(*ev));
+            ev->kind = SCHED__JOB_EVENT;
+            ev->pod = sched_pod_ref(j->qp->pod);
+            ev->node = xstrdup(j->node);
+            sched__submit(s, ev);
         }
         sched_framework_post_bind(j->fw, j->cs, pod, j->node);
         sched_queue_done(s->queue, pod->key);

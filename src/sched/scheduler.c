@@ -86,6 +86,44 @@ static size_t fw_nominated(void *ud, const char *node, struct sched_pod ***ret)
 
 static void run_fail_job(struct sched_scheduler *s, struct sched__job *j);
 
+static void run_event_job(struct sched_scheduler *s, struct sched__job *j);
+
+static struct sched__job *jobs_pop(struct sched__jobs *l)
+{
+    struct sched__job *j = l->head;
+
+    if (!j)
+        return NULL;
+    l->head = j->next;
+    if (!l->head)
+        l->tail = NULL;
+    l->n--;
+    return j;
+}
+
+static void jobs_push(struct sched__jobs *l, struct sched__job *j)
+{
+    j->next = NULL;
+    if (l->tail)
+        l->tail->next = j;
+    else
+        l->head = j;
+    l->tail = j;
+    l->n++;
+}
+
+static void job_free(struct sched__job *j)
+{
+    sched_cycle_free(j->cs);
+    sched_queued_pod_free(j->qp);
+    sched_pod_unref(j->pod);
+    free(j->node);
+    free(j->reason);
+    free(j->message);
+    free(j->nominated);
+    free(j);
+}
+
 static void *binder(void *arg)
 {
     struct sched_scheduler *s = arg;
@@ -93,27 +131,18 @@ static void *binder(void *arg)
     pthread_mutex_lock(&s->jobs_lock);
     for (;;) {
         struct sched__job *j;
-        while (!s->jobs_head && !s->jobs_stop)
+        while (!s->binds.head && !s->reports.head && !s->jobs_stop)
             pthread_cond_wait(&s->jobs_cond, &s->jobs_lock);
-        if (!s->jobs_head)
+        if (!(j = jobs_pop(&s->binds)) && !(j = jobs_pop(&s->reports)))
             break;
-        j = s->jobs_head;
-        s->jobs_head = j->next;
-        if (!s->jobs_head)
-            s->jobs_tail = NULL;
         pthread_mutex_unlock(&s->jobs_lock);
         if (j->kind == SCHED__JOB_BIND)
             sched__bind(s, j);
-        else
+        else if (j->kind == SCHED__JOB_FAIL)
             run_fail_job(s, j);
-        sched_cycle_free(j->cs);
-        sched_queued_pod_free(j->qp);
-        sched_pod_unref(j->pod);
-        free(j->node);
-        free(j->reason);
-        free(j->message);
-        free(j->nominated);
-        free(j);
+        else
+            run_event_job(s, j);
+        job_free(j);
         pthread_mutex_lock(&s->jobs_lock);
         if (--s->inflight == 0)
             pthread_cond_broadcast(&s->idle_cond);
@@ -125,12 +154,13 @@ static void *binder(void *arg)
 void sched__submit(struct sched_scheduler *s, struct sched__job *j)
 {
     pthread_mutex_lock(&s->jobs_lock);
-    j->next = NULL;
-    if (s->jobs_tail)
-        s->jobs_tail->next = j;
-    else
-        s->jobs_head = j;
-    s->jobs_tail = j;
+    if (j->kind != SCHED__JOB_BIND && s->reports.n >= SCHED__MAX_REPORTS) {
+        s->reports_dropped++;
+        pthread_mutex_unlock(&s->jobs_lock);
+        job_free(j);
+        return;
+    }
+    jobs_push(j->kind == SCHED__JOB_BIND ? &s->binds : &s->reports, j);
     s->inflight++;
     pthread_cond_signal(&s->jobs_cond);
     pthread_mutex_unlock(&s->jobs_lock);
@@ -189,6 +219,19 @@ static void now_rfc3339(char *buf, size_t size)
 
     gmtime_r(&t, &tm);
     (void)strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The Scheduled event of a bound pod (2.4). */
+static void run_event_job(struct sched_scheduler *s, struct sched__job *j)
+{
+    cJSON *ref;
+
+    if (!s->recorder)
+        return;
+    ref = pod_ref(j->pod);
+    (void)kube_recorder_event(s->recorder, ref, KUBE_EVENT_NORMAL, "Scheduled",
+                              "Successfully assigned %s to %s", j->pod->key, j->node);
+    cJSON_Delete(ref);
 }
 
 /* The FailedScheduling event and the PodScheduled=False patch (2.3). */
@@ -341,6 +384,8 @@ static bool node_admits(void *arg, const struct sched_pod *pod)
     const struct sched_node *n = arg;
 
     if (*pod->node_name && strcmp(pod->node_name, n->name))
+        return false;
+    if (n->allowed_pods < 1)
         return false;
     for (size_t i = 0; i < pod->nnode_selector; i++)
         if (!sched_sel_req_matches(&pod->node_selector[i], n->labels))

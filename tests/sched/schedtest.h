@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sched/framework/framework.h"

@@ -66,6 +66,7 @@ struct sched_config {
     long lease_ms, renew_ms, retry_ms; /* 15000, 10000, 2000 */
     double qps;                        /* 50 */
     int burst;                         /* 100 */
+    char *kubeconfig;                  /* clientConnection.kubeconfig; NULL: unset */
     struct sched_profile_config *profiles;
     size_t nprofiles;
 };

@@ -20,7 +20,13 @@
  * Time comes from opts.now (tests pass a fake clock); the periodic flushes are calls the owner
  * makes (sched_queue_run() starts a thread that does it every second).
  *
- * Thread safety: every call may run on any thread; pop blocks.
+ * Between pop and add_unschedulable/done a pod is "in flight": updates to it are remembered
+ * (the newest version goes back into the queue) and a deletion makes the queue drop it when it
+ * comes back.
+ *
+ * Thread safety: every call may run on any thread; pop blocks. The callbacks in the options
+ * (pre_enqueue, less, interested, and the pre_check / match arguments) run under the queue's
+ * lock: they must be quick and must not call back into the queue.
  */
 #ifndef KOORD_SCHED_QUEUE_H
 #define KOORD_SCHED_QUEUE_H
@@ -74,8 +80,17 @@ struct sched_queue_opts {
 struct sched_queue;
 
 struct sched_queue *sched_queue_new(const struct sched_queue_opts *opts);
-/* Closes (waking pop), stops the flush thread and frees every record. NULL is fine. */
+/*
+ * Closes (waking pop), stops the flush thread and frees every record. NULL is fine. A pop
+ * blocked meanwhile returns -ECANCELED before the memory goes; no other call may be running or
+ * follow.
+ */
 void sched_queue_free(struct sched_queue *q);
+/*
+ * Closes the queue (Close()): blocked and later pops return -ECANCELED, so the scheduling
+ * threads can be stopped and joined before sched_queue_free(). Every other call keeps working.
+ */
+void sched_queue_close(struct sched_queue *q);
 
 /* A new unassigned pod (takes a new reference): PreEnqueue, then activeQ or gated. */
 void sched_queue_add(struct sched_queue *q, struct sched_pod *pod);
@@ -98,6 +113,13 @@ void sched_queue_delete(struct sched_queue *q, const struct sched_pod *pod);
  */
 int sched_queue_pop(struct sched_queue *q, double timeout_s, struct sched_queued_pod **ret);
 void sched_queued_pod_free(struct sched_queued_pod *qp);
+/*
+ * Done(): the attempt of the popped pod key ended without handing the record back (bound, or
+ * given up): the queue stops tracking it in flight. Call it before sched_queued_pod_free() for
+ * every popped pod that is not handed to sched_queue_add_unschedulable() (which ends the
+ * tracking itself). Unknown keys are ignored.
+ */
+void sched_queue_done(struct sched_queue *q, const char *key);
 
 /* The attempt of the pod with key ended (bound, or dropped): stops tracking it as in flight. */
 void sched_queue_done(struct sched_queue *q, const char *key);
