@@ -351,7 +351,7 @@ static void rebuild_order(struct sched_snapshot *s)
         all = xrealloc(all, (nall + 1) * sizeof(struct sched_node_info *));
         all[nall++] = ni;
     }
-    if (nall)
+    if (nall > 1)
         qsort(all, nall, sizeof(struct sched_node_info *), cmp_ni_name);
     for (size_t i = 0; i < nall; i++) {
         char key[512];
