@@ -696,9 +696,8 @@ static void decode_ports(const cJSON *spec, struct sched_pod *p)
     const cJSON *c, *port;
     size_t n = 0, cap = 0;
 
-    /* Regular containers only, as 1.30's NodePorts and NodeInfo count them. */
-    {
-        cJSON_ArrayForEach(c, get(spec, "containers"))
+    for (int init = 0; init < 2; init++) {
+        cJSON_ArrayForEach(c, get(spec, init ? "initContainers" : "containers"))
         {
             /* Of the init containers only sidecars hold their ports for the pod's life
              * (schedutil.GetHostPorts); kube-scheduler never counts the others. */
