@@ -158,7 +158,13 @@ wait_for "tolerating pod on node-b" bound_to tol node-b
 pod aff 'affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-c]}]}]}}}'
 wait_for "affinity pod on node-c" bound_to aff node-c
 
-# 6. An unknown scheduler name is left alone.
+# 6. Malformed input: affinity the API server stores as given but that cannot be evaluated gets
+# FailedScheduling naming the field; an unknown scheduler name is left alone.
+pod badaff 'affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: rank, operator: Gt, values: [high]}]}]}}}'
+badaff_failed() { kubectl get events --field-selector involvedObject.name=badaff,reason=FailedScheduling \
+    -o jsonpath='{.items[*].message}' | grep -qF "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: "; }
+wait_for "FailedScheduling naming the bad affinity field" badaff_failed
+k delete pod badaff --wait=false
 pod other 'schedulerName: someone-else'
 pod sentinel2
 wait_for "sentinel2 bound" bound sentinel2
