@@ -198,7 +198,7 @@ int cmd_scheduler(int argc, char **argv)
                               "other (name the profiles in the file)\n");
         return 2;
     }
-    if (*listen && cmd_parse_listen("scheduler", listen, &host, &port) < 0)
+    if (listen && *listen && cmd_parse_listen("scheduler", listen, &host, &port) < 0)
         return 2;
     if (!(cfg = load_config(config, names, nnames)))
         goto out;
@@ -219,7 +219,7 @@ int cmd_scheduler(int argc, char **argv)
         strbuf_release(&m);
         goto out;
     }
-    if (*listen) {
+    if (listen && *listen) {
         r = http_server_start(
             &(struct http_server_opts){.host = host.buf, .port = port, .max_connections = 64},
             sched_scheduler_http, s, &http);

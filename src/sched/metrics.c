@@ -13,49 +13,53 @@ enum kind { COUNTER, GAUGE, HISTOGRAM };
 
 struct def {
     const char *name;
-    enum kind kind;
     const char *help;
     double start, factor; /* exponential buckets */
+    enum kind kind;
     int nbuckets;
 };
 
 static const struct def defs[] = {
-    {"scheduler_schedule_attempts_total", COUNTER,
+    {"scheduler_schedule_attempts_total",
      "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not "
-     "be scheduled, while 'error' means an internal scheduler problem."},
-    {"scheduler_scheduling_attempt_duration_seconds", HISTOGRAM,
-     "Scheduling attempt latency in seconds (scheduling algorithm + binding)", 0.001, 2, 15},
-    {"scheduler_scheduling_algorithm_duration_seconds", HISTOGRAM,
-     "Scheduling algorithm latency in seconds", 0.001, 2, 15},
-    {"scheduler_pod_scheduling_sli_duration_seconds", HISTOGRAM,
+     "be scheduled, while 'error' means an internal scheduler problem.",
+     0, 0, COUNTER, 0},
+    {"scheduler_scheduling_attempt_duration_seconds",
+     "Scheduling attempt latency in seconds (scheduling algorithm + binding)", 0.001, 2, HISTOGRAM,
+     15},
+    {"scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds",
+     0.001, 2, HISTOGRAM, 15},
+    {"scheduler_pod_scheduling_sli_duration_seconds",
      "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue "
      "and might involve multiple scheduling attempts.",
-     0.01, 2, 20},
-    {"scheduler_pod_scheduling_attempts", HISTOGRAM,
-     "Number of attempts to successfully schedule a pod.", 1, 2, 5},
-    {"scheduler_framework_extension_point_duration_seconds", HISTOGRAM,
-     "Latency for running all plugins of a specific extension point.", 0.0001, 2, 12},
-    {"scheduler_plugin_execution_duration_seconds", HISTOGRAM,
-     "Duration for running a plugin at a specific extension point.", 0.00001, 1.5, 20},
-    {"scheduler_preemption_attempts_total", COUNTER,
-     "Total preemption attempts in the cluster till now"},
-    {"scheduler_preemption_victims", HISTOGRAM, "Number of selected preemption victims", 1, 2, 7},
-    {"scheduler_pending_pods", GAUGE,
+     0.01, 2, HISTOGRAM, 20},
+    {"scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.", 1,
+     2, HISTOGRAM, 5},
+    {"scheduler_framework_extension_point_duration_seconds",
+     "Latency for running all plugins of a specific extension point.", 0.0001, 2, HISTOGRAM, 12},
+    {"scheduler_plugin_execution_duration_seconds",
+     "Duration for running a plugin at a specific extension point.", 0.00001, 1.5, HISTOGRAM, 20},
+    {"scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now", 0,
+     0, COUNTER, 0},
+    {"scheduler_preemption_victims", "Number of selected preemption victims", 1, 2, HISTOGRAM, 7},
+    {"scheduler_pending_pods",
      "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
      "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
      "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
      "number of unschedulable pods that the scheduler never attempted to schedule because they "
-     "are gated."},
-    {"scheduler_queue_incoming_pods_total", COUNTER,
-     "Number of pods added to scheduling queues by event and queue type."},
-    {"scheduler_unschedulable_pods", GAUGE,
+     "are gated.",
+     0, 0, GAUGE, 0},
+    {"scheduler_queue_incoming_pods_total",
+     "Number of pods added to scheduling queues by event and queue type.", 0, 0, COUNTER, 0},
+    {"scheduler_unschedulable_pods",
      "The number of unschedulable pods broken down by plugin name. A pod will increment the "
      "gauge for all plugins that caused it to not schedule and so this metric have meaning only "
-     "when broken down by plugin."},
-    {"scheduler_cache_size", GAUGE,
-     "Number of nodes, pods, and assumed (bound) pods in the scheduler cache."},
-    {"scheduler_goroutines", GAUGE,
-     "Number of running goroutines split by the work they do such as binding."},
+     "when broken down by plugin.",
+     0, 0, GAUGE, 0},
+    {"scheduler_cache_size",
+     "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", 0, 0, GAUGE, 0},
+    {"scheduler_goroutines",
+     "Number of running goroutines split by the work they do such as binding.", 0, 0, GAUGE, 0},
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
@@ -192,13 +196,15 @@ void sched_metrics_render(struct sched_metrics *m, struct strbuf *out)
     const struct def *last = NULL;
 
     pthread_mutex_lock(&m->lock);
-    v = xcalloc(m->series.n ? m->series.n : 1, sizeof(*v));
+    v = xcalloc(m->series.n ? m->series.n : 1, sizeof(struct series *));
     for (e = hmap_first(&m->series, &it); e; e = hmap_next(&m->series, e, &it))
         v[n++] = e->value;
-    qsort(v, n, sizeof(*v), cmp_series);
+    qsort(v, n, sizeof(struct series *), cmp_series);
     for (size_t i = 0; i < n; i++) {
         struct series *s = v[i];
         const struct def *d = s->def;
+
+        CHECK(d);
         const char *br = *s->labels ? "{" : "", *kt = *s->labels ? "}" : "";
         if (d != last) {
             strbuf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name,

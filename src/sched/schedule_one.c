@@ -236,7 +236,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
         struct sched_status ns = {0};
         if (ni && ni->node &&
             sched_framework_filter_nominated(fw, cs, pod, ni, &ns) == SCHED_SUCCESS) {
-            *ret = xcalloc(1, sizeof(**ret));
+            *ret = xcalloc(1, sizeof(struct sched_node_info *));
             (*ret)[0] = ni;
             *ret_n = 1;
             sched_status_release(&ns);
@@ -248,7 +248,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
 
     if (res.restrict_nodes) {
         size_t k = 0;
-        restricted = xcalloc(res.n ? res.n : 1, sizeof(*restricted));
+        restricted = xcalloc(res.n ? res.n : 1, sizeof(struct sched_node_info *));
         for (size_t i = 0; i < res.n; i++) {
             struct sched_node_info *ni = sched_snapshot_get(&s->snap, res.names[i]);
             if (ni && ni->node)
@@ -275,7 +275,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     j.n = n;
     j.start = restricted ? 0 : s->next_start % n;
     j.want = want;
-    j.feasible = xcalloc(want, sizeof(*j.feasible));
+    j.feasible = xcalloc(want, sizeof(struct sched_node_info *));
     j.diag = diag;
     pthread_mutex_init(&j.lock, NULL);
     t0 = sched__now();
@@ -420,7 +420,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
             struct sched_status ps = {0};
             double t0 = sched__now();
             m.n = diag.n;
-            m.nodes = xcalloc(diag.n ? diag.n : 1, sizeof(*m.nodes));
+            m.nodes = xcalloc(diag.n ? diag.n : 1, sizeof(struct sched_node_info *));
             m.status = xcalloc(diag.n ? diag.n : 1, sizeof(*m.status));
             for (size_t i = 0; i < diag.n; i++) {
                 m.nodes[i] = diag.v[i].ni;

@@ -30,7 +30,7 @@ double sched__now(void)
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 struct sched_framework *sched__framework_of(struct sched_scheduler *s, const char *name)
@@ -510,7 +510,7 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
     if (opts->client && !opts->bind_hook)
         s->recorder = kube_recorder_new(
             opts->client, &(struct kube_recorder_opts){.component = "default-scheduler"});
-    s->fws = xcalloc(s->cfg->nprofiles, sizeof(*s->fws));
+    s->fws = xcalloc(s->cfg->nprofiles, sizeof(struct sched_framework *));
     for (size_t i = 0; i < s->cfg->nprofiles; i++) {
         struct sched_framework_opts fo = {
             .client = opts->client,

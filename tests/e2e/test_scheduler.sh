@@ -14,8 +14,10 @@ s1="" s2=""
 trap 'kill -9 $pid $s1 $s2 2>/dev/null || true; rm -rf "$TMP"' EXIT
 k apply -f "$KOORD_SOURCE_DIR/deploy/priorityclasses.yaml"
 expect_rc 0 "apply priority classes"
-k create namespace koordinator-system
-expect_rc 0 "create koordinator-system"
+# (kubectl create namespace sends protobuf, which koord apiserver does not read yet.)
+printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: koordinator-system}\n' >"$TMP/ns.yaml"
+k apply -f "$TMP/ns.yaml"
+expect_rc 0 "koordinator-system"
 
 # node NAME CPU MEMORY [BATCH_CPU] [extra spec YAML]: a Ready node.
 node() {
@@ -68,7 +70,8 @@ saddr=$(cat "$TMP/s1.ready")
 wait_for "scheduler ready" curl -sf "http://$saddr/readyz"
 metric() { curl -sf "http://$saddr/metrics" | grep -F "$1" | awk '{print $2}'; }
 leader() { kubectl get lease -n koordinator-system koord-scheduler -o jsonpath='{.spec.holderIdentity}'; }
-wait_for "scheduler leads" test -n "$(leader)"
+leads() { [ -n "$(leader)" ]; }
+wait_for "scheduler leads" leads
 node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}'; }
 bound_to() { [ "$(node_of "$1")" = "$2" ]; }
 bound() { [ -n "$(node_of "$1")" ]; }
@@ -98,26 +101,31 @@ EOF
 # 1. A plain pod is bound, with the Scheduled event of kube-scheduler's wording.
 pod plain
 wait_for "plain bound" bound plain
-k get events --field-selector involvedObject.name=plain
+k get events --field-selector involvedObject.name=plain -o jsonpath='{.items[*].message}'
 expect_out "Successfully assigned default/plain to" "Scheduled event"
 
 # 2. A gated pod: SchedulingGated, never attempted (the attempt counter does not move), counted
 # as gated; removing its last gate gets it bound.
 attempts_before=$(metric 'scheduler_schedule_attempts_total{profile="koord-scheduler",result="scheduled"}')
 pod gated 'schedulingGates: [{name: example.com/one}, {name: example.com/two}]'
-wait_for "gated pod counted as gated" test "$(metric 'scheduler_pending_pods{queue="gated"}')" = 1
+gated_is() { [ "$(metric 'scheduler_pending_pods{queue="gated"}')" = "$1" ]; }
+wait_for "gated pod counted as gated" gated_is 1
 k get pod gated
 expect_out "SchedulingGated" "kubectl shows SchedulingGated"
 k patch pod gated --type json -p '[{"op":"remove","path":"/spec/schedulingGates/0"}]'
 expect_rc 0 "remove the first gate"
-sleep 0.5 # an update that keeps a gate must not schedule: nothing to wait for, so a short look
+# A pod created after that update is queued after it (one watch stream, FIFO at equal
+# priority): once it is bound, the update has been seen, and had it freed the gated pod that pod
+# would have been attempted first.
+pod sentinel1
+wait_for "sentinel1 bound" bound sentinel1
 [ -z "$(node_of gated)" ] || fail "a pod with a gate left was bound"
-[ "$(metric 'scheduler_schedule_attempts_total{profile="koord-scheduler",result="scheduled"}')" = "$attempts_before" ] ||
+[ "$(metric 'scheduler_schedule_attempts_total{profile="koord-scheduler",result="scheduled"}')" = "$((attempts_before + 1))" ] ||
     fail "a gated pod was attempted"
 k patch pod gated --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]'
 expect_rc 0 "remove the last gate"
 wait_for "gated pod bound once ungated" bound gated
-wait_for "gated count back to 0" test "$(metric 'scheduler_pending_pods{queue="gated"}')" = 0
+wait_for "gated count back to 0" gated_is 0
 
 # 3. Too big for every node: FailedScheduling with the FitError message, PodScheduled=False;
 # scheduled once a large enough node is added.
@@ -150,10 +158,16 @@ wait_for "tolerating pod on node-b" bound_to tol node-b
 pod aff 'affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-c]}]}]}}}'
 wait_for "affinity pod on node-c" bound_to aff node-c
 
-# 6. Malformed input: a pod whose affinity cannot be evaluated gets FailedScheduling naming the
-# field; an unknown scheduler name is left alone.
+# 6. Malformed input: affinity the API server stores as given but that cannot be evaluated gets
+# FailedScheduling naming the field; an unknown scheduler name is left alone.
+pod badaff 'affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: rank, operator: Gt, values: [high]}]}]}}}'
+badaff_failed() { kubectl get events --field-selector involvedObject.name=badaff,reason=FailedScheduling \
+    -o jsonpath='{.items[*].message}' | grep -qF "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: "; }
+wait_for "FailedScheduling naming the bad affinity field" badaff_failed
+k delete pod badaff --wait=false
 pod other 'schedulerName: someone-else'
-sleep 0.3
+pod sentinel2
+wait_for "sentinel2 bound" bound sentinel2
 [ -z "$(node_of other)" ] || fail "a pod of another scheduler was bound"
 
 # 7. Preemption: node-c (2 cpu) full of a low-priority pod; a high-priority pod that fits only
@@ -175,7 +189,7 @@ pod high 'priorityClassName: high' 'nodeSelector: {kubernetes.io/hostname: node-
 gone() { ! kubectl get pod "$1" >/dev/null 2>&1; }
 wait_for "the low-priority victim deleted" gone low
 wait_for "high nominated or bound to node-c" bound_to high node-c
-k get events --field-selector involvedObject.name=low,reason=Preempted
+k get events --field-selector involvedObject.name=low,reason=Preempted -o jsonpath='{.items[*].message}'
 expect_out "Preempted by pod" "Preempted event on the victim"
 
 # 8. Leader handover: a second scheduler waits; kill -9 the first; the second takes the Lease
@@ -185,7 +199,8 @@ start_scheduler s2
 s2=$spid
 first=$(leader)
 kill -9 "$s1"
-wait_for "the second scheduler leads" test "$(leader)" != "$first"
+leader_changed() { [ "$(leader)" != "$first" ]; }
+wait_for "the second scheduler leads" leader_changed
 pod after
 wait_for "a pod bound by the new leader" bound after
 grep -q "binding pod .* failed" "$TMP/s2.log" && fail "the new leader saw a failed binding"

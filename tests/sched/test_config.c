@@ -289,8 +289,8 @@ static void test_default_config(void **state)
     assert_int_equal(c->lease_ms, 15000);
     assert_int_equal(c->renew_ms, 10000);
     assert_int_equal(c->retry_ms, 2000);
-    assert_true(c->qps == 50.0);
-    assert_int_equal(c->burst, 100);
+    assert_true(c->qps == 1000.0);
+    assert_int_equal(c->burst, 2000);
     assert_null(c->kubeconfig);
     assert_int_equal(c->nprofiles, 3);
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");

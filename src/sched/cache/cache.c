@@ -348,10 +348,11 @@ static void rebuild_order(struct sched_snapshot *s)
         struct sched_node_info *ni = e->value;
         if (!ni->node)
             continue;
-        all = xrealloc(all, (nall + 1) * sizeof(*all));
+        all = xrealloc(all, (nall + 1) * sizeof(struct sched_node_info *));
         all[nall++] = ni;
     }
-    qsort(all, nall, sizeof(*all), cmp_ni_name);
+    if (nall > 1)
+        qsort(all, nall, sizeof(struct sched_node_info *), cmp_ni_name);
     for (size_t i = 0; i < nall; i++) {
         char key[512];
         size_t z;
@@ -366,12 +367,12 @@ static void rebuild_order(struct sched_snapshot *s)
         }
         if (zones[z].n == zones[z].cap) {
             zones[z].cap = zones[z].cap ? 2 * zones[z].cap : 16;
-            zones[z].v = xrealloc(zones[z].v, zones[z].cap * sizeof(*zones[z].v));
+            zones[z].v = xrealloc(zones[z].v, zones[z].cap * sizeof(struct sched_node_info *));
         }
         zones[z].v[zones[z].n++] = all[i];
     }
     free(s->nodes);
-    s->nodes = xcalloc(nall ? nall : 1, sizeof(*s->nodes));
+    s->nodes = xcalloc(nall ? nall : 1, sizeof(struct sched_node_info *));
     for (size_t round = 0; k < nall; round++)
         for (size_t z = 0; z < nzones; z++)
             if (round < zones[z].n)
@@ -389,8 +390,8 @@ static void rebuild_affinity_lists(struct sched_snapshot *s)
 
     free(s->with_affinity);
     free(s->with_required_anti);
-    s->with_affinity = xcalloc(s->nnodes ? s->nnodes : 1, sizeof(*s->with_affinity));
-    s->with_required_anti = xcalloc(s->nnodes ? s->nnodes : 1, sizeof(*s->with_required_anti));
+    s->with_affinity = xcalloc(s->nnodes ? s->nnodes : 1, sizeof(struct sched_node_info *));
+    s->with_required_anti = xcalloc(s->nnodes ? s->nnodes : 1, sizeof(struct sched_node_info *));
     for (size_t i = 0; i < s->nnodes; i++) {
         if (s->nodes[i]->n_with_affinity)
             s->with_affinity[a++] = s->nodes[i];

@@ -1250,6 +1250,12 @@ static struct sched_config *config_default(const char *name, const char *const *
 {
     struct sched_config *cfg = config_new("koordinator-system", "koord-scheduler");
     struct pctx c = {.reg = reg};
+
+    /* Without a file, the kube client's own limits (kube/config.h): upstream's 50 qps would
+     * cap binding at 50 pods a second, far below what one koord scheduler places. A file
+     * gets upstream's defaults. */
+    cfg->qps = 1000;
+    cfg->burst = 2000;
     struct pset sets[NSETS];
     size_t n = 1;
 

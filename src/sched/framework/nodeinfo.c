@@ -39,7 +39,7 @@ struct sched_node_info *sched_node_info_clone(const struct sched_node_info *ni)
     c->name = xstrdup(ni->name);
     c->node = ni->node ? sched_node_ref(ni->node) : NULL;
     c->cap = ni->npods;
-    c->pods = ni->npods ? xcalloc(ni->npods, sizeof(*c->pods)) : NULL;
+    c->pods = ni->npods ? xcalloc(ni->npods, sizeof(struct sched_pod *)) : NULL;
     for (size_t i = 0; i < ni->npods; i++)
         c->pods[i] = sched_pod_ref(ni->pods[i]);
     c->ports_cap = ni->nports;
@@ -91,7 +91,7 @@ void sched_node_info_add_pod(struct sched_node_info *ni, struct sched_pod *p)
 {
     if (ni->npods == ni->cap) {
         ni->cap = ni->cap ? 2 * ni->cap : 8;
-        ni->pods = xrealloc(ni->pods, ni->cap * sizeof(*ni->pods));
+        ni->pods = xrealloc(ni->pods, ni->cap * sizeof(struct sched_pod *));
     }
     ni->pods[ni->npods++] = sched_pod_ref(p);
     account(ni, p, 1);

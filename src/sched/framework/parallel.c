@@ -15,6 +15,7 @@ struct sched_pool {
     int nthreads;
     bool stopping;
     unsigned long generation; /* of the loop being run */
+    bool active;              /* that loop still hands out work (false once it returned) */
     int busy;                 /* workers inside the current loop */
     /* the current loop */
     size_t n, chunk;
@@ -51,6 +52,11 @@ static void *worker(void *arg)
         if (p->stopping)
             break;
         seen = p->generation;
+        /* Woken too late: the loop returned (perhaps cancelled with indices left, its fn and
+         * arg gone) and the caller may be setting up the next one. Only a worker counted in
+         * busy may touch a loop. */
+        if (!p->active)
+            continue;
         p->busy++;
         pthread_mutex_unlock(&p->lock);
         work(p);
@@ -106,6 +112,10 @@ void sched_pool_run(struct sched_pool *p, size_t n, size_t chunk, void (*fn)(voi
     if (!n)
         return;
     if (!p || !p->nthreads || n == 1) {
+        /* A cancel belongs to one loop: one left by a caller that cancelled a loop it ran
+         * without this pool must not stop this one. */
+        if (p)
+            atomic_store(&p->cancelled, 0);
         for (size_t i = 0; i < n; i++) {
             if (p && atomic_load_explicit(&p->cancelled, memory_order_relaxed))
                 break;
@@ -127,15 +137,17 @@ void sched_pool_run(struct sched_pool *p, size_t n, size_t chunk, void (*fn)(voi
     p->arg = arg;
     atomic_store(&p->next, 0);
     atomic_store(&p->cancelled, 0);
+    p->active = true;
     p->generation++;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->lock);
     work(p);
     pthread_mutex_lock(&p->lock);
-    /* Every worker either joined this generation or will find no index left; wait for those
-     * inside. A worker that wakes late sees next >= n and leaves at once. */
+    /* Wait for the workers inside; one that wakes later finds the loop inactive and never
+     * enters it (after a cancel, indices are left that it must not run). */
     while (p->busy)
         pthread_cond_wait(&p->done, &p->lock);
+    p->active = false;
     p->fn = NULL;
     atomic_store(&p->cancelled, 0);
     pthread_mutex_unlock(&p->lock);

@@ -27,6 +27,7 @@ static void status_vadd(struct sched_status *s, const char *fmt, va_list ap)
     int n;
 
     va_copy(aq, ap);
+    /* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): va_copy initialised aq */
     n = vsnprintf(NULL, 0, fmt, aq);
     va_end(aq);
     if (n < 0)
@@ -147,7 +148,11 @@ void sched_cycle_write(struct sched_cycle *cs, const struct sched_state_type *ty
 {
     for (size_t i = 0; i < cs->n; i++) {
         if (cs->v[i].type == type) {
-            if (type->free && !cs->v[i].shared && cs->v[i].data != data)
+            /* The same value again: ownership stays as it was (a copy writing back an entry
+             * it borrows must not come to free it too). */
+            if (cs->v[i].data == data)
+                return;
+            if (type->free && !cs->v[i].shared)
                 type->free(cs->v[i].data);
             cs->v[i].data = data;
             cs->v[i].shared = false;

@@ -420,7 +420,9 @@ static void container_requests(const cJSON *c, const char *path, struct sched_re
             has_mem |= i == SCHED_RES_MEMORY;
         }
         r->v[i] = v;
-        *any = true;
+        /* fit.go counts a pod as requesting nothing when cpu, memory and ephemeral-storage
+         * are 0 and it names no scalar resource (a scalar listed at 0 still counts). */
+        *any |= v != 0 || i >= SCHED_RES_FIRST_SCALAR;
     }
     *nz_cpu = has_cpu ? r->v[SCHED_RES_CPU] : SCHED_DEFAULT_MILLI_CPU;
     *nz_mem = has_mem ? r->v[SCHED_RES_MEMORY] : SCHED_DEFAULT_MEMORY;
@@ -502,7 +504,7 @@ static void decode_requests(const cJSON *spec, struct sched_pod *p, struct decod
             p->nonzero_cpu += v;
         else if (k == SCHED_RES_MEMORY)
             p->nonzero_mem += v;
-        any = true;
+        any |= v != 0 || k >= SCHED_RES_FIRST_SCALAR;
     }
     p->requests_nothing = !any;
 }
@@ -697,6 +699,10 @@ static void decode_ports(const cJSON *spec, struct sched_pod *p)
     for (int init = 0; init < 2; init++) {
         cJSON_ArrayForEach(c, get(spec, init ? "initContainers" : "containers"))
         {
+            /* Of the init containers only sidecars hold their ports for the pod's life
+             * (schedutil.GetHostPorts); kube-scheduler never counts the others. */
+            if (init && strcmp(get_str(c, "restartPolicy"), "Always"))
+                continue;
             cJSON_ArrayForEach(port, get(c, "ports"))
             {
                 const cJSON *hp = get(port, "hostPort");
@@ -916,6 +922,7 @@ int sched_node_decode(const cJSON *obj, struct sched_node **ret)
                 *status = get(obj, "status"), *x, *labels = get(meta, "labels");
     struct sched_node *n = xcalloc(1, sizeof(*n));
     struct decode_err err = {NULL};
+    bool bad_alloc = false;
     size_t k = 0;
 
     atomic_init(&n->refs, 1);
@@ -950,6 +957,7 @@ int sched_node_decode(const cJSON *obj, struct sched_node **ret)
 
         if (!cJSON_IsString(x) || quantity_parse(x->valuestring, &q) < 0) {
             fail(&err, "status.allocatable.%s: Invalid value: not a quantity", x->string);
+            bad_alloc = true;
             continue;
         }
         if (!strcmp(x->string, "pods")) {
@@ -963,6 +971,12 @@ int sched_node_decode(const cJSON *obj, struct sched_node **ret)
         else
             (void)quantity_value(&q, &v);
         n->allocatable.v[i] = v;
+    }
+    /* An allocatable we cannot read whole counts as empty (types.h): no pod fits there
+     * rather than pods fitting by the entries that happened to parse. */
+    if (bad_alloc) {
+        memset(&n->allocatable, 0, sizeof(n->allocatable));
+        n->allowed_pods = 0;
     }
     x = get(status, "conditions");
     if (cJSON_IsArray(x) && !(n->conditions = cJSON_Duplicate(x, true)))
