@@ -87,6 +87,7 @@ static void phase_make(struct phase *ph, const char *prefix, size_t n)
 {
     ph->prefix = prefix;
     ph->n = n;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     ph->pods = xcalloc(n ? n : 1, sizeof(*ph->pods));
     for (size_t i = 0; i < n; i++) {
         cJSON *p = sbench_object(SBENCH_POD_DEFAULT, NULL), *meta;
