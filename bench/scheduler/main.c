@@ -28,7 +28,6 @@
  * measured pod never bound, a gated pod attempted; timings never do. --smoke runs tiny counts
  * of every workload so `make test` keeps this program working.
  */
-#include <ctype.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
