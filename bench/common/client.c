@@ -101,7 +101,9 @@ static void setup(struct conn *c, const char *method, const char *path, const ch
         (void)curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body ? body : "");
         (void)curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
     }
-    (void)curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, strcmp(method, "PUT") ? NULL : "PUT");
+    /* Any method but GET and POST (PUT, PATCH, DELETE) goes as a custom request line. */
+    (void)curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST,
+                           strcmp(method, "GET") && strcmp(method, "POST") ? method : NULL);
 }
 
 int conn_do(struct conn *c, const char *method, const char *path, const char *body, size_t len)
