@@ -243,6 +243,13 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
             sched_prefilter_result_release(&res);
             return SCHED_SUCCESS;
         }
+        if (log_max_level >= LOG_DEBUG) {
+            struct strbuf m = STRBUF_INIT;
+            sched_status_message(&ns, &m);
+            log_debug("sched", "pod %s does not fit its nominated node %s: %s", pod->key,
+                      pod->nominated_node, ni ? (m.buf ? m.buf : "") : "no such node");
+            strbuf_release(&m);
+        }
         sched_status_release(&ns);
     }
 
@@ -427,6 +434,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
                 m.status[i] = diag.v[i].st; /* borrowed */
             }
             (void)sched_framework_post_filter(fw, cs, pod, &m, &pr, &ps);
+            sched_metrics_add(s->metrics, "scheduler_preemption_attempts_total", "", 1);
             sched_metrics_observe(
                 s->metrics, "scheduler_framework_extension_point_duration_seconds",
                 "extension_point=\"PostFilter\",status=\"Success\"", sched__now() - t0);

@@ -309,14 +309,17 @@ void sched__fail(struct sched_scheduler *s, struct sched_framework *fw, struct s
             requeue = false;
         kube_object_unref(cur);
     }
-    if (nominated)
-        sched_queue_nominate(s->queue, qp->pod, nominated);
     if (requeue)
         (void)sched_queue_add_unschedulable(s->queue, qp);
     else {
         sched_queue_done(s->queue, qp->pod->key);
         sched_queued_pod_free(qp);
     }
+    /* After the requeue, which nominates from the pod's status (still without the node the
+     * status patch is about to write): until that patch comes back through the informer, the
+     * node is held for this pod in memory (handleSchedulingFailure's AddNominatedPod). */
+    if (nominated && requeue)
+        sched_queue_nominate(s->queue, j->pod, nominated);
     sched__submit(s, j);
 }
 

@@ -787,6 +787,8 @@ static enum sched_code dp_prepare(struct sched_handle *h, const struct sched_pod
 
     if (!kc)
         return SCHED_SUCCESS;
+    log_debug("sched", "preempting %zu pod(s) on node %s for pod %s", best->v.n, best->node,
+              pod->key);
     for (size_t i = 0; i < best->v.n; i++) {
         const struct sched_pod *victim = best->v.pods[i];
         struct kube_status kst = {0};
