@@ -664,7 +664,7 @@ int server_start_scheduler(struct server *s, const char *koord_path, const struc
         argv[n++] = "--ready-file";
         argv[n++] = ready;
         argv[n++] = "--log-level";
-        argv[n++] = "debug";
+        argv[n++] = "warn";
         argv[n] = NULL;
         r = spawn(s, argv);
     }
