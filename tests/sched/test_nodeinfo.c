@@ -114,7 +114,7 @@ static void test_many_pods(void **state)
     assert_int_equal(ni->requested.v[SCHED_RES_CPU], 250);
     for (size_t i = 0; i < ni->npods; i++) {
         int k;
-        assert_int_equal(sscanf(ni->pods[i]->uid, "p%d", &k), 1);
+        assert_int_equal(sscanf(sched_node_info_pod(ni, i)->uid, "p%d", &k), 1);
         assert_int_equal(k % 2, 1);
     }
     for (int i = 0; i < 50; i++)
@@ -238,7 +238,10 @@ static void test_clone_independent(void **state)
     assert_ptr_not_equal(c->name, ni->name);
     assert_ptr_equal(c->node, ni->node);
     assert_int_equal(ni->node->refs, 2);
-    assert_int_equal(a->refs, 3); /* test, ni, c */
+    /* The test's reference and the chunk's, which ni and c share until one of them changes. */
+    assert_int_equal(a->refs, 2);
+    assert_ptr_equal(c->chunks[0], ni->chunks[0]);
+    assert_int_equal(ni->chunks[0]->refs, 2);
     assert_int_equal(c->generation, 7);
     assert_int_equal(c->npods, 1);
     assert_int_equal(c->requested.v[SCHED_RES_CPU], 1000);
@@ -298,9 +301,10 @@ static void test_assign(void **state)
     assert_ptr_equal(dst, keep);
     assert_string_equal(dst->name, "n1");
     assert_int_equal(dst->npods, 1);
-    assert_ptr_equal(dst->pods[0], a);
+    assert_ptr_equal(sched_node_info_pod(dst, 0), a);
     assert_int_equal(b->refs, 1);
-    assert_int_equal(a->refs, 3);
+    assert_int_equal(a->refs, 2); /* the test's and the chunk src and dst share */
+    assert_int_equal(dst->chunks[0]->refs, 2);
     assert_ptr_equal(dst->node, src->node);
     assert_int_equal(dst->requested.v[SCHED_RES_CPU], 1000);
     assert_int_equal(dst->generation, 3);
@@ -373,6 +377,55 @@ static void test_snapshot_get_and_pods_free(void **state)
     sched_pod_unref(p);
 }
 
+/* Pods across several chunks: a copy shares them; removing from the original copies only the
+ * chunks it touches, the last pod fills the hole, and the copy still sees every pod. */
+static void test_chunks_copy_on_write(void **state)
+{
+    enum { N = 3 * SCHED_POD_CHUNK + 5 };
+    struct sched_node_info *ni = NI(NODE, NULL), *c;
+    struct sched_pod *v[N], *moved;
+    (void)state;
+
+    for (int i = 0; i < N; i++) {
+        char u[16];
+        (void)snprintf(u, sizeof(u), "p%d", i);
+        v[i] = pod(u, "{\"cpu\":\"1m\"}", NULL);
+        sched_node_info_add_pod(ni, v[i]);
+    }
+    assert_int_equal(ni->nchunks, 4);
+    c = sched_node_info_clone(ni);
+    for (size_t k = 0; k < 4; k++)
+        assert_ptr_equal(c->chunks[k], ni->chunks[k]);
+
+    /* Index 10 (chunk 0) goes; the last pod (chunk 3) takes its place. */
+    moved = sched_node_info_remove_pod_at(ni, 10);
+    assert_ptr_equal(moved, v[N - 1]);
+    assert_ptr_equal(sched_node_info_pod(ni, 10), v[N - 1]);
+    assert_int_equal(ni->npods, N - 1);
+    assert_int_equal(ni->requested.v[SCHED_RES_CPU], N - 1);
+    assert_ptr_not_equal(ni->chunks[0], c->chunks[0]);
+    assert_ptr_equal(ni->chunks[1], c->chunks[1]); /* untouched: still shared */
+    assert_ptr_equal(ni->chunks[2], c->chunks[2]);
+    assert_ptr_not_equal(ni->chunks[3], c->chunks[3]);
+    for (int i = 0; i < N; i++)
+        assert_ptr_equal(sched_node_info_pod(c, (size_t)i), v[i]);
+    assert_int_equal(c->npods, N);
+
+    /* Removing the last pod moves nothing; emptying the last chunk drops it. */
+    for (int i = 0; i < 4; i++)
+        assert_null(sched_node_info_remove_pod_at(ni, ni->npods - 1));
+    assert_int_equal(ni->nchunks, 3);
+    assert_int_equal(ni->npods, 3 * SCHED_POD_CHUNK);
+    assert_int_equal(v[10]->refs, 2); /* the test's and c's chunk */
+    sched_node_info_free(c);
+    assert_int_equal(v[10]->refs, 1);
+    sched_node_info_free(ni);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(v[i]->refs, 1);
+        sched_pod_unref(v[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_affinity_counters),
         cmocka_unit_test(test_clone_independent),
         cmocka_unit_test(test_assign),
+        cmocka_unit_test(test_chunks_copy_on_write),
         cmocka_unit_test(test_set_node),
         cmocka_unit_test(test_snapshot_get_and_pods_free),
     };

@@ -20,6 +20,7 @@ struct node_entry {
 struct pod_state {
     struct sched_pod *pod;
     char *node;
+    size_t pos; /* index in its NodeInfo's pods (removal without a search) */
     bool assumed;
     bool binding_finished;
     double deadline;
@@ -154,6 +155,7 @@ static void place(struct sched_cache *c, struct pod_state *ps, const char *node)
     free(ps->node);
     ps->node = xstrdup(node);
     sched_node_info_add_pod(ne->ni, ps->pod);
+    ps->pos = ne->ni->npods - 1;
     touch(c, ne);
 }
 
@@ -161,9 +163,17 @@ static void unplace(struct sched_cache *c, struct pod_state *ps)
 {
     struct node_entry *ne = ps->node ? hmap_get(&c->nodes, ps->node) : NULL;
 
+    struct sched_pod *moved;
+
     if (!ne)
         return;
-    (void)sched_node_info_remove_pod(ne->ni, ps->pod);
+    CHECK(ps->pos < ne->ni->npods && sched_node_info_pod(ne->ni, ps->pos) == ps->pod);
+    moved = sched_node_info_remove_pod_at(ne->ni, ps->pos);
+    if (moved) {
+        struct pod_state *m = hmap_get(&c->pods, moved->uid);
+        CHECK(m);
+        m->pos = ps->pos;
+    }
     touch(c, ne);
     maybe_drop(c, ne);
 }

@@ -77,11 +77,25 @@ struct sched_port_use {
     uint8_t protocol;
 };
 
+/*
+ * A NodeInfo's pods live in chunks of SCHED_POD_CHUNK, shared between copies and copied on
+ * write: a snapshot's copy of a node with 40,000 pods costs the chunk pointers, not the pods,
+ * and the cache's next change copies one or two chunks. Every chunk is full but the last.
+ */
+#define SCHED_POD_CHUNK 64
+
+struct sched_pod_chunk {
+    _Atomic int refs;
+    unsigned n;
+    struct sched_pod *v[SCHED_POD_CHUNK]; /* references */
+};
+
 struct sched_node_info {
-    struct sched_node *node; /* NULL while only pods name it */
-    const char *name;        /* node->name, or the name the pods gave */
-    struct sched_pod **pods; /* references */
-    size_t npods, cap;
+    struct sched_node *node;         /* NULL while only pods name it */
+    const char *name;                /* node->name, or the name the pods gave */
+    struct sched_pod_chunk **chunks; /* read pods through sched_node_info_pod() */
+    size_t nchunks, chunks_cap;
+    size_t npods;
     size_t n_with_affinity;      /* pods with any pod (anti-)affinity */
     size_t n_with_required_anti; /* pods with required anti-affinity */
     struct sched_res requested;  /* Σ pod requests */
@@ -90,6 +104,12 @@ struct sched_node_info {
     size_t nports, ports_cap;
     uint64_t generation;
 };
+
+/* The i-th pod (i < npods), borrowed. */
+static inline struct sched_pod *sched_node_info_pod(const struct sched_node_info *ni, size_t i)
+{
+    return ni->chunks[i / SCHED_POD_CHUNK]->v[i % SCHED_POD_CHUNK];
+}
 
 struct sched_node_info *sched_node_info_new(const char *name);
 void sched_node_info_free(struct sched_node_info *ni);
@@ -103,6 +123,11 @@ void sched_node_info_set_node(struct sched_node_info *ni, struct sched_node *n);
 void sched_node_info_add_pod(struct sched_node_info *ni, struct sched_pod *p);
 /* Removes the pod with p's uid; -ENOENT when absent. */
 int sched_node_info_remove_pod(struct sched_node_info *ni, const struct sched_pod *p);
+/*
+ * Removes the pod at index i (the last pod moves there, so indexes of others are stable).
+ * Returns the pod now at i (borrowed), or NULL when i was the last.
+ */
+struct sched_pod *sched_node_info_remove_pod_at(struct sched_node_info *ni, size_t i);
 
 /* ---- the snapshot a cycle reads (cache/snapshot.go) ---- */
 

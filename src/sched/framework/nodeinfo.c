@@ -3,12 +3,42 @@
  * (framework/types.go NodeInfo.AddPodInfo/RemovePod/update). The cache keeps one per node and
  * the snapshot a copy of the changed ones; a cycle only reads them.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "base/hmap.h"
 #include "sched/framework/framework.h"
+
+/* ---- pod chunks ---- */
+
+static struct sched_pod_chunk *chunk_unref(struct sched_pod_chunk *c)
+{
+    if (c && atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
+        for (unsigned i = 0; i < c->n; i++)
+            sched_pod_unref(c->v[i]);
+        free(c);
+    }
+    return NULL;
+}
+
+/* Chunk k, made this NodeInfo's own before a change (copied when another copy shares it). */
+static struct sched_pod_chunk *own_chunk(struct sched_node_info *ni, size_t k)
+{
+    struct sched_pod_chunk *c = ni->chunks[k], *copy;
+
+    if (atomic_load_explicit(&c->refs, memory_order_acquire) == 1)
+        return c;
+    copy = xmalloc(sizeof(*copy));
+    atomic_init(&copy->refs, 1);
+    copy->n = c->n;
+    for (unsigned i = 0; i < c->n; i++)
+        copy->v[i] = sched_pod_ref(c->v[i]);
+    chunk_unref(c);
+    ni->chunks[k] = copy;
+    return copy;
+}
 
 struct sched_node_info *sched_node_info_new(const char *name)
 {
@@ -22,9 +52,9 @@ void sched_node_info_free(struct sched_node_info *ni)
 {
     if (!ni)
         return;
-    for (size_t i = 0; i < ni->npods; i++)
-        sched_pod_unref(ni->pods[i]);
-    free(ni->pods);
+    for (size_t i = 0; i < ni->nchunks; i++)
+        chunk_unref(ni->chunks[i]);
+    free(ni->chunks);
     free(ni->ports);
     sched_node_unref(ni->node);
     free((char *)ni->name);
@@ -38,10 +68,12 @@ struct sched_node_info *sched_node_info_clone(const struct sched_node_info *ni)
     *c = *ni;
     c->name = xstrdup(ni->name);
     c->node = ni->node ? sched_node_ref(ni->node) : NULL;
-    c->cap = ni->npods;
-    c->pods = ni->npods ? xcalloc(ni->npods, sizeof(struct sched_pod *)) : NULL;
-    for (size_t i = 0; i < ni->npods; i++)
-        c->pods[i] = sched_pod_ref(ni->pods[i]);
+    c->chunks_cap = ni->nchunks;
+    c->chunks = ni->nchunks ? xcalloc(ni->nchunks, sizeof(struct sched_pod_chunk *)) : NULL;
+    for (size_t i = 0; i < ni->nchunks; i++) {
+        c->chunks[i] = ni->chunks[i];
+        atomic_fetch_add_explicit(&c->chunks[i]->refs, 1, memory_order_relaxed);
+    }
     c->ports_cap = ni->nports;
     c->ports = ni->nports ? xcalloc(ni->nports, sizeof(*c->ports)) : NULL;
     if (ni->nports)
@@ -89,11 +121,22 @@ static void account(struct sched_node_info *ni, const struct sched_pod *p, int s
 
 void sched_node_info_add_pod(struct sched_node_info *ni, struct sched_pod *p)
 {
-    if (ni->npods == ni->cap) {
-        ni->cap = ni->cap ? 2 * ni->cap : 8;
-        ni->pods = xrealloc(ni->pods, ni->cap * sizeof(struct sched_pod *));
+    struct sched_pod_chunk *last = ni->nchunks ? ni->chunks[ni->nchunks - 1] : NULL;
+
+    if (!last || last->n == SCHED_POD_CHUNK) {
+        if (ni->nchunks == ni->chunks_cap) {
+            ni->chunks_cap = ni->chunks_cap ? 2 * ni->chunks_cap : 4;
+            ni->chunks = xrealloc(ni->chunks, ni->chunks_cap * sizeof(struct sched_pod_chunk *));
+        }
+        last = xmalloc(sizeof(*last));
+        atomic_init(&last->refs, 1);
+        last->n = 0;
+        ni->chunks[ni->nchunks++] = last;
+    } else {
+        last = own_chunk(ni, ni->nchunks - 1);
     }
-    ni->pods[ni->npods++] = sched_pod_ref(p);
+    last->v[last->n++] = sched_pod_ref(p);
+    ni->npods++;
     account(ni, p, 1);
     for (size_t i = 0; i < p->nports; i++) {
         struct sched_port_use *u;
@@ -123,17 +166,37 @@ static void release_ports(struct sched_node_info *ni, const struct sched_pod *p)
     }
 }
 
+struct sched_pod *sched_node_info_remove_pod_at(struct sched_node_info *ni, size_t i)
+{
+    struct sched_pod_chunk *c, *last;
+    struct sched_pod *q;
+    size_t k = i / SCHED_POD_CHUNK;
+
+    CHECK(i < ni->npods);
+    c = own_chunk(ni, k);
+    last = own_chunk(ni, ni->nchunks - 1);
+    q = c->v[i % SCHED_POD_CHUNK];
+    /* The last pod fills the hole; the order of pods on a node carries no meaning (upstream
+     * swaps with the last too). */
+    c->v[i % SCHED_POD_CHUNK] = last->v[last->n - 1];
+    last->n--;
+    ni->npods--;
+    if (!last->n) {
+        chunk_unref(last);
+        ni->nchunks--;
+    }
+    account(ni, q, -1);
+    release_ports(ni, q);
+    sched_pod_unref(q);
+    return i < ni->npods ? sched_node_info_pod(ni, i) : NULL;
+}
+
 int sched_node_info_remove_pod(struct sched_node_info *ni, const struct sched_pod *p)
 {
     for (size_t i = 0; i < ni->npods; i++) {
-        struct sched_pod *q = ni->pods[i];
-        if (strcmp(q->uid, p->uid))
+        if (strcmp(sched_node_info_pod(ni, i)->uid, p->uid))
             continue;
-        /* Upstream swaps with the last; the order of pods on a node carries no meaning. */
-        ni->pods[i] = ni->pods[--ni->npods];
-        account(ni, q, -1);
-        release_ports(ni, q);
-        sched_pod_unref(q);
+        (void)sched_node_info_remove_pod_at(ni, i);
         return 0;
     }
     return -ENOENT;

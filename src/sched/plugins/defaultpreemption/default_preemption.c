@@ -274,8 +274,8 @@ static enum sched_code dp_select_victims(const struct sched_pod *pod, struct sch
     enum sched_code c;
 
     for (size_t i = 0; i < ni->npods; i++)
-        if (ni->pods[i]->priority < pod->priority)
-            pot[n++] = sched_pod_ref(ni->pods[i]);
+        if (sched_node_info_pod(ni, i)->priority < pod->priority)
+            pot[n++] = sched_pod_ref(sched_node_info_pod(ni, i));
     for (size_t i = 0; i < n; i++) {
         c = dp_take_out(ops, cs, pod, pot[i], ni, st);
         if (c != SCHED_SUCCESS)
@@ -605,7 +605,7 @@ static bool dp_eligible(const struct sched_pod *pod, const struct sched_node_inf
     if (!*pod->nominated_node || nominated_code == SCHED_UNRESOLVABLE || !nominated_ni)
         return true;
     for (size_t i = 0; i < nominated_ni->npods; i++) {
-        const struct sched_pod *p = nominated_ni->pods[i];
+        const struct sched_pod *p = sched_node_info_pod(nominated_ni, i);
         if (p->priority < pod->priority && p->deleting) {
             *ret_why = DP_MSG_TERMINATING;
             return false;

@@ -270,7 +270,7 @@ static enum sched_code ipa_pre_filter_snap(const struct ipa *pl, const struct sc
     for (size_t k = 0; k < snap->nwith_required_anti; k++) {
         const struct sched_node_info *ni = snap->with_required_anti[k];
         for (size_t j = 0; ni->node && j < ni->npods; j++)
-            ipa_count_existing_anti(s, ni->pods[j], ni->node, 1);
+            ipa_count_existing_anti(s, sched_node_info_pod(ni, j), ni->node, 1);
     }
     if (!s->existing_anti.npairs && !pod->naffinity && !pod->nanti_affinity) {
         ipa_filter_state_free(s);
@@ -280,7 +280,7 @@ static enum sched_code ipa_pre_filter_snap(const struct ipa *pl, const struct sc
     for (size_t k = 0; (pod->naffinity || pod->nanti_affinity) && k < snap->nnodes; k++) {
         const struct sched_node_info *ni = snap->nodes[k];
         for (size_t j = 0; ni->node && j < ni->npods; j++)
-            ipa_count_incoming(s, ni->pods[j], ni->node, 1);
+            ipa_count_incoming(s, sched_node_info_pod(ni, j), ni->node, 1);
     }
     sched_cycle_write(cs, &ipa_filter_type, s);
     return SCHED_SUCCESS;
@@ -486,8 +486,8 @@ static enum sched_code ipa_pre_score_snap(const struct ipa *pl, const struct sch
         if (!ni->node)
             continue;
         for (size_t j = 0; j < ni->npods; j++)
-            if (has_pref || ipa_pod_has_affinity(ni->pods[j]))
-                ipa_score_existing(pl, &s->score, pod, ni->pods[j], ni->node);
+            if (has_pref || ipa_pod_has_affinity(sched_node_info_pod(ni, j)))
+                ipa_score_existing(pl, &s->score, pod, sched_node_info_pod(ni, j), ni->node);
     }
     if (!s->score.npairs) {
         ipa_score_state_free(s);

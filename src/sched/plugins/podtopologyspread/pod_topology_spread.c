@@ -155,7 +155,7 @@ static int64_t pts_count_pods(const struct sched_node_info *ni, const struct lab
     int64_t n = 0;
 
     for (size_t i = 0; i < ni->npods; i++) {
-        const struct sched_pod *p = ni->pods[i];
+        const struct sched_pod *p = sched_node_info_pod(ni, i);
         if (p->deleting || strcmp(p->namespace, ns))
             continue;
         if (pts_selector_matches(sel, p->labels))
