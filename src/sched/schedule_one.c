@@ -19,9 +19,10 @@
 #include "sched/plugins/registry.h"
 #include "sched/sched-int.h"
 
-#define MIN_FEASIBLE_NODES      100
-#define MIN_FEASIBLE_PERCENTAGE 5
-#define NODES_TO_FIND_NO_SCORE  1
+#define MIN_FEASIBLE_NODES            100
+#define MIN_FEASIBLE_PERCENTAGE       5
+#define NODES_TO_FIND_NO_SCORE        1
+#define PLUGIN_METRICS_SAMPLE_PERCENT 10 /* pluginMetricsSamplePercent */
 
 /* numFeasibleNodesToFind (4.1). */
 static size_t nodes_to_find(int pct, size_t n)
@@ -398,6 +399,8 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
     }
 
     cs = sched_cycle_new();
+    if (rand_next(&s->rng) % 100 < PLUGIN_METRICS_SAMPLE_PERCENT)
+        sched_cycle_set_sampled(cs);
     (void)sched_cache_update_snapshot(s->cache, &s->snap);
     sched_framework_set_snapshot(fw, &s->snap);
 

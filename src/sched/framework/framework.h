@@ -169,6 +169,9 @@ void *sched_cycle_read(const struct sched_cycle *cs, const struct sched_state_ty
 bool sched_cycle_skip_filter(const struct sched_cycle *cs, int plugin_id);
 bool sched_cycle_skip_score(const struct sched_cycle *cs, int plugin_id);
 void sched_cycle_set_skip_filter(struct sched_cycle *cs, int plugin_id);
+/* Whether this cycle records per-plugin durations (the caller samples 10 % of cycles). */
+bool sched_cycle_sampled(const struct sched_cycle *cs);
+void sched_cycle_set_sampled(struct sched_cycle *cs);
 void sched_cycle_set_skip_score(struct sched_cycle *cs, int plugin_id);
 
 /* ---- what plugins can ask the framework (framework.Handle) ---- */

@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/field.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "sched/config/config.h"
 #include "sched/framework/parallel.h"
+#include "sched/metrics.h"
 #include "sched/plugins/registry.h"
 
 struct fw_plugin {
@@ -269,6 +271,32 @@ size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct s
     return h->fw->o.nominated(h->fw->o.userdata, node, ret);
 }
 
+/* ---- plugin execution metrics ---- */
+
+static double mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* scheduler_plugin_execution_duration_seconds, for the cycles the caller samples (10 %, as
+ * upstream's pluginMetricsSamplePercent); once-per-cycle points only, not Filter and Score
+ * per node. */
+static void observe_plugin(const struct sched_cycle *cs, struct sched_framework *fw,
+                           const char *plugin, const char *point, enum sched_code c, double t0)
+{
+    char labels[192];
+
+    if (!fw->o.metrics || !sched_cycle_sampled(cs))
+        return;
+    (void)snprintf(labels, sizeof(labels), "extension_point=\"%s\",plugin=\"%s\",status=\"%s\"",
+                   point, plugin, sched_code_name(c));
+    sched_metrics_observe(fw->o.metrics, "scheduler_plugin_execution_duration_seconds", labels,
+                          mono_now() - t0);
+}
+
 /* ---- points ---- */
 
 enum sched_code sched_framework_pre_enqueue(struct sched_framework *fw, const struct sched_pod *pod,
@@ -349,7 +377,10 @@ enum sched_code sched_framework_pre_filter(struct sched_framework *fw, struct sc
         const struct fw_plugin *p = &fw->pts[SCHED_PT_PRE_FILTER][i];
         struct sched_prefilter_result r = {0};
         struct sched_status s = {0};
+        double t0 = mono_now();
         enum sched_code c = p->pl->pre_filter(p->self, cs, pod, &r, &s);
+
+        observe_plugin(cs, fw, p->pl->name, "PreFilter", c, t0);
 
         if (c == SCHED_SKIP) {
             sched_cycle_set_skip_filter(cs, p->id);
@@ -511,7 +542,10 @@ enum sched_code sched_framework_post_filter(struct sched_framework *fw, struct s
     for (size_t i = 0; i < fw->npts[SCHED_PT_POST_FILTER]; i++) {
         const struct fw_plugin *p = &fw->pts[SCHED_PT_POST_FILTER][i];
         struct sched_status s = {0};
+        double t0 = mono_now();
         enum sched_code c = p->pl->post_filter(p->self, cs, pod, m, res, &s);
+
+        observe_plugin(cs, fw, p->pl->name, "PostFilter", c, t0);
         s.code = c;
         s.plugin = p->pl->name;
         sched_status_move(st, &s);
@@ -582,7 +616,10 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
     for (size_t i = 0; i < fw->npts[SCHED_PT_PRE_SCORE]; i++) {
         const struct fw_plugin *p = &fw->pts[SCHED_PT_PRE_SCORE][i];
         struct sched_status s = {0};
+        double t0 = mono_now();
         enum sched_code c = p->pl->pre_score(p->self, cs, pod, nodes, n, &s);
+
+        observe_plugin(cs, fw, p->pl->name, "PreScore", c, t0);
         if (c == SCHED_SKIP) {
             sched_cycle_set_skip_score(cs, p->id);
         } else if (c != SCHED_SUCCESS) {
@@ -660,9 +697,13 @@ enum sched_code sched_framework_reserve(struct sched_framework *fw, struct sched
     for (size_t i = 0; i < fw->npts[SCHED_PT_RESERVE]; i++) {
         const struct fw_plugin *p = &fw->pts[SCHED_PT_RESERVE][i];
         enum sched_code c;
+        double t0;
+
         if (!p->pl->reserve)
             continue;
+        t0 = mono_now();
         c = p->pl->reserve(p->self, cs, pod, node, st);
+        observe_plugin(cs, fw, p->pl->name, "Reserve", c, t0);
         if (c != SCHED_SUCCESS) {
             st->code = sched_code_is_rejected(c) ? c : SCHED_ERROR;
             st->plugin = p->pl->name;
@@ -689,7 +730,10 @@ enum sched_code sched_framework_permit(struct sched_framework *fw, struct sched_
     for (size_t i = 0; i < fw->npts[SCHED_PT_PERMIT]; i++) {
         const struct fw_plugin *p = &fw->pts[SCHED_PT_PERMIT][i];
         long timeout = 0;
+        double t0 = mono_now();
         enum sched_code c = p->pl->permit(p->self, cs, pod, node, &timeout, st);
+
+        observe_plugin(cs, fw, p->pl->name, "Permit", c, t0);
         if (c == SCHED_SUCCESS)
             continue;
         if (c == SCHED_WAIT) {
@@ -715,7 +759,10 @@ enum sched_code sched_framework_pre_bind(struct sched_framework *fw, struct sche
 {
     for (size_t i = 0; i < fw->npts[SCHED_PT_PRE_BIND]; i++) {
         const struct fw_plugin *p = &fw->pts[SCHED_PT_PRE_BIND][i];
+        double t0 = mono_now();
         enum sched_code c = p->pl->pre_bind(p->self, cs, pod, node, st);
+
+        observe_plugin(cs, fw, p->pl->name, "PreBind", c, t0);
         if (c != SCHED_SUCCESS) {
             st->code = sched_code_is_rejected(c) ? c : SCHED_ERROR;
             st->plugin = p->pl->name;
@@ -731,7 +778,10 @@ enum sched_code sched_framework_bind(struct sched_framework *fw, struct sched_cy
 {
     for (size_t i = 0; i < fw->npts[SCHED_PT_BIND]; i++) {
         const struct fw_plugin *p = &fw->pts[SCHED_PT_BIND][i];
+        double t0 = mono_now();
         enum sched_code c = p->pl->bind(p->self, cs, pod, node, st);
+
+        observe_plugin(cs, fw, p->pl->name, "Bind", c, t0);
         if (c == SCHED_SKIP) {
             sched_status_release(st);
             continue;

@@ -106,6 +106,7 @@ struct sched_cycle {
     struct cycle_entry *v;
     size_t n, cap;
     uint64_t skip_filter, skip_score; /* registry-id bits */
+    bool sampled;
 };
 
 struct sched_cycle *sched_cycle_new(void)
@@ -130,6 +131,7 @@ struct sched_cycle *sched_cycle_clone(const struct sched_cycle *cs)
 
     c->skip_filter = cs->skip_filter;
     c->skip_score = cs->skip_score;
+    c->sampled = cs->sampled;
     c->cap = cs->n;
     c->v = xcalloc(c->cap ? c->cap : 1, sizeof(*c->v));
     for (size_t i = 0; i < cs->n; i++) {
@@ -195,4 +197,14 @@ void sched_cycle_set_skip_filter(struct sched_cycle *cs, int plugin_id)
 void sched_cycle_set_skip_score(struct sched_cycle *cs, int plugin_id)
 {
     cs->skip_score |= UINT64_C(1) << plugin_id;
+}
+
+bool sched_cycle_sampled(const struct sched_cycle *cs)
+{
+    return cs->sampled;
+}
+
+void sched_cycle_set_sampled(struct sched_cycle *cs)
+{
+    cs->sampled = true;
 }
