@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h> /* schedtest.h uses snprintf without including it */
+#include <stdio.h>
 
 #include <cmocka.h>
 

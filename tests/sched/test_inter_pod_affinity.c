@@ -31,131 +31,19 @@ sched_handle_snapshot(const struct sched_handle *h)
 
 /* ---- fixtures ---- */
 
-/* JSON written with ' for " (test literals stay readable). */
-static cJSON *sq_json(const char *s)
-{
-    char *d = xstrdup(s);
-    cJSON *o;
-
-    for (char *p = d; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    o = cJSON_Parse(d);
-    if (!o)
-        fail_msg("bad test JSON: %s", d);
-    free(d);
-    return o;
-}
-
-/* A pod from printf-formatted single-quoted JSON. */
-static struct sched_pod *mkpod(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static struct sched_pod *mkpod(const char *fmt, ...)
-{
-    char buf[4096];
-    struct sched_pod *p = NULL;
-    va_list ap;
-    cJSON *o;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    o = sq_json(buf);
-    assert_int_equal(sched_pod_decode(o, &p), 0);
-    cJSON_Delete(o);
-    if (p->invalid)
-        fail_msg("pod does not decode: %s", p->invalid);
-    return p;
-}
-
 /* A pod: name, namespace, labels (single-quoted JSON members) and its spec.affinity members. */
 static struct sched_pod *apod(const char *name, const char *ns, const char *labels,
                               const char *affinity)
 {
-    return mkpod("{'metadata':{'name':'%s','uid':'%s','namespace':'%s','labels':{%s}},"
-                 "'spec':{'affinity':{%s}}}",
-                 name, name, ns, labels, affinity);
-}
-
-/* A NodeInfo for node name with labels (single-quoted JSON members) and the given pods (their
- * references are taken over; NULL-terminated). */
-static struct sched_node_info *mknode(const char *name, const char *labels, ...)
-{
-    char buf[2048];
-    struct sched_node_info *ni = sched_node_info_new(name);
-    struct sched_node *n = NULL;
-    struct sched_pod *p;
-    va_list ap;
-    cJSON *o;
-
-    (void)snprintf(buf, sizeof(buf), "{'metadata':{'name':'%s','labels':{%s}}}", name, labels);
-    o = sq_json(buf);
-    assert_int_equal(sched_node_decode(o, &n), 0);
-    cJSON_Delete(o);
-    sched_node_info_set_node(ni, n);
-    sched_node_unref(n);
-    va_start(ap, labels);
-    while ((p = va_arg(ap, struct sched_pod *))) {
-        sched_node_info_add_pod(ni, p);
-        sched_pod_unref(p);
-    }
-    va_end(ap);
-    return ni;
-}
-
-#define FX_MAX 16
-
-struct fx {
-    struct sched_node_info *ni[FX_MAX];
-    struct sched_node_info *aff[FX_MAX], *anti[FX_MAX];
-    size_t n;
-    struct hmap by_name;
-    struct sched_snapshot snap;
-};
-
-/* Builds the snapshot of the NodeInfos given (taken over; NULL-terminated). */
-static void fx_init(struct fx *f, ...)
-{
-    struct sched_node_info *ni;
-    va_list ap;
-
-    memset(f, 0, sizeof(*f));
-    hmap_init(&f->by_name);
-    va_start(ap, f);
-    while ((ni = va_arg(ap, struct sched_node_info *))) {
-        assert_true(f->n < FX_MAX);
-        f->ni[f->n++] = ni;
-        hmap_put(&f->by_name, ni->name, ni);
-        if (ni->n_with_affinity)
-            f->aff[f->snap.nwith_affinity++] = ni;
-        if (ni->n_with_required_anti)
-            f->anti[f->snap.nwith_required_anti++] = ni;
-    }
-    va_end(ap);
-    f->snap.nodes = f->ni;
-    f->snap.nnodes = f->n;
-    f->snap.with_affinity = f->aff;
-    f->snap.with_required_anti = f->anti;
-    f->snap.by_name = &f->by_name;
-}
-
-static void fx_release(struct fx *f)
-{
-    for (size_t i = 0; i < f->n; i++)
-        sched_node_info_free(f->ni[i]);
-    hmap_release(&f->by_name);
-}
-
-static struct sched_node_info *fx_get(struct fx *f, const char *name)
-{
-    struct sched_node_info *ni = sched_snapshot_get(&f->snap, name);
-    assert_non_null(ni);
-    return ni;
+    return fx_pod("{'metadata':{'name':'%s','uid':'%s','namespace':'%s','labels':{%s}},"
+                  "'spec':{'affinity':{%s}}}",
+                  name, name, ns, labels, affinity);
 }
 
 static struct ipa *ipa_new(const char *args_sq)
 {
     struct field_errors errs = FIELD_ERRORS_INIT;
-    cJSON *args = args_sq ? sq_json(args_sq) : NULL;
+    cJSON *args = args_sq ? fx_json(args_sq) : NULL;
     void *self = NULL;
 
     assert_int_equal(ipa_init(args, "args", NULL, &self, &errs), 0);
@@ -219,10 +107,10 @@ static void run_filter(struct fx *f, struct sched_pod *pod, const struct fcase *
 /* The nodes with the given extra pods on n1 and n3 (taken over, may be NULL). */
 static void fx_nodes(struct fx *f, struct sched_pod *on_n1, struct sched_pod *on_n3)
 {
-    fx_init(f, mknode("n1", NODE_LABELS(ZA, "n1"), on_n1, NULL),
-            mknode("n2", NODE_LABELS(ZA, "n2"), apod("web-0", "default", "'app':'web'", ""), NULL),
-            mknode("n3", NODE_LABELS(ZB, "n3"), on_n3, NULL),
-            mknode("n4", NODE_LABELS("", "n4"), NULL), NULL);
+    fx_init(f, fx_node("n1", NODE_LABELS(ZA, "n1"), on_n1, NULL),
+            fx_node("n2", NODE_LABELS(ZA, "n2"), apod("web-0", "default", "'app':'web'", ""), NULL),
+            fx_node("n3", NODE_LABELS(ZB, "n3"), on_n3, NULL),
+            fx_node("n4", NODE_LABELS("", "n4"), NULL), NULL);
 }
 
 /* ---- Filter ---- */
@@ -579,12 +467,12 @@ static void test_score_incoming_terms(void **state)
     /* s1, s2 zone a; s3 zone b; s4 zone c. db on s1; cache and db on s3; a db of namespace
      * other on s4 (outside the terms). */
     fx_init(&f,
-            mknode("s1", NODE_LABELS(ZA, "s1"), apod("db-0", "default", "'app':'db'", ""), NULL),
-            mknode("s2", NODE_LABELS(ZA, "s2"), NULL),
-            mknode("s3", NODE_LABELS(ZB, "s3"), apod("cache-0", "default", "'app':'cache'", ""),
-                   apod("db-1", "default", "'app':'db'", ""), NULL),
-            mknode("s4", NODE_LABELS("'zone':'c',", "s4"), apod("db-x", "other", "'app':'db'", ""),
-                   NULL),
+            fx_node("s1", NODE_LABELS(ZA, "s1"), apod("db-0", "default", "'app':'db'", ""), NULL),
+            fx_node("s2", NODE_LABELS(ZA, "s2"), NULL),
+            fx_node("s3", NODE_LABELS(ZB, "s3"), apod("cache-0", "default", "'app':'cache'", ""),
+                    apod("db-1", "default", "'app':'db'", ""), NULL),
+            fx_node("s4", NODE_LABELS("'zone':'c',", "s4"), apod("db-x", "other", "'app':'db'", ""),
+                    NULL),
             NULL);
     /*
      * Preferred affinity to db (weight 10, zone) and anti-affinity to cache (weight 5, zone):
@@ -640,22 +528,22 @@ static void test_score_incoming_terms(void **state)
 static void fx_existing(struct fx *f)
 {
     fx_init(f,
-            mknode("s1", NODE_LABELS(ZA, "s1"),
-                   apod("p1", "default", "'app':'x','tier':'front'", ""), NULL),
-            mknode("s2", NODE_LABELS(ZA, "s2"),
-                   apod("p2", "default", "'app':'x'",
-                        "'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                        "{'weight':20,'podAffinityTerm':{'labelSelector':{'matchLabels':"
-                        "{'app':'web'}},'topologyKey':'" HOST "'}}]}"),
-                   NULL),
-            mknode("s3", NODE_LABELS(ZB, "s3"),
-                   apod("p3", "default", "'app':'x'",
-                        "'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                        "{'weight':7,'podAffinityTerm':{'labelSelector':{'matchLabels':"
-                        "{'app':'web'}},'topologyKey':'zone'}}]}"),
-                   NULL),
-            mknode("s4", NODE_LABELS("'zone':'c',", "s4"),
-                   apod("p4", "default", "'app':'x'", AFF("web", "zone")), NULL),
+            fx_node("s1", NODE_LABELS(ZA, "s1"),
+                    apod("p1", "default", "'app':'x','tier':'front'", ""), NULL),
+            fx_node("s2", NODE_LABELS(ZA, "s2"),
+                    apod("p2", "default", "'app':'x'",
+                         "'podAntiAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+                         "{'weight':20,'podAffinityTerm':{'labelSelector':{'matchLabels':"
+                         "{'app':'web'}},'topologyKey':'" HOST "'}}]}"),
+                    NULL),
+            fx_node("s3", NODE_LABELS(ZB, "s3"),
+                    apod("p3", "default", "'app':'x'",
+                         "'podAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+                         "{'weight':7,'podAffinityTerm':{'labelSelector':{'matchLabels':"
+                         "{'app':'web'}},'topologyKey':'zone'}}]}"),
+                    NULL),
+            fx_node("s4", NODE_LABELS("'zone':'c',", "s4"),
+                    apod("p4", "default", "'app':'x'", AFF("web", "zone")), NULL),
             NULL);
 }
 
@@ -735,7 +623,7 @@ static void check_args_error(const char *args_sq, const char *want)
 {
     struct field_errors errs = FIELD_ERRORS_INIT;
     struct strbuf got = STRBUF_INIT;
-    cJSON *args = sq_json(args_sq);
+    cJSON *args = fx_json(args_sq);
     void *self = NULL;
 
     assert_int_equal(ipa_init(args, "args", NULL, &self, &errs), -EINVAL);

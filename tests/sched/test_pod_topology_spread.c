@@ -31,130 +31,17 @@ sched_handle_snapshot(const struct sched_handle *h)
 
 /* ---- fixtures ---- */
 
-/* JSON written with ' for " (test literals stay readable). */
-static cJSON *sq_json(const char *s)
-{
-    char *d = xstrdup(s);
-    cJSON *o;
-
-    for (char *p = d; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    o = cJSON_Parse(d);
-    if (!o)
-        fail_msg("bad test JSON: %s", d);
-    free(d);
-    return o;
-}
-
-/* A pod from printf-formatted single-quoted JSON. */
-static struct sched_pod *mkpod(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static struct sched_pod *mkpod(const char *fmt, ...)
-{
-    char buf[4096];
-    struct sched_pod *p = NULL;
-    va_list ap;
-    cJSON *o;
-
-    va_start(ap, fmt);
-    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    o = sq_json(buf);
-    assert_int_equal(sched_pod_decode(o, &p), 0);
-    cJSON_Delete(o);
-    assert_null(p->invalid);
-    return p;
-}
-
 /* An existing pod: name, namespace, labels (single-quoted JSON members). */
 static struct sched_pod *epod(const char *name, const char *ns, const char *labels)
 {
-    return mkpod("{'metadata':{'name':'%s','uid':'%s','namespace':'%s','labels':{%s}}}", name, name,
-                 ns, labels);
-}
-
-/* A NodeInfo for node name with labels (single-quoted JSON members) and the given pods (their
- * references are taken over; NULL-terminated). */
-static struct sched_node_info *mknode_x(const char *name, const char *labels, const char *spec, ...)
-{
-    char buf[2048];
-    struct sched_node_info *ni = sched_node_info_new(name);
-    struct sched_node *n = NULL;
-    struct sched_pod *p;
-    va_list ap;
-    cJSON *o;
-
-    (void)snprintf(buf, sizeof(buf), "{'metadata':{'name':'%s','labels':{%s}},'spec':{%s}}", name,
-                   labels, spec);
-    o = sq_json(buf);
-    assert_int_equal(sched_node_decode(o, &n), 0);
-    cJSON_Delete(o);
-    sched_node_info_set_node(ni, n);
-    sched_node_unref(n);
-    va_start(ap, spec);
-    while ((p = va_arg(ap, struct sched_pod *))) {
-        sched_node_info_add_pod(ni, p);
-        sched_pod_unref(p);
-    }
-    va_end(ap);
-    return ni;
-}
-#define mknode(name, labels, ...) mknode_x(name, labels, "", __VA_ARGS__)
-
-#define FX_MAX                    16
-
-struct fx {
-    struct sched_node_info *ni[FX_MAX];
-    struct sched_node_info *aff[FX_MAX], *anti[FX_MAX];
-    size_t n;
-    struct hmap by_name;
-    struct sched_snapshot snap;
-};
-
-/* Builds the snapshot of the NodeInfos given (taken over; NULL-terminated). */
-static void fx_init(struct fx *f, ...)
-{
-    struct sched_node_info *ni;
-    va_list ap;
-
-    memset(f, 0, sizeof(*f));
-    hmap_init(&f->by_name);
-    va_start(ap, f);
-    while ((ni = va_arg(ap, struct sched_node_info *))) {
-        assert_true(f->n < FX_MAX);
-        f->ni[f->n++] = ni;
-        hmap_put(&f->by_name, ni->name, ni);
-        if (ni->n_with_affinity)
-            f->aff[f->snap.nwith_affinity++] = ni;
-        if (ni->n_with_required_anti)
-            f->anti[f->snap.nwith_required_anti++] = ni;
-    }
-    va_end(ap);
-    f->snap.nodes = f->ni;
-    f->snap.nnodes = f->n;
-    f->snap.with_affinity = f->aff;
-    f->snap.with_required_anti = f->anti;
-    f->snap.by_name = &f->by_name;
-}
-
-static void fx_release(struct fx *f)
-{
-    for (size_t i = 0; i < f->n; i++)
-        sched_node_info_free(f->ni[i]);
-    hmap_release(&f->by_name);
-}
-
-static struct sched_node_info *fx_get(struct fx *f, const char *name)
-{
-    struct sched_node_info *ni = sched_snapshot_get(&f->snap, name);
-    assert_non_null(ni);
-    return ni;
+    return fx_pod("{'metadata':{'name':'%s','uid':'%s','namespace':'%s','labels':{%s}}}", name,
+                  name, ns, labels);
 }
 
 static struct pts *pts_new(const char *args_sq)
 {
     struct field_errors errs = FIELD_ERRORS_INIT;
-    cJSON *args = args_sq ? sq_json(args_sq) : NULL;
+    cJSON *args = args_sq ? fx_json(args_sq) : NULL;
     void *self = NULL;
 
     assert_int_equal(pts_init(args, "args", NULL, &self, &errs), 0);
@@ -167,9 +54,9 @@ static struct pts *pts_new(const char *args_sq)
 /* The incoming pod: labels and its constraints (single-quoted JSON array members). */
 static struct sched_pod *inpod(const char *labels, const char *constraints)
 {
-    return mkpod("{'metadata':{'name':'in','uid':'in','namespace':'default','labels':{%s}},"
-                 "'spec':{'topologySpreadConstraints':[%s]}}",
-                 labels, constraints);
+    return fx_pod("{'metadata':{'name':'in','uid':'in','namespace':'default','labels':{%s}},"
+                  "'spec':{'topologySpreadConstraints':[%s]}}",
+                  labels, constraints);
 }
 
 /* One constraint with selector app=x. */
@@ -222,13 +109,13 @@ static void run_filter(struct fx *f, const char *args, struct sched_pod *pod,
 static void fx_zones(struct fx *f)
 {
     fx_init(f,
-            mknode("n1", "'zone':'a'", epod("p1", "default", "'app':'x'"),
-                   epod("p2", "default", "'app':'x'"), epod("p3", "default", "'app':'y'"), NULL),
-            mknode("n2", "'zone':'a'", epod("p4", "default", "'app':'x'"), NULL),
-            mknode("n3", "'zone':'b'", epod("p5", "default", "'app':'x'"), NULL),
-            mknode("n4", "'zone':'b'", NULL),
-            mknode("n5", "'other':'1'", epod("p6", "default", "'app':'x'"),
-                   epod("p7", "default", "'app':'x'"), epod("p8", "default", "'app':'x'"), NULL),
+            fx_node("n1", "'zone':'a'", epod("p1", "default", "'app':'x'"),
+                    epod("p2", "default", "'app':'x'"), epod("p3", "default", "'app':'y'"), NULL),
+            fx_node("n2", "'zone':'a'", epod("p4", "default", "'app':'x'"), NULL),
+            fx_node("n3", "'zone':'b'", epod("p5", "default", "'app':'x'"), NULL),
+            fx_node("n4", "'zone':'b'", NULL),
+            fx_node("n5", "'other':'1'", epod("p6", "default", "'app':'x'"),
+                    epod("p7", "default", "'app':'x'"), epod("p8", "default", "'app':'x'"), NULL),
             NULL);
 }
 
@@ -347,10 +234,10 @@ static void test_filter_two_constraints(void **state)
      * first constraint; hostname maxSkew 1: h3 → 0 + 1 − 0 = 1 passes.
      */
     fx_init(&f,
-            mknode("h1", "'zone':'a','kubernetes.io/hostname':'h1'",
-                   epod("q1", "default", "'app':'x'"), epod("q2", "default", "'app':'x'"), NULL),
-            mknode("h2", "'zone':'a','kubernetes.io/hostname':'h2'", NULL),
-            mknode("h3", "'zone':'b','kubernetes.io/hostname':'h3'", NULL), NULL);
+            fx_node("h1", "'zone':'a','kubernetes.io/hostname':'h1'",
+                    epod("q1", "default", "'app':'x'"), epod("q2", "default", "'app':'x'"), NULL),
+            fx_node("h2", "'zone':'a','kubernetes.io/hostname':'h2'", NULL),
+            fx_node("h3", "'zone':'b','kubernetes.io/hostname':'h3'", NULL), NULL);
     {
         const struct fcase cases[] = {
             {"h1", SCHED_UNSCHEDULABLE, SKEW_MSG},
@@ -393,11 +280,11 @@ static void test_filter_namespace_and_terminating(void **state)
     /* n1 (zone a): a matching pod of another namespace and a terminating one: a = 0.
      * n2 (zone b): one matching pod: b = 1. Minimum 0. */
     fx_init(&f,
-            mknode("n1", "'zone':'a'", epod("o1", "other", "'app':'x'"),
-                   mkpod("{'metadata':{'name':'d1','uid':'d1','namespace':'default',"
-                         "'deletionTimestamp':'2024-01-01T00:00:00Z','labels':{'app':'x'}}}"),
-                   NULL),
-            mknode("n2", "'zone':'b'", epod("p1", "default", "'app':'x'"), NULL), NULL);
+            fx_node("n1", "'zone':'a'", epod("o1", "other", "'app':'x'"),
+                    fx_pod("{'metadata':{'name':'d1','uid':'d1','namespace':'default',"
+                           "'deletionTimestamp':'2024-01-01T00:00:00Z','labels':{'app':'x'}}}"),
+                    NULL),
+            fx_node("n2", "'zone':'b'", epod("p1", "default", "'app':'x'"), NULL), NULL);
     {
         /* a → 0 + 1 − 0 = 1; b → 1 + 1 − 0 = 2 > 1. */
         const struct fcase cases[] = {
@@ -418,30 +305,30 @@ static void test_filter_inclusion_policies(void **state)
     /* n1 zone a, disk=ssd, 2 matching pods; n2 zone b, no disk label, tainted NoSchedule,
      * no pods. */
     fx_init(&f,
-            mknode("n1", "'zone':'a','disk':'ssd'", epod("p1", "default", "'app':'x'"),
-                   epod("p2", "default", "'app':'x'"), NULL),
-            mknode_x("n2", "'zone':'b'", "'taints':[{'key':'k','value':'v','effect':'NoSchedule'}]",
-                     NULL),
+            fx_node("n1", "'zone':'a','disk':'ssd'", epod("p1", "default", "'app':'x'"),
+                    epod("p2", "default", "'app':'x'"), NULL),
+            fx_node_spec("n2", "'zone':'b'",
+                         "'taints':[{'key':'k','value':'v','effect':'NoSchedule'}]", NULL),
             NULL);
     /* nodeAffinityPolicy Honor (default) with nodeSelector disk=ssd: b is not counted, the
      * only domain is a = 2 → n1: 2 + 1 − 2 = 1 ≤ 1. */
     {
         const struct fcase cases[] = {{"n1", SCHED_SUCCESS, ""}};
         run_filter(&f, NULL,
-                   mkpod("{'metadata':{'name':'in','uid':'in','labels':{'app':'x'}},"
-                         "'spec':{'nodeSelector':{'disk':'ssd'},"
-                         "'topologySpreadConstraints':[" C_ZONE(1, "DoNotSchedule") "]}}"),
+                   fx_pod("{'metadata':{'name':'in','uid':'in','labels':{'app':'x'}},"
+                          "'spec':{'nodeSelector':{'disk':'ssd'},"
+                          "'topologySpreadConstraints':[" C_ZONE(1, "DoNotSchedule") "]}}"),
                    cases, ARRAY_SIZE(cases));
     }
     /* nodeAffinityPolicy Ignore: b = 0 counts, n1: 2 + 1 − 0 = 3 > 1. */
     {
         const struct fcase cases[] = {{"n1", SCHED_UNSCHEDULABLE, SKEW_MSG}};
         run_filter(&f, NULL,
-                   mkpod("{'metadata':{'name':'in','uid':'in','labels':{'app':'x'}},"
-                         "'spec':{'nodeSelector':{'disk':'ssd'},"
-                         "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone',"
-                         "'nodeAffinityPolicy':'Ignore','whenUnsatisfiable':'DoNotSchedule',"
-                         "'labelSelector':{'matchLabels':{'app':'x'}}}]}}"),
+                   fx_pod("{'metadata':{'name':'in','uid':'in','labels':{'app':'x'}},"
+                          "'spec':{'nodeSelector':{'disk':'ssd'},"
+                          "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone',"
+                          "'nodeAffinityPolicy':'Ignore','whenUnsatisfiable':'DoNotSchedule',"
+                          "'labelSelector':{'matchLabels':{'app':'x'}}}]}}"),
                    cases, ARRAY_SIZE(cases));
     }
     /* nodeTaintsPolicy Ignore (default): the tainted b = 0 counts, n1 fails. */
@@ -464,11 +351,11 @@ static void test_filter_inclusion_policies(void **state)
     {
         const struct fcase cases[] = {{"n1", SCHED_UNSCHEDULABLE, SKEW_MSG}};
         run_filter(&f, NULL,
-                   mkpod("{'metadata':{'name':'in','uid':'in','labels':{'app':'x'}},"
-                         "'spec':{'tolerations':[{'key':'k','operator':'Exists'}],"
-                         "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone',"
-                         "'nodeTaintsPolicy':'Honor','whenUnsatisfiable':'DoNotSchedule',"
-                         "'labelSelector':{'matchLabels':{'app':'x'}}}]}}"),
+                   fx_pod("{'metadata':{'name':'in','uid':'in','labels':{'app':'x'}},"
+                          "'spec':{'tolerations':[{'key':'k','operator':'Exists'}],"
+                          "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone',"
+                          "'nodeTaintsPolicy':'Honor','whenUnsatisfiable':'DoNotSchedule',"
+                          "'labelSelector':{'matchLabels':{'app':'x'}}}]}}"),
                    cases, ARRAY_SIZE(cases));
     }
     fx_release(&f);
@@ -644,14 +531,15 @@ static void run_score(struct fx *f, const char *args, struct sched_pod *pod,
  * has a hostname label. */
 static void fx_score(struct fx *f)
 {
-    fx_init(f,
-            mknode("s1", "'zone':'a','kubernetes.io/hostname':'s1'",
-                   epod("p1", "default", "'app':'x'"), epod("p2", "default", "'app':'x'"), NULL),
-            mknode("s2", "'zone':'a','kubernetes.io/hostname':'s2'", NULL),
-            mknode("s3", "'zone':'b','kubernetes.io/hostname':'s3'",
-                   epod("p3", "default", "'app':'x'"), NULL),
-            mknode("s4", "'kubernetes.io/hostname':'s4'", epod("p4", "default", "'app':'x'"), NULL),
-            NULL);
+    fx_init(
+        f,
+        fx_node("s1", "'zone':'a','kubernetes.io/hostname':'s1'",
+                epod("p1", "default", "'app':'x'"), epod("p2", "default", "'app':'x'"), NULL),
+        fx_node("s2", "'zone':'a','kubernetes.io/hostname':'s2'", NULL),
+        fx_node("s3", "'zone':'b','kubernetes.io/hostname':'s3'",
+                epod("p3", "default", "'app':'x'"), NULL),
+        fx_node("s4", "'kubernetes.io/hostname':'s4'", epod("p4", "default", "'app':'x'"), NULL),
+        NULL);
 }
 
 static void test_score(void **state)
@@ -732,12 +620,12 @@ static void test_score(void **state)
      * 3.2958 + 3 × ln 6 = 8.67 → 9); normalised 100 × (7 + 7 − 7) / 7 = 100, the others 0.
      */
     fx_init(&f,
-            mknode("h1", "'zone':'a','kubernetes.io/hostname':'h1'",
-                   epod("p1", "default", "'app':'x'"), epod("p2", "default", "'app':'x'"),
-                   epod("p3", "default", "'app':'x'"), NULL),
-            mknode("h2", "'kubernetes.io/hostname':'h2'", NULL),
-            mknode("h3", "'kubernetes.io/hostname':'h3'", NULL),
-            mknode("h4", "'kubernetes.io/hostname':'h4'", NULL), NULL);
+            fx_node("h1", "'zone':'a','kubernetes.io/hostname':'h1'",
+                    epod("p1", "default", "'app':'x'"), epod("p2", "default", "'app':'x'"),
+                    epod("p3", "default", "'app':'x'"), NULL),
+            fx_node("h2", "'kubernetes.io/hostname':'h2'", NULL),
+            fx_node("h3", "'kubernetes.io/hostname':'h3'", NULL),
+            fx_node("h4", "'kubernetes.io/hostname':'h4'", NULL), NULL);
     {
         const char *const names[] = {"h1", "h2", "h3", "h4", NULL};
         const int64_t raw[] = {7, 0, 0, 0}, want[] = {100, 0, 0, 0};
@@ -760,7 +648,7 @@ static void check_args_error(const char *args_sq, const char *want)
 {
     struct field_errors errs = FIELD_ERRORS_INIT;
     struct strbuf got = STRBUF_INIT;
-    cJSON *args = sq_json(args_sq);
+    cJSON *args = fx_json(args_sq);
     void *self = NULL;
 
     assert_int_equal(pts_init(args, "args", NULL, &self, &errs), -EINVAL);
