@@ -24,6 +24,18 @@
 #define NODES_TO_FIND_NO_SCORE        1
 #define PLUGIN_METRICS_SAMPLE_PERCENT 10 /* pluginMetricsSamplePercent */
 
+/* scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}. */
+static void observe_point(struct sched_scheduler *s, struct sched_framework *fw, const char *point,
+                          enum sched_code c, double t0)
+{
+    char labels[256];
+
+    (void)snprintf(labels, sizeof(labels), "extension_point=\"%s\",profile=\"%s\",status=\"%s\"",
+                   point, sched_framework_name(fw), sched_code_name(c));
+    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
+                          labels, sched__now() - t0);
+}
+
 /* numFeasibleNodesToFind (4.1). */
 static size_t nodes_to_find(int pct, size_t n)
 {
@@ -205,10 +217,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     *ret_n = 0;
     diag->num_all = s->snap.nnodes;
     c = sched_framework_pre_filter(fw, cs, pod, &res, st, &mask);
-    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
-                          c == SCHED_SUCCESS ? "extension_point=\"PreFilter\",status=\"Success\""
-                                             : "extension_point=\"PreFilter\",status=\"Other\"",
-                          sched__now() - t0);
+    observe_point(s, fw, "PreFilter", c, t0);
     if (c != SCHED_SUCCESS) {
         struct strbuf m = STRBUF_INIT;
         if (!sched_code_is_rejected(c)) {
@@ -289,8 +298,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     t0 = sched__now();
     /* Small node sets are cheaper on this thread than a wake-up of the pool. */
     sched_pool_run(n >= 64 ? s->pool : NULL, n, n >= 64 ? 16 : 0, filter_node, &j);
-    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
-                          "extension_point=\"Filter\",status=\"Success\"", sched__now() - t0);
+    observe_point(s, fw, "Filter", atomic_load(&j.error) ? SCHED_ERROR : SCHED_SUCCESS, t0);
     pthread_mutex_destroy(&j.lock);
     if (!restricted)
         s->next_start = (j.start + atomic_load(&j.nfeasible) + atomic_load(&j.nfailed)) % n;
@@ -428,6 +436,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
             struct sched_node_statuses m = {0};
             struct sched_post_filter_result pr = {0};
             struct sched_status ps = {0};
+            enum sched_code pc;
             double t0 = sched__now();
             m.n = diag.n;
             m.nodes = xcalloc(diag.n ? diag.n : 1, sizeof(struct sched_node_info *));
@@ -436,11 +445,9 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
                 m.nodes[i] = diag.v[i].ni;
                 m.status[i] = diag.v[i].st; /* borrowed */
             }
-            (void)sched_framework_post_filter(fw, cs, pod, &m, &pr, &ps);
+            pc = sched_framework_post_filter(fw, cs, pod, &m, &pr, &ps);
             sched_metrics_add(s->metrics, "scheduler_preemption_attempts_total", "", 1);
-            sched_metrics_observe(
-                s->metrics, "scheduler_framework_extension_point_duration_seconds",
-                "extension_point=\"PostFilter\",status=\"Success\"", sched__now() - t0);
+            observe_point(s, fw, "PostFilter", pc, t0);
             if (ps.n)
                 sched_status_message(&ps, &pf);
             nominated = pr.nominated_node;
@@ -466,8 +473,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         for (size_t i = 0; i < nfeasible; i++)
             scores[i].ni = feasible[i];
         c = sched_framework_score(fw, cs, pod, scores, nfeasible, &st);
-        sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
-                              "extension_point=\"Score\",status=\"Success\"", sched__now() - t0);
+        observe_point(s, fw, "Score", c, t0);
         if (c != SCHED_SUCCESS)
             goto error;
         host = select_host(s, scores, nfeasible)->name;
@@ -554,10 +560,7 @@ void sched__bind(struct sched_scheduler *s, struct sched__job *j)
             c = sched_framework_bind(j->fw, j->cs, pod, j->node, &st);
         }
     }
-    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
-                          c == SCHED_SUCCESS ? "extension_point=\"Bind\",status=\"Success\""
-                                             : "extension_point=\"Bind\",status=\"Error\"",
-                          sched__now() - t0);
+    observe_point(s, j->fw, "Bind", c, t0);
     sched_cache_finish_binding(s->cache, pod->uid, sched__now());
     if (c == SCHED_SUCCESS) {
         char attempts[16], labels[64];
