@@ -754,8 +754,11 @@ static void test_update_pool(void **state)
 
     to_pool(q, u, BIT(FIT), 0); /* put back at 1000, backing off until 1001 */
 
-    /* Status only: the new version is stored, the pod stays. */
+    /* Status only: the new version is stored, the pod stays; also when the caller has no old
+     * object (the scheduler's informer handler): the stored pod is compared. */
     sched_queue_update(q, u, u_status);
+    assert_where(q, "u", "unschedulable");
+    sched_queue_update(q, NULL, u_status);
     assert_where(q, "u", "unschedulable");
 
     /* Labels changed while backing off: backoffQ. */

@@ -696,6 +696,9 @@ void sched_queue_update(struct sched_queue *q, struct sched_pod *oldp, struct sc
     CHECK(pthread_mutex_lock(&q->mu) == 0);
     qp = hmap_get(&q->all, newp->key);
     if (qp) {
+        /* Without the informer's old object, the stored one is what the update changes. */
+        bool changed = pod_changed(oldp ? oldp : qp->pod, newp);
+
         record_set_pod(qp, newp);
         nom_update(q, oldp, newp);
         switch (qp->where) {
@@ -705,7 +708,7 @@ void sched_queue_update(struct sched_queue *q, struct sched_pod *oldp, struct sc
         case WHERE_BACKOFF: /* the expiry does not depend on the pod */
             break;
         default:
-            if (!pod_changed(oldp, newp))
+            if (!changed)
                 break;
             detach(q, qp);
             if (is_backing_off(q, qp, now(q))) {

@@ -99,7 +99,8 @@ void sched_queue_add(struct sched_queue *q, struct sched_pod *pod);
  * backoffQ: replaced in place (and re-sorted). In the pool: if changed in a way that matters
  * (spec, labels, annotations; not resourceVersion or status), back to backoffQ while backing
  * off, else PreEnqueue and activeQ or stay gated; unchanged: only the stored pod is refreshed.
- * Not queued (and not being scheduled): like add.
+ * Not queued (and not being scheduled): like add. oldp may be NULL: the stored pod is then
+ * what newp is compared with.
  */
 void sched_queue_update(struct sched_queue *q, struct sched_pod *oldp, struct sched_pod *newp);
 /* The pod left (deleted, or bound by someone else): removed from every structure. */
