@@ -381,12 +381,12 @@ static void test_snapshot_get_and_pods_free(void **state)
  * chunks it touches, the last pod fills the hole, and the copy still sees every pod. */
 static void test_chunks_copy_on_write(void **state)
 {
-    enum { N = 3 * SCHED_POD_CHUNK + 5 };
+    enum { NPODS = 3 * SCHED_POD_CHUNK + 5 };
     struct sched_node_info *ni = NI(NODE, NULL), *c;
-    struct sched_pod *v[N], *moved;
+    struct sched_pod *v[NPODS], *moved;
     (void)state;
 
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < NPODS; i++) {
         char u[16];
         (void)snprintf(u, sizeof(u), "p%d", i);
         v[i] = pod(u, "{\"cpu\":\"1m\"}", NULL);
@@ -399,17 +399,17 @@ static void test_chunks_copy_on_write(void **state)
 
     /* Index 10 (chunk 0) goes; the last pod (chunk 3) takes its place. */
     moved = sched_node_info_remove_pod_at(ni, 10);
-    assert_ptr_equal(moved, v[N - 1]);
-    assert_ptr_equal(sched_node_info_pod(ni, 10), v[N - 1]);
-    assert_int_equal(ni->npods, N - 1);
-    assert_int_equal(ni->requested.v[SCHED_RES_CPU], N - 1);
+    assert_ptr_equal(moved, v[NPODS - 1]);
+    assert_ptr_equal(sched_node_info_pod(ni, 10), v[NPODS - 1]);
+    assert_int_equal(ni->npods, NPODS - 1);
+    assert_int_equal(ni->requested.v[SCHED_RES_CPU], NPODS - 1);
     assert_ptr_not_equal(ni->chunks[0], c->chunks[0]);
     assert_ptr_equal(ni->chunks[1], c->chunks[1]); /* untouched: still shared */
     assert_ptr_equal(ni->chunks[2], c->chunks[2]);
     assert_ptr_not_equal(ni->chunks[3], c->chunks[3]);
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < NPODS; i++)
         assert_ptr_equal(sched_node_info_pod(c, (size_t)i), v[i]);
-    assert_int_equal(c->npods, N);
+    assert_int_equal(c->npods, NPODS);
 
     /* Removing the last pod moves nothing; emptying the last chunk drops it. */
     for (int i = 0; i < 4; i++)
@@ -420,7 +420,7 @@ static void test_chunks_copy_on_write(void **state)
     sched_node_info_free(c);
     assert_int_equal(v[10]->refs, 1);
     sched_node_info_free(ni);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < NPODS; i++) {
         assert_int_equal(v[i]->refs, 1);
         sched_pod_unref(v[i]);
     }
