@@ -99,8 +99,7 @@ double sched__now(void);
 /* The failure path of a cycle (handleSchedulingFailure): requeue qp (takes ownership), and
  * queue the event and condition. */
 void sched__fail(struct sched_scheduler *s, struct sched_framework *fw, struct sched_queued_pod *qp,
-                 const struct sched_status *st, const char *message, const char *nominated,
-                 double start);
+                 const struct sched_status *st, const char *message, const char *nominated);
 /* The binding cycle of a job (runs on an API thread). */
 void sched__bind(struct sched_scheduler *s, struct sched__job *j);
 

@@ -402,7 +402,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         qp->unschedulable_plugins = SCHED__INVALID_POD_BIT;
         atomic_fetch_add(&s->unschedulable, 1);
         observe_attempt(s, fw, "unschedulable", start);
-        sched__fail(s, fw, qp, &inv, pod->invalid, NULL, start);
+        sched__fail(s, fw, qp, &inv, pod->invalid, NULL);
         return 1;
     }
 
@@ -418,7 +418,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         atomic_fetch_add(&s->unschedulable, 1);
         observe_attempt(s, fw, "unschedulable", start);
         sched__fail(s, fw, qp, &none,
-                    "0/0 nodes are available: no nodes available to schedule pods.", NULL, start);
+                    "0/0 nodes are available: no nodes available to schedule pods.", NULL);
         sched_cycle_free(cs);
         return 1;
     }
@@ -459,7 +459,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         fit.code = SCHED_UNSCHEDULABLE;
         atomic_fetch_add(&s->unschedulable, 1);
         observe_attempt(s, fw, "unschedulable", start);
-        sched__fail(s, fw, qp, &fit, msg.buf, nominated, start);
+        sched__fail(s, fw, qp, &fit, msg.buf, nominated);
         free(nominated);
         strbuf_release(&msg);
         strbuf_release(&pf);
@@ -500,7 +500,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
             qp->unschedulable_plugins = plugin_bit(st.plugin);
             atomic_fetch_add(&s->unschedulable, 1);
             observe_attempt(s, fw, "unschedulable", start);
-            sched__fail(s, fw, qp, &st, msg.buf, NULL, start);
+            sched__fail(s, fw, qp, &st, msg.buf, NULL);
             strbuf_release(&msg);
             strbuf_release(&m);
             goto out;
@@ -528,7 +528,7 @@ error : {
     qp->unschedulable_plugins = 0;
     atomic_fetch_add(&s->errors, 1);
     observe_attempt(s, fw, "error", start);
-    sched__fail(s, fw, qp, &st, m.buf ? m.buf : "internal error", NULL, start);
+    sched__fail(s, fw, qp, &st, m.buf ? m.buf : "internal error", NULL);
     strbuf_release(&m);
 }
 out:
@@ -600,7 +600,7 @@ void sched__bind(struct sched_scheduler *s, struct sched__job *j)
         st.code = SCHED_ERROR;
         atomic_fetch_add(&s->errors, 1);
         observe_attempt(s, j->fw, "error", j->start);
-        sched__fail(s, j->fw, j->qp, &st, m.buf ? m.buf : "binding failed", NULL, j->start);
+        sched__fail(s, j->fw, j->qp, &st, m.buf ? m.buf : "binding failed", NULL);
         strbuf_release(&m);
     }
     j->qp = NULL;

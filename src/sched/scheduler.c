@@ -286,13 +286,11 @@ static void run_fail_job(struct sched_scheduler *s, struct sched__job *j)
 }
 
 void sched__fail(struct sched_scheduler *s, struct sched_framework *fw, struct sched_queued_pod *qp,
-                 const struct sched_status *st, const char *message, const char *nominated,
-                 double start)
+                 const struct sched_status *st, const char *message, const char *nominated)
 {
     struct sched__job *j = xcalloc(1, sizeof(*j));
     bool requeue = true;
 
-    (void)start;
     j->kind = SCHED__JOB_FAIL;
     j->fw = fw;
     j->pod = sched_pod_ref(qp->pod);
