@@ -189,21 +189,9 @@ static void test_args(void **state)
 
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct field_errors e = FIELD_ERRORS_INIT;
-        struct strbuf got = STRBUF_INIT;
         cJSON *a = J(bad[i].args);
-        void *self = NULL;
-        int r = PL.init(a, "args", NULL, &self, &e);
 
-        for (size_t k = 0; k < e.n; k++) {
-            if (k)
-                strbuf_addch(&got, '\n');
-            field_error_format(&e.v[k], &got);
-        }
-        if (r != -EINVAL || self || strcmp(got.buf, bad[i].want))
-            fail_msg("%s: init = %d\n got: %s\nwant: %s", bad[i].args, r, got.buf, bad[i].want);
-        strbuf_release(&got);
-        field_errors_release(&e);
+        assert_args_refused(&PL, a, bad[i].want);
         cJSON_Delete(a);
     }
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {

@@ -619,24 +619,12 @@ static void test_score_existing_terms(void **state)
 
 /* ---- args ---- */
 
+/* args written with ' for ". */
 static void check_args_error(const char *args_sq, const char *want)
 {
-    struct field_errors errs = FIELD_ERRORS_INIT;
-    struct strbuf got = STRBUF_INIT;
     cJSON *args = fx_json(args_sq);
-    void *self = NULL;
 
-    assert_int_equal(ipa_init(args, "args", NULL, &self, &errs), -EINVAL);
-    assert_null(self);
-    for (size_t i = 0; i < errs.n; i++) {
-        if (i)
-            strbuf_addch(&got, '\n');
-        field_error_format(&errs.v[i], &got);
-    }
-    if (strcmp(got.buf, want))
-        fail_msg("args %s:\n got: %s\nwant: %s", args_sq, got.buf, want);
-    strbuf_release(&got);
-    field_errors_release(&errs);
+    assert_args_refused(&sched_plugin_inter_pod_affinity, args, want);
     cJSON_Delete(args);
 }
 
