@@ -14,6 +14,7 @@
 #include "base/hmap.h"
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "kube/informer.h"
 #include "sched/framework/parallel.h"
 #include "sched/metrics.h"
 #include "sched/plugins/registry.h"
@@ -347,6 +348,34 @@ static struct sched_node_info *select_host(struct sched_scheduler *s,
 
 /* ---- the attempt ---- */
 
+/*
+ * A pod decoded before any node offered a scalar resource it requests carries the name in
+ * unoffered; once a node offers it, the pod is decoded again from the informer's copy so its
+ * request is counted like any other. Returns whether qp->pod was replaced.
+ */
+static bool refresh_offered(struct sched_scheduler *s, struct sched_queued_pod *qp)
+{
+    struct kube_object *cur;
+    struct sched_pod *fresh = NULL;
+    bool offered = false;
+
+    for (size_t i = 0; i < qp->pod->nunoffered && !offered; i++)
+        offered = sched_res_lookup(qp->pod->unoffered[i]) >= 0;
+    if (!offered || !s->pods_inf || !(cur = kube_informer_get(s->pods_inf, qp->pod->key)))
+        return false;
+    if (sched_pod_decode(kube_object_json(cur), &fresh) == 0 && !strcmp(fresh->uid, qp->pod->uid)) {
+        sched_pod_unref(qp->pod);
+        qp->pod = fresh;
+        fresh = NULL;
+        offered = true;
+    } else {
+        offered = false;
+    }
+    sched_pod_unref(fresh);
+    kube_object_unref(cur);
+    return offered;
+}
+
 static void observe_attempt(struct sched_scheduler *s, struct sched_framework *fw,
                             const char *result, double start)
 {
@@ -395,6 +424,8 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         sched_queued_pod_free(qp);
         return 1;
     }
+    if (pod->nunoffered && refresh_offered(s, qp))
+        pod = qp->pod;
     atomic_fetch_add(&s->attempts, 1);
     if (pod->invalid) {
         struct sched_status inv = {0};

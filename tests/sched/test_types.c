@@ -228,14 +228,35 @@ static void test_requests_scalar_resources(void **state)
 {
     (void)state;
     int before = sched_res_count(), batch_cpu, batch_mem, gpu, huge;
-    struct sched_pod *p =
-        P("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":["
-          "{\"name\":\"a\",\"resources\":{\"requests\":{\"kubernetes.io/batch-cpu\":\"1500\","
-          "\"kubernetes.io/batch-memory\":\"2Gi\",\"pods\":\"3\",\"foo\":\"1\"}}},"
-          "{\"name\":\"b\",\"resources\":{\"requests\":{\"kubernetes.io/batch-cpu\":\"500\","
-          "\"example.com/gpu\":\"2\",\"hugepages-2Mi\":\"4Mi\"}}}]}}");
+    static const char pod_json[] =
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":["
+        "{\"name\":\"a\",\"resources\":{\"requests\":{\"kubernetes.io/batch-cpu\":\"1500\","
+        "\"kubernetes.io/batch-memory\":\"2Gi\",\"pods\":\"3\",\"foo\":\"1\"}}},"
+        "{\"name\":\"b\",\"resources\":{\"requests\":{\"kubernetes.io/batch-cpu\":\"500\","
+        "\"example.com/gpu\":\"2\",\"hugepages-2Mi\":\"4Mi\",\"example.com/zero\":\"0\"}}}]}}";
+    struct sched_pod *p = P(pod_json);
+    struct sched_node *n;
 
+    /* A pod interns nothing: the scalars no node offers yet are listed once each (a request
+     * of 0 is no request), and the pod still requests something. */
     assert_null(p->invalid);
+    assert_int_equal(sched_res_count(), before);
+    assert_int_equal(p->nunoffered, 4);
+    assert_string_equal(p->unoffered[0], "kubernetes.io/batch-cpu");
+    assert_string_equal(p->unoffered[1], "kubernetes.io/batch-memory");
+    assert_string_equal(p->unoffered[2], "example.com/gpu");
+    assert_string_equal(p->unoffered[3], "hugepages-2Mi");
+    assert_false(p->requests_nothing);
+    sched_pod_unref(p);
+
+    /* A node's allocatable interns them; the pod decoded again counts them. */
+    n = N("{\"metadata\":{\"name\":\"n\"},\"status\":{\"allocatable\":{"
+          "\"kubernetes.io/batch-cpu\":\"4000\",\"kubernetes.io/batch-memory\":\"8Gi\","
+          "\"example.com/gpu\":\"4\",\"hugepages-2Mi\":\"64Mi\",\"pods\":\"110\"}}}");
+    sched_node_unref(n);
+    p = P(pod_json);
+    assert_null(p->invalid);
+    assert_int_equal(p->nunoffered, 0);
     batch_cpu = sched_res_lookup("kubernetes.io/batch-cpu");
     batch_mem = sched_res_lookup("kubernetes.io/batch-memory");
     gpu = sched_res_lookup("example.com/gpu");

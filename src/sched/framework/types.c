@@ -26,7 +26,7 @@ static pthread_mutex_t res_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *res_names[SCHED_RES_MAX] = {"cpu", "memory", "ephemeral-storage"};
 static _Atomic int res_count = SCHED_RES_FIRST_SCALAR;
 
-static bool is_scalar_name(const char *name)
+bool sched_res_is_scalar(const char *name)
 {
     return strchr(name, '/') || !strncmp(name, "hugepages-", 10) ||
            !strncmp(name, "attachable-volumes-", 19);
@@ -48,7 +48,7 @@ int sched_res_index(const char *name)
 
     if (i >= 0)
         return i;
-    if (!is_scalar_name(name))
+    if (!sched_res_is_scalar(name))
         return -ENOENT;
     pthread_mutex_lock(&res_lock);
     n = atomic_load(&res_count);
@@ -376,9 +376,31 @@ bool sched_pod_tolerates(const struct sched_pod *p, const struct sched_taint *ta
 
 /* ---- pod requests ---- */
 
+/* Remembers a scalar resource no node offers (once per name; bounded by the request's size). */
+static void add_unoffered(struct sched_pod *p, const char *name)
+{
+    for (size_t i = 0; i < p->nunoffered; i++)
+        if (!strcmp(p->unoffered[i], name))
+            return;
+    p->unoffered = xrealloc(p->unoffered, (p->nunoffered + 1) * sizeof(char *));
+    p->unoffered[p->nunoffered++] = xstrdup(name);
+}
+
+/* The index of a resource a pod requests, or -ENOENT; a scalar no node offers is recorded
+ * when the request is not 0 (fit.go skips zero requests). */
+static int pod_res_index(struct sched_pod *p, const char *name, const struct quantity *q)
+{
+    int i = sched_res_lookup(name);
+
+    if (i < 0 && sched_res_is_scalar(name) && !quantity_is_zero(q))
+        add_unoffered(p, name);
+    return i;
+}
+
 /* One container's requests into r (zeroed first) and its non-zero cpu/memory. */
-static void container_requests(const cJSON *c, const char *path, struct sched_res *r,
-                               int64_t *nz_cpu, int64_t *nz_mem, bool *any, struct decode_err *err)
+static void container_requests(struct sched_pod *p, const cJSON *c, const char *path,
+                               struct sched_res *r, int64_t *nz_cpu, int64_t *nz_mem, bool *any,
+                               struct decode_err *err)
 {
     const cJSON *req = get(get(c, "resources"), "requests"), *q;
     bool has_cpu = false, has_mem = false;
@@ -404,14 +426,12 @@ static void container_requests(const cJSON *c, const char *path, struct sched_re
                  path, q->string);
             continue;
         }
-        i = sched_res_index(q->string);
-        if (i == -E2BIG) {
-            fail(err, "%s.resources.requests.%s: too many distinct resource names (at most %d)",
-                 path, q->string, SCHED_RES_MAX);
+        i = pod_res_index(p, q->string, &qty);
+        if (i < 0) {
+            /* A scalar no node offers still counts as a request (fit.go). */
+            *any |= sched_res_is_scalar(q->string);
             continue;
         }
-        if (i < 0)
-            continue;
         if (i == SCHED_RES_CPU) {
             (void)quantity_milli(&qty, &v);
             has_cpu = true;
@@ -440,7 +460,7 @@ static void decode_requests(const cJSON *spec, struct sched_pod *p, struct decod
     {
         char path[64];
         (void)snprintf(path, sizeof(path), "spec.containers[%zu]", i++);
-        container_requests(x, path, &c, &nzc, &nzm, &any, err);
+        container_requests(p, x, path, &c, &nzc, &nzm, &any, err);
         for (int k = 0; k < SCHED_RES_MAX; k++)
             p->req.v[k] += c.v[k];
         p->nonzero_cpu += nzc;
@@ -452,7 +472,7 @@ static void decode_requests(const cJSON *spec, struct sched_pod *p, struct decod
         char path[64];
         bool sidecar = !strcmp(get_str(x, "restartPolicy"), "Always");
         (void)snprintf(path, sizeof(path), "spec.initContainers[%zu]", i++);
-        container_requests(x, path, &c, &nzc, &nzm, &any, err);
+        container_requests(p, x, path, &c, &nzc, &nzm, &any, err);
         if (sidecar) {
             for (int k = 0; k < SCHED_RES_MAX; k++) {
                 p->req.v[k] += c.v[k];
@@ -492,9 +512,11 @@ static void decode_requests(const cJSON *spec, struct sched_pod *p, struct decod
             fail(err, "spec.overhead.%s: Invalid value: not a quantity", q->string);
             continue;
         }
-        k = sched_res_index(q->string);
-        if (k < 0)
+        k = pod_res_index(p, q->string, &qty);
+        if (k < 0) {
+            any |= sched_res_is_scalar(q->string);
             continue;
+        }
         if (k == SCHED_RES_CPU)
             (void)quantity_milli(&qty, &v);
         else
@@ -903,6 +925,9 @@ static void pod_free(struct sched_pod *p)
     }
     free(p->spread);
     free(p->gates);
+    for (size_t i = 0; i < p->nunoffered; i++)
+        free(p->unoffered[i]);
+    free(p->unoffered);
     free(p->invalid);
     free(p);
 }
@@ -964,7 +989,10 @@ int sched_node_decode(const cJSON *obj, struct sched_node **ret)
             (void)quantity_value(&q, &n->allowed_pods);
             continue;
         }
-        if ((i = sched_res_index(x->string)) < 0)
+        if ((i = sched_res_index(x->string)) == -E2BIG)
+            fail(&err, "status.allocatable.%s: more than %d distinct resource names, not counted",
+                 x->string, SCHED_RES_MAX);
+        if (i < 0)
             continue;
         if (i == SCHED_RES_CPU)
             (void)quantity_milli(&q, &v);

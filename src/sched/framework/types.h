@@ -49,13 +49,15 @@ struct sched_res {
  * The index of a resource name: cpu, memory and ephemeral-storage are fixed; a scalar name
  * (one with a '/', hugepages-*, attachable-volumes-*) is interned on first sight. -ENOENT for
  * names the scheduler does not count (pods, plain unknown names), -E2BIG when the table is
- * full. Thread safe.
+ * full. Thread safe. Only nodes' allocatable interns (pods look names up).
  */
 int sched_res_index(const char *name);
 /* The index of name if already known, else -ENOENT; never interns. */
 int sched_res_lookup(const char *name);
 /* The name of index i (valid i only). */
 const char *sched_res_name(int i);
+/* Whether the scheduler counts name as a scalar resource (extended, hugepages, volumes). */
+bool sched_res_is_scalar(const char *name);
 /* How many indexes are in use (loops over a vector stop there). */
 int sched_res_count(void);
 
@@ -167,6 +169,14 @@ struct sched_pod {
     int64_t nonzero_cpu;  /* the same with the non-zero defaults per container */
     int64_t nonzero_mem;
     bool requests_nothing; /* no resource at all requested (fit filter stops early) */
+    /*
+     * Scalar resources the pod requests that no node offered when it was decoded: only a
+     * node's allocatable interns a resource name, so pods cannot fill the process-wide table
+     * with names of their own. NodeResourcesFit reports them as insufficient everywhere; the
+     * scheduler decodes the pod again once a node offers one of them.
+     */
+    char **unoffered;
+    size_t nunoffered;
 
     struct sched_host_port *ports;
     size_t nports;

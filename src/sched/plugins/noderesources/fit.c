@@ -387,6 +387,10 @@ static enum sched_code fit_filter(void *self, struct sched_cycle *cs, const stru
         if (!fit_ignores(f, name))
             sched_status_add(st, "Insufficient %s", name);
     }
+    /* No node offered these when the pod was decoded: absent from allocatable is 0 here. */
+    for (size_t i = 0; i < pod->nunoffered; i++)
+        if (!fit_ignores(f, pod->unoffered[i]))
+            sched_status_add(st, "Insufficient %s", pod->unoffered[i]);
 out:
     if (!st->n)
         return SCHED_SUCCESS;
