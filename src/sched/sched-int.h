@@ -69,6 +69,8 @@ struct sched_scheduler {
     struct sched_metrics *metrics;
     struct kube_recorder *recorder;
     struct kube_informer *pods_inf, *nodes_inf;
+    struct kube_informer **plugin_infs; /* plugins' own (sched_handle_add_informer), borrowed */
+    size_t nplugin_infs;
     size_t next_start; /* round-robin start of the node search */
     unsigned rng;
 

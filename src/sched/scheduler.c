@@ -82,6 +82,28 @@ static size_t fw_nominated(void *ud, const char *node, struct sched_pod ***ret)
     return sched_queue_nominated(s->queue, node, ret);
 }
 
+static void fw_add_informer(void *ud, struct kube_informer *inf)
+{
+    struct sched_scheduler *s = ud;
+
+    s->plugin_infs = xrealloc(s->plugin_infs, (s->nplugin_infs + 1) * sizeof(*s->plugin_infs));
+    s->plugin_infs[s->nplugin_infs++] = inf;
+}
+
+static void fw_cluster_event(void *ud, const char *label, const char *resource, unsigned actions)
+{
+    struct sched_scheduler *s = ud;
+
+    sched_queue_move_all(s->queue, label, resource, actions, NULL, NULL);
+}
+
+static void fw_activate(void *ud, const char *const *keys, size_t n)
+{
+    struct sched_scheduler *s = ud;
+
+    sched_queue_activate(s->queue, keys, n);
+}
+
 /* ---- API threads ---- */
 
 static void run_fail_job(struct sched_scheduler *s, struct sched__job *j);
@@ -519,6 +541,9 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
             .pool = s->pool,
             .metrics = s->metrics,
             .nominated = fw_nominated,
+            .add_informer = fw_add_informer,
+            .cluster_event = fw_cluster_event,
+            .activate = fw_activate,
             .userdata = s,
         };
         if (sched_framework_new(&s->cfg->profiles[i], &fo, &s->fws[s->nfws], errs) < 0) {
@@ -572,6 +597,9 @@ int sched_scheduler_start_informers(struct sched_scheduler *s)
         (r = kube_informer_add_handlers(s->pods_inf, &ph)) < 0 ||
         (r = kube_informer_start(s->nodes_inf)) < 0 || (r = kube_informer_start(s->pods_inf)) < 0)
         return r;
+    for (size_t i = 0; i < s->nplugin_infs; i++)
+        if ((r = kube_informer_start(s->plugin_infs[i])) < 0)
+            return r;
     return 0;
 }
 
@@ -579,8 +607,13 @@ bool sched_scheduler_synced(struct sched_scheduler *s)
 {
     if (!s->o.client)
         return true;
-    return s->pods_inf && s->nodes_inf && kube_informer_has_synced(s->nodes_inf) &&
-           kube_informer_has_synced(s->pods_inf);
+    if (!s->pods_inf || !s->nodes_inf || !kube_informer_has_synced(s->nodes_inf) ||
+        !kube_informer_has_synced(s->pods_inf))
+        return false;
+    for (size_t i = 0; i < s->nplugin_infs; i++)
+        if (!kube_informer_has_synced(s->plugin_infs[i]))
+            return false;
+    return true;
 }
 
 static void *loop(void *arg)
@@ -588,6 +621,9 @@ static void *loop(void *arg)
     struct sched_scheduler *s = arg;
     double next_cleanup = sched__now() + 1;
 
+    /* WaitForCacheSync: no cycle on a partial view of nodes and pods (it would overcommit). */
+    while (!atomic_load(&s->stopping) && !sched_scheduler_synced(s))
+        (void)usleep(10000);
     while (!atomic_load(&s->stopping)) {
         if (sched_scheduler_schedule_one(s, 1.0) == -ECANCELED)
             break;
@@ -623,6 +659,8 @@ void sched_scheduler_stop(struct sched_scheduler *s)
         kube_informer_stop(s->pods_inf);
     if (s->nodes_inf)
         kube_informer_stop(s->nodes_inf);
+    for (size_t i = 0; i < s->nplugin_infs; i++)
+        kube_informer_stop(s->plugin_infs[i]);
     if (s->queue)
         sched_queue_close(s->queue);
     if (s->running) {
@@ -649,6 +687,7 @@ void sched_scheduler_free(struct sched_scheduler *s)
     for (size_t i = 0; i < s->nfws; i++)
         sched_framework_free(s->fws[i]);
     free(s->fws);
+    free(s->plugin_infs);
     sched_snapshot_release(&s->snap);
     sched_cache_free(s->cache);
     sched_pool_free(s->pool);

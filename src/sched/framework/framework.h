@@ -201,6 +201,29 @@ enum sched_code sched_handle_run_add_pod(struct sched_handle *h, struct sched_cy
 enum sched_code sched_handle_run_remove_pod(struct sched_handle *h, struct sched_cycle *cs,
                                             const struct sched_pod *pod, struct sched_pod *rm,
                                             struct sched_node_info *ni, struct sched_status *st);
+/*
+ * A plugin's own watches. A plugin that needs objects other than pods and nodes (NodeMetrics,
+ * Reservations, ElasticQuotas) creates its informer with sched_handle_client() in init, adds its
+ * handlers, and hands it here: the scheduler starts it with its own informers, waits for it to
+ * sync before the first cycle, and stops it before any plugin is freed (the plugin frees it in
+ * its free callback). Without a client (unit tests, `--config` checks) plugins create none.
+ */
+struct kube_informer;
+void sched_handle_add_informer(struct sched_handle *h, struct kube_informer *inf);
+/*
+ * An event on a plugin's objects (MoveAllToActiveOrBackoffQueue): the unschedulable pods that a
+ * plugin registered for (resource, actions) rejected move on, as for node and pod events.
+ * resource is the "<plural>.<version>.<group>" a plugin lists in its .events; label names the
+ * event in scheduler_queue_incoming_pods_total. A no-op in unit tests.
+ */
+void sched_handle_cluster_event(struct sched_handle *h, const char *label, const char *resource,
+                                unsigned actions);
+/*
+ * Pods (keys "namespace/name") to try at once: unschedulable and backing-off ones go to activeQ,
+ * and gated ones run PreEnqueue again, so a plugin that gates pods in PreEnqueue (a full quota)
+ * lets exactly the pods it knows may pass back in, without a scan of every waiting pod.
+ */
+void sched_handle_activate(struct sched_handle *h, const char *const *keys, size_t n);
 /* Pods nominated to a node (new references into *ret, free with sched_pods_free). */
 size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret);
 void sched_pods_free(struct sched_pod **v, size_t n);

@@ -263,6 +263,25 @@ enum sched_code sched_handle_run_remove_pod(struct sched_handle *h, struct sched
     return run_pod_ext(h->fw, cs, pod, rm, ni, st, false);
 }
 
+void sched_handle_add_informer(struct sched_handle *h, struct kube_informer *inf)
+{
+    if (h->fw->o.add_informer)
+        h->fw->o.add_informer(h->fw->o.userdata, inf);
+}
+
+void sched_handle_cluster_event(struct sched_handle *h, const char *label, const char *resource,
+                                unsigned actions)
+{
+    if (h->fw->o.cluster_event)
+        h->fw->o.cluster_event(h->fw->o.userdata, label, resource, actions);
+}
+
+void sched_handle_activate(struct sched_handle *h, const char *const *keys, size_t n)
+{
+    if (h->fw->o.activate)
+        h->fw->o.activate(h->fw->o.userdata, keys, n);
+}
+
 size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret)
 {
     *ret = NULL;

@@ -29,6 +29,11 @@ struct sched_framework_opts {
     struct sched_metrics *metrics;  /* may be NULL */
     /* The pods nominated to a node (new references), for Filter with nominated pods. */
     size_t (*nominated)(void *userdata, const char *node, struct sched_pod ***ret);
+    /* What sched_handle_add_informer / _cluster_event / _activate do; NULL: nothing. */
+    void (*add_informer)(void *userdata, struct kube_informer *inf);
+    void (*cluster_event)(void *userdata, const char *label, const char *resource,
+                          unsigned actions);
+    void (*activate)(void *userdata, const char *const *keys, size_t n);
     void *userdata;
 };
 
