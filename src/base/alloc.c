@@ -58,6 +58,16 @@ char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+void *xaligned_zalloc(size_t align, size_t n)
+{
+    void *p = NULL;
+
+    if (posix_memalign(&p, align, n ? n : 1))
+        oom(n);
+    memset(p, 0, n);
+    return p;
+}
+
 static int should_fail(void)
 {
     long c = atomic_load(&fail_countdown);

@@ -13,6 +13,8 @@ void *xcalloc(size_t nmemb, size_t size); /* overflow-checked */
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* n bytes aligned to align (a power of two, a multiple of sizeof(void *)), zeroed; free(). */
+void *xaligned_zalloc(size_t align, size_t n);
 
 /* Checked allocation: NULL on failure (real or injected). Free with free(). */
 void *cmalloc(size_t n);

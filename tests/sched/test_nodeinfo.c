@@ -330,19 +330,45 @@ static void test_set_node(void **state)
     struct sched_node_info *ni = sched_node_info_new("n1");
     struct sched_node *n1 = N(NODE);
     struct sched_node *n2 = N("{\"metadata\":{\"name\":\"n1\",\"resourceVersion\":\"2\"}}");
+    struct sched_node *n3 = N("{\"metadata\":{\"name\":\"n1\"},\"spec\":{\"unschedulable\":true,"
+                              "\"taints\":[{\"key\":\"a\",\"effect\":\"NoSchedule\"},{\"key\":"
+                              "\"b\",\"effect\":\"NoExecute\"}]},\"status\":{\"allocatable\":"
+                              "{\"cpu\":\"1500m\",\"memory\":\"1Ki\",\"pods\":\"7\"}}}");
 
     assert_null(ni->node);
+    assert_int_equal((uintptr_t)ni % SCHED_CACHE_LINE, 0);
     sched_node_info_set_node(ni, n1);
     assert_ptr_equal(ni->node, n1);
     assert_int_equal(n1->refs, 2);
+    /* the first line's copies of the node's fields */
+    assert_int_equal(ni->alloc_cpu, 8000);
+    assert_int_equal(ni->alloc_mem, 0);
+    assert_int_equal(ni->allowed_pods, 0);
+    assert_int_equal(ni->ntaints, 0);
+    assert_false(ni->unschedulable);
     sched_node_info_set_node(ni, n1); /* the same again */
     assert_int_equal(n1->refs, 2);
+    sched_node_info_set_node(ni, n3);
+    assert_int_equal(ni->alloc_cpu, 1500);
+    assert_int_equal(ni->alloc_mem, 1024);
+    assert_int_equal(ni->allowed_pods, 7);
+    assert_int_equal(ni->ntaints, 2);
+    assert_true(ni->unschedulable);
     sched_node_info_set_node(ni, n2);
     assert_int_equal(n1->refs, 1);
     assert_int_equal(n2->refs, 2);
+    assert_int_equal(ni->alloc_cpu, 0);
+    assert_int_equal(ni->ntaints, 0);
+    assert_false(ni->unschedulable);
+    sched_node_info_set_node(ni, n3);
     sched_node_info_set_node(ni, NULL);
     assert_null(ni->node);
+    assert_int_equal(ni->alloc_cpu, 0);
+    assert_int_equal(ni->allowed_pods, 0);
+    assert_int_equal(ni->ntaints, 0);
+    assert_false(ni->unschedulable);
     assert_int_equal(n2->refs, 1);
+    sched_node_unref(n3);
     sched_node_info_set_node(ni, n2);
     sched_node_unref(n1);
     sched_node_unref(n2);

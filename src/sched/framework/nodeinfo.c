@@ -4,12 +4,16 @@
  * the snapshot a copy of the changed ones; a cycle only reads them.
  */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "base/hmap.h"
 #include "sched/framework/framework.h"
+
+_Static_assert(offsetof(struct sched_node_info, requested) == SCHED_CACHE_LINE,
+               "the NodeInfo's hot fields fill exactly its first cache line");
 
 /* ---- pod chunks ---- */
 
@@ -40,9 +44,21 @@ static struct sched_pod_chunk *own_chunk(struct sched_node_info *ni, size_t k)
     return copy;
 }
 
+/* Sets the copies of the node's fields in the NodeInfo's first cache line. */
+static void mirror_node(struct sched_node_info *ni)
+{
+    const struct sched_node *n = ni->node;
+
+    ni->alloc_cpu = n ? n->allocatable.v[SCHED_RES_CPU] : 0;
+    ni->alloc_mem = n ? n->allocatable.v[SCHED_RES_MEMORY] : 0;
+    ni->allowed_pods = !n ? 0 : n->allowed_pods > INT32_MAX ? INT32_MAX : (int32_t)n->allowed_pods;
+    ni->ntaints = !n ? 0 : n->ntaints > UINT16_MAX ? UINT16_MAX : (uint16_t)n->ntaints;
+    ni->unschedulable = n && n->unschedulable;
+}
+
 struct sched_node_info *sched_node_info_new(const char *name)
 {
-    struct sched_node_info *ni = xcalloc(1, sizeof(*ni));
+    struct sched_node_info *ni = xaligned_zalloc(SCHED_CACHE_LINE, sizeof(*ni));
 
     ni->name = xstrdup(name);
     return ni;
@@ -63,7 +79,7 @@ void sched_node_info_free(struct sched_node_info *ni)
 
 struct sched_node_info *sched_node_info_clone(const struct sched_node_info *ni)
 {
-    struct sched_node_info *c = xmalloc(sizeof(*c));
+    struct sched_node_info *c = xaligned_zalloc(SCHED_CACHE_LINE, sizeof(*c));
 
     *c = *ni;
     c->name = xstrdup(ni->name);
@@ -97,6 +113,7 @@ void sched_node_info_set_node(struct sched_node_info *ni, struct sched_node *n)
         n = sched_node_ref(n);
     sched_node_unref(ni->node);
     ni->node = n;
+    mirror_node(ni);
 }
 
 static bool has_affinity(const struct sched_pod *p)

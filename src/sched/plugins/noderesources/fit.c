@@ -368,15 +368,21 @@ static enum sched_code fit_filter(void *self, struct sched_cycle *cs, const stru
     (void)cs;
     if (!node)
         return sched_status_set(st, SCHED_UNRESOLVABLE, "node(s) not found");
-    if ((int64_t)ni->npods + 1 > node->allowed_pods)
+    if ((int64_t)ni->npods + 1 > (int64_t)ni->allowed_pods)
         sched_status_add(st, "Too many pods");
     if (pod->requests_nothing)
         goto out;
-    for (int i = SCHED_RES_CPU; i <= SCHED_RES_EPHEMERAL; i++) {
-        int64_t r = pod->req.v[i];
-        if (r > 0 && r > node->allocatable.v[i] - ni->requested.v[i])
-            sched_status_add(st, "Insufficient %s", fixed[i]);
-    }
+    /* cpu and memory from the NodeInfo's first line (framework.h), not the node's */
+    if (pod->req.v[SCHED_RES_CPU] > 0 &&
+        pod->req.v[SCHED_RES_CPU] > ni->alloc_cpu - ni->requested.v[SCHED_RES_CPU])
+        sched_status_add(st, "Insufficient %s", fixed[SCHED_RES_CPU]);
+    if (pod->req.v[SCHED_RES_MEMORY] > 0 &&
+        pod->req.v[SCHED_RES_MEMORY] > ni->alloc_mem - ni->requested.v[SCHED_RES_MEMORY])
+        sched_status_add(st, "Insufficient %s", fixed[SCHED_RES_MEMORY]);
+    if (pod->req.v[SCHED_RES_EPHEMERAL] > 0 &&
+        pod->req.v[SCHED_RES_EPHEMERAL] >
+            node->allocatable.v[SCHED_RES_EPHEMERAL] - ni->requested.v[SCHED_RES_EPHEMERAL])
+        sched_status_add(st, "Insufficient %s", fixed[SCHED_RES_EPHEMERAL]);
     n = sched_res_count();
     for (int i = SCHED_RES_FIRST_SCALAR; i < n; i++) {
         int64_t r = pod->req.v[i];

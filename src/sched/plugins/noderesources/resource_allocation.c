@@ -43,7 +43,10 @@ bool sched__noderes_alloc_req(const struct sched_noderes_spec *spec, const struc
     /* An extended resource the pod does not ask for says nothing about this pod's fit. */
     if (pod_req == 0 && i >= SCHED_RES_FIRST_SCALAR)
         return false;
-    alloc = ni->node->allocatable.v[i];
+    /* cpu and memory from the NodeInfo's first line (framework.h), not the node's */
+    alloc = i == SCHED_RES_CPU      ? ni->alloc_cpu
+            : i == SCHED_RES_MEMORY ? ni->alloc_mem
+                                    : ni->node->allocatable.v[i];
     if (alloc == 0)
         return false;
     *ret_alloc = alloc;

@@ -22,7 +22,7 @@ static enum sched_code node_unschedulable_filter(void *self, struct sched_cycle 
     (void)cs;
     if (!ni->node)
         return sched_status_set(st, SCHED_ERROR, "node not found");
-    if (!ni->node->unschedulable || sched_pod_tolerates(pod, &unschedulable))
+    if (!ni->unschedulable || sched_pod_tolerates(pod, &unschedulable))
         return SCHED_SUCCESS;
     return sched_status_set(st, SCHED_UNRESOLVABLE, "node(s) were unschedulable");
 }

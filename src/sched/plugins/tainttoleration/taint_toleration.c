@@ -47,6 +47,8 @@ static enum sched_code tt_filter(void *self, struct sched_cycle *cs, const struc
     (void)cs;
     if (!node)
         return sched_status_set(st, SCHED_ERROR, "node not found");
+    if (!ni->ntaints) /* the NodeInfo's first line: the node's own lines stay cold */
+        return SCHED_SUCCESS;
     /* v1helper.FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc: the first one. */
     for (size_t i = 0; i < node->ntaints; i++) {
         const struct sched_taint *t = &node->taints[i];
@@ -110,7 +112,7 @@ static enum sched_code tt_score(void *self, struct sched_cycle *cs, const struct
     (void)self;
     if (!node)
         return sched_status_set(st, SCHED_ERROR, "node not found");
-    for (size_t i = 0; i < node->ntaints; i++) {
+    for (size_t i = 0; ni->ntaints && i < node->ntaints; i++) {
         const struct sched_taint *t = &node->taints[i];
         if (t->effect == SCHED_EFFECT_PREFER_NO_SCHEDULE && !tolerated(s, pod, t))
             count++;
