@@ -13,6 +13,7 @@
 #include "sched/cache/cache.h"
 #include "sched/config/config.h"
 #include "sched/framework/framework.h"
+#include "sched/framework/parallel.h"
 #include "sched/framework/runtime.h"
 #include "sched/queue/queue.h"
 #include "sched/scheduler.h"
@@ -72,6 +73,7 @@ struct sched_scheduler {
     struct kube_informer **plugin_infs; /* plugins' own (sched_handle_add_informer), borrowed */
     size_t nplugin_infs;
     size_t next_start; /* round-robin start of the node search */
+    struct sched_pool_cost filter_cost;
     unsigned rng;
 
     pthread_t loop;

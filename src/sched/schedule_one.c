@@ -161,13 +161,12 @@ static void filter_node(void *arg, size_t i)
     struct sched_status st = {0};
     enum sched_code c;
 
-    /* The NodeInfo a few nodes on: its two lines (framework.h) arrive while this one filters. */
-    __builtin_prefetch(ahead);
-    __builtin_prefetch(ahead + SCHED_CACHE_LINE);
-
     if (atomic_load_explicit(&j->nfeasible, memory_order_relaxed) >= j->want ||
         atomic_load_explicit(&j->error, memory_order_relaxed))
         return;
+    /* The NodeInfo a few nodes on: its two lines (framework.h) arrive while this one filters. */
+    __builtin_prefetch(ahead);
+    __builtin_prefetch(ahead + SCHED_CACHE_LINE);
     c = sched_framework_filter_nominated(j->fw, j->cs, j->pod, ni, &st);
     if (c == SCHED_SUCCESS) {
         size_t k = atomic_fetch_add(&j->nfeasible, 1);
@@ -303,7 +302,8 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     pthread_mutex_init(&j.lock, NULL);
     t0 = sched__now();
     /* Small node sets are cheaper on this thread than a wake-up of the pool. */
-    sched_pool_run(n >= 64 ? s->pool : NULL, n, n >= 64 ? 16 : 0, filter_node, &j);
+    sched_pool_run_measured(n >= 64 ? s->pool : NULL, &s->filter_cost, n, n >= 64 ? 16 : 0,
+                            filter_node, &j);
     observe_point(s, fw, "Filter", atomic_load(&j.error) ? SCHED_ERROR : SCHED_SUCCESS, t0);
     pthread_mutex_destroy(&j.lock);
     if (!restricted)

@@ -3,14 +3,17 @@
  * worker counts and chunks; cancel stops handing out indices and ends with its loop; a pool
  * survives many back-to-back loops (workers waking late must not touch the next loop).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -182,12 +185,75 @@ static void test_many_small_loops(void **state)
     sched_pool_free(sched_pool_new(4));
 }
 
+/* ---- sched_pool_run_measured ---- */
+
+struct who {
+    pthread_t caller;
+    _Atomic int others; /* indices run on another thread */
+    _Atomic int calls;
+    bool wait_for_other; /* index 0 waits (up to 10 s) until another thread ran one */
+};
+
+static void who_body(void *arg, size_t i)
+{
+    struct who *w = arg;
+
+    atomic_fetch_add(&w->calls, 1);
+    if (!pthread_equal(pthread_self(), w->caller)) {
+        atomic_fetch_add(&w->others, 1);
+        return;
+    }
+    if (i == 0 && w->wait_for_other) {
+        struct timespec t0, t;
+        (void)clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            (void)clock_gettime(CLOCK_MONOTONIC, &t);
+        } while (!atomic_load(&w->others) && t.tv_sec - t0.tv_sec < 10);
+    }
+}
+
+static void test_measured(void **state)
+{
+    (void)state;
+    struct sched_pool *p = sched_pool_new(2);
+    struct sched_pool_cost light = {0}, heavy = {0};
+    struct who w = {.caller = pthread_self()};
+
+    /* The first loop of a call site runs on the caller alone and measures. */
+    sched_pool_run_measured(p, &light, 200, 1, who_body, &w);
+    assert_int_equal(atomic_load(&w.calls), 200);
+    assert_int_equal(atomic_load(&w.others), 0);
+    assert_true(light.ewma_ns > 0 && light.ewma_ns < SCHED_POOL_MIN_PARALLEL_NS);
+    /* A light loop stays there. */
+    sched_pool_run_measured(p, &light, 200, 1, who_body, &w);
+    assert_int_equal(atomic_load(&w.calls), 400);
+    assert_int_equal(atomic_load(&w.others), 0);
+
+    /* A loop that cost more than the threshold fans out next time: index 0 waits for another
+     * thread to run an index, which only a parallel loop can do. */
+    heavy.ewma_ns = 2 * SCHED_POOL_MIN_PARALLEL_NS;
+    w.wait_for_other = true;
+    sched_pool_run_measured(p, &heavy, 200, 1, who_body, &w);
+    assert_int_equal(atomic_load(&w.calls), 600);
+    assert_true(atomic_load(&w.others) > 0);
+    assert_true(heavy.ewma_ns > 0);
+
+    /* Without a pool, or without workers, it is a plain loop. */
+    w.wait_for_other = false;
+    atomic_store(&w.others, 0);
+    sched_pool_run_measured(NULL, &heavy, 10, 0, who_body, &w);
+    assert_int_equal(atomic_load(&w.others), 0);
+    assert_int_equal(atomic_load(&w.calls), 610);
+    sched_pool_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_index_once),
         cmocka_unit_test(test_null_pool),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_measured),
         cmocka_unit_test(test_cancel_outside_a_loop),
         cmocka_unit_test(test_cancel_early_many_loops),
         cmocka_unit_test(test_many_small_loops),

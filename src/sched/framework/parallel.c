@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/base.h"
 
@@ -104,6 +105,22 @@ void sched_pool_free(struct sched_pool *p)
     free(p);
 }
 
+/* The loop on the caller alone; p (may be NULL) only carries sched_pool_cancel(). */
+static void run_serial(struct sched_pool *p, size_t n, void (*fn)(void *arg, size_t i), void *arg)
+{
+    /* A cancel belongs to one loop: one left by a caller that cancelled a loop it ran
+     * without this pool must not stop this one. */
+    if (p)
+        atomic_store(&p->cancelled, 0);
+    for (size_t i = 0; i < n; i++) {
+        if (p && atomic_load_explicit(&p->cancelled, memory_order_relaxed))
+            break;
+        fn(arg, i);
+    }
+    if (p)
+        atomic_store(&p->cancelled, 0);
+}
+
 void sched_pool_run(struct sched_pool *p, size_t n, size_t chunk, void (*fn)(void *arg, size_t i),
                     void *arg)
 {
@@ -112,17 +129,7 @@ void sched_pool_run(struct sched_pool *p, size_t n, size_t chunk, void (*fn)(voi
     if (!n)
         return;
     if (!p || !p->nthreads || n == 1) {
-        /* A cancel belongs to one loop: one left by a caller that cancelled a loop it ran
-         * without this pool must not stop this one. */
-        if (p)
-            atomic_store(&p->cancelled, 0);
-        for (size_t i = 0; i < n; i++) {
-            if (p && atomic_load_explicit(&p->cancelled, memory_order_relaxed))
-                break;
-            fn(arg, i);
-        }
-        if (p)
-            atomic_store(&p->cancelled, 0);
+        run_serial(p, n, fn, arg);
         return;
     }
     threads = (size_t)p->nthreads + 1;
@@ -157,4 +164,23 @@ void sched_pool_cancel(struct sched_pool *p)
 {
     if (p)
         atomic_store_explicit(&p->cancelled, 1, memory_order_relaxed);
+}
+
+void sched_pool_run_measured(struct sched_pool *p, struct sched_pool_cost *c, size_t n,
+                             size_t chunk, void (*fn)(void *arg, size_t i), void *arg)
+{
+    bool parallel = p && p->nthreads && c->ewma_ns >= SCHED_POOL_MIN_PARALLEL_NS;
+    struct timespec a, b;
+    double work;
+
+    (void)clock_gettime(CLOCK_MONOTONIC, &a);
+    if (parallel)
+        sched_pool_run(p, n, chunk, fn, arg);
+    else if (n)
+        run_serial(p, n, fn, arg);
+    (void)clock_gettime(CLOCK_MONOTONIC, &b);
+    work = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+    if (parallel)
+        work *= (double)p->nthreads + 1;
+    c->ewma_ns = c->ewma_ns == 0 ? work : c->ewma_ns + (work - c->ewma_ns) / 8;
 }

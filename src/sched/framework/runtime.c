@@ -37,6 +37,7 @@ struct sched_framework {
     uint64_t enabled;
     struct sched_handle handle;
     struct sched_framework_opts o;
+    struct sched_pool_cost score_cost; /* the Score loop's, on the scheduling thread */
     const struct sched_snapshot *snap;
 };
 
@@ -667,7 +668,7 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
         return SCHED_SUCCESS;
     j.scores = xcalloc(j.npls * n, sizeof(*j.scores));
     pthread_mutex_init(&j.lock, NULL);
-    sched_pool_run(n >= 64 ? fw->o.pool : NULL, n, 0, score_node, &j);
+    sched_pool_run_measured(n >= 64 ? fw->o.pool : NULL, &fw->score_cost, n, 0, score_node, &j);
     pthread_mutex_destroy(&j.lock);
     if (atomic_load(&j.failed)) {
         sched_status_move(st, &j.err);
