@@ -218,7 +218,7 @@ static int note_quota(const struct store_item *it, void *ud)
         cJSON_Delete(o);
         return 0;
     }
-    qs->v = xrealloc(qs->v, (qs->n + 1) * sizeof(*qs->v));
+    qs->v = xrealloc(qs->v, (qs->n + 1) * sizeof(cJSON *));
     qs->v[qs->n++] = o;
     return 0;
 }
