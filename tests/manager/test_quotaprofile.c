@@ -70,9 +70,11 @@ static void install_crds(struct env *e)
         if (!(*k)->crd ||
             (strcmp((*k)->kind, "ElasticQuotaProfile") && strcmp((*k)->kind, "ElasticQuota")))
             continue;
+        int rc;
         assert_int_equal(api_crd_build(*k, &crd), 0);
-        assert_int_equal(kube_create(e->c, &res_crds, NULL, crd, NULL, NULL), 0);
+        rc = kube_create(e->c, &res_crds, NULL, crd, NULL, NULL);
         cJSON_Delete(crd);
+        assert_int_equal(rc, 0);
     }
 }
 
@@ -320,13 +322,13 @@ static void test_failure_events(void **state)
     struct env *e = *state;
     static const char *const create_failed[] = {
         "CreateQuotaFailed",
-        "failed to create quota, err: admission webhook \"vquota.kb.io\" denied the request: "
-        "AddQuota quota already exist:dup",
+        ("failed to create quota, err: admission webhook \"vquota.kb.io\" denied the request: "
+         "AddQuota quota already exist:dup"),
         "p-dup"};
     static const char *const update_failed[] = {
         "UpdateQuotaFailed",
-        "failed to update quota, err: admission webhook \"vquota.kb.io\" denied the request: "
-        "TreeID is forbidden modify now, quotaName:fixed",
+        ("failed to update quota, err: admission webhook \"vquota.kb.io\" denied the request: "
+         "TreeID is forbidden modify now, quotaName:fixed"),
         "p-fixed"};
 
     /* Quota names are unique cluster-wide: "dup" in another namespace refuses the create. */
