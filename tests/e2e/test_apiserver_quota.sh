@@ -14,7 +14,7 @@ k create -f "$TMP/ns.json"
 expect_rc 0 "create namespace"
 
 P=quota.scheduling.koordinator.sh
-# quota NAME LABELS MIN_CPU MAX_CPU: an ElasticQuota in namespace team.
+# quota NAME LABELS MIN_CPU MAX_CPU [MIN_MEMORY]: an ElasticQuota in namespace team.
 quota() {
     cat <<EOF
 apiVersion: scheduling.sigs.k8s.io/v1alpha1
@@ -24,14 +24,13 @@ metadata:
   namespace: team
   labels: {$2}
 spec:
-  min: {cpu: "$3", memory: 1Gi}
+  min: {cpu: "$3", memory: ${5:-1Gi}}
   max: {cpu: "$4", memory: 8Gi}
 EOF
 }
 
-# A valid tree: parent (min 10 cpu) with children of min 6 and 4.
-quota parent "$P/is-parent: 'true', $P/tree-id: t1" 10 20 >"$TMP/parent.yaml"
-sed 's/memory: 1Gi/memory: 2Gi/' "$TMP/parent.yaml" >"$TMP/p2.yaml" && mv "$TMP/p2.yaml" "$TMP/parent.yaml"
+# A valid tree: parent (min 10 cpu, 2Gi) with children of min 6 and 4 cpu, 1Gi each.
+quota parent "$P/is-parent: 'true', $P/tree-id: t1" 10 20 2Gi >"$TMP/parent.yaml"
 quota child-a "$P/parent: parent" 6 20 >"$TMP/a.yaml"
 quota child-b "$P/parent: parent" 4 20 >"$TMP/b.yaml"
 k create -f "$TMP/parent.yaml" -f "$TMP/a.yaml" -f "$TMP/b.yaml"
