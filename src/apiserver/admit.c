@@ -38,9 +38,15 @@ static bool res_is(const struct api_resource *res, const char *group, const char
     return !strcmp(res->group, group) && !strcmp(res->plural, plural);
 }
 
+static bool is_quota(const struct api_resource *res)
+{
+    return res_is(res, "scheduling.sigs.k8s.io", "elasticquotas");
+}
+
 bool admit_serialized(const struct api_resource *res)
 {
-    return res_is(res, "", "services") || res_is(res, "scheduling.k8s.io", "priorityclasses");
+    return res_is(res, "", "services") || res_is(res, "scheduling.k8s.io", "priorityclasses") ||
+           is_quota(res);
 }
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -619,6 +625,8 @@ int admit_create(struct store *store, const struct api_resource *res, cJSON *obj
         return priority_class_check(store, NULL, obj, errs, why);
     if (res_is(res, "", "pods"))
         return pod_priority(store, obj, why);
+    if (is_quota(res))
+        return admit_quota_create(store, obj, why);
     return 0;
 }
 
@@ -635,7 +643,17 @@ int admit_update(struct store *store, const struct api_resource *res, const cJSO
         return service_fill(store, old, obj, errs, why);
     else if (res_is(res, "scheduling.k8s.io", "priorityclasses"))
         return priority_class_check(store, old, obj, errs, why);
+    else if (is_quota(res))
+        return admit_quota_update(store, old, obj, why);
     return field_errors_count(errs) ? -EINVAL : 0;
+}
+
+int admit_delete(struct store *store, const struct api_resource *res, const cJSON *old,
+                 struct strbuf *why)
+{
+    if (is_quota(res))
+        return admit_quota_delete(store, old, why);
+    return 0;
 }
 
 int admit_bootstrap(struct store *store, const char *now, void (*new_uid)(char uid[37]))

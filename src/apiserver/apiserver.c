@@ -1971,6 +1971,17 @@ static void do_deletecollection(struct call *c)
         if (store_get(c->srv->store, d.keys[i], &it) < 0)
             continue;
         o = decode_stored(it.value, it.len, it.rv);
+        if (o) {
+            /* What a single delete would refuse stays (admit_delete()). */
+            struct strbuf why = STRBUF_INIT;
+            int ar = admit_delete(c->srv->store, c->res, o, &why);
+            strbuf_release(&why);
+            if (ar < 0) {
+                cJSON_Delete(o);
+                store_item_release(&it);
+                continue;
+            }
+        }
         if (o && cJSON_GetArraySize(cJSON_GetObjectItem(meta_of(o), "finalizers")) > 0) {
             struct strbuf bytes = STRBUF_INIT;
             if (!cJSON_GetObjectItem(meta_of(o), "deletionTimestamp"))
@@ -2004,6 +2015,20 @@ static void delete_in_namespace(const struct api_resource *res, void *ud)
     strbuf_addf(&prefix, "/%s/%s/%s/", *res->group ? res->group : "core", res->plural, c->ri.name);
     delete_all(c->srv, prefix.buf);
     strbuf_release(&prefix);
+}
+
+/* The kind rules for a delete (admit_delete()); replies and returns false on refusal. */
+static bool admit_deletion(struct call *c, const cJSON *old)
+{
+    struct strbuf why = STRBUF_INIT;
+    int r = admit_delete(c->srv->store, c->res, old, &why);
+
+    if (r == -EACCES)
+        reply_status(c, api_status_failure(400, "", why.buf, NULL));
+    else if (r < 0)
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+    strbuf_release(&why);
+    return r == 0;
 }
 
 static void do_delete(struct call *c)
@@ -2043,6 +2068,8 @@ static void do_delete(struct call *c)
             goto out;
         }
         if (old && !node_may(c, old))
+            goto out;
+        if (old && !admit_deletion(c, old))
             goto out;
     }
     /* Finalizers keep the object, marked for deletion, until they are gone. */
@@ -2766,6 +2793,8 @@ static bool admit(struct call *c, const cJSON *old, cJSON *obj)
             strbuf_addstr(&msg, c->res->plural);
         strbuf_addf(&msg, " \"%s\" is forbidden: %s", name ? name : "", why.buf);
         reply_status(c, api_status_failure(403, "Forbidden", msg.buf, &c->target));
+    } else if (r == -EACCES) {
+        reply_status(c, api_status_failure(400, "", why.buf, NULL));
     } else if (r == -ENOSPC) {
         strbuf_addf(&msg, "Internal error occurred: %s", why.buf);
         reply_status(c, api_status_failure(500, "InternalError", msg.buf, NULL));
@@ -2976,7 +3005,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     log_debug("apiserver", "%s %s", c.ri.verb, c.ri.path);
     serial =
         admit_serialized(c.res) && (!strcmp(c.ri.verb, "create") || !strcmp(c.ri.verb, "update") ||
-                                    !strcmp(c.ri.verb, "patch"));
+                                    !strcmp(c.ri.verb, "patch") || !strcmp(c.ri.verb, "delete") ||
+                                    !strcmp(c.ri.verb, "deletecollection"));
     if (serial)
         CHECK(pthread_mutex_lock(&c.srv->admit_lock) == 0);
     if (!strcmp(c.ri.verb, "get"))

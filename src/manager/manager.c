@@ -31,6 +31,7 @@
 #include "manager/nodemetric/nodemetric.h"
 #include "manager/noderesource/controller.h"
 #include "manager/nodeslo/nodeslo.h"
+#include "manager/quotaprofile/quotaprofile.h"
 
 struct manager {
     struct manager_opts o;
@@ -38,6 +39,7 @@ struct manager {
     struct nodemetric_server *nm;
     struct nodeslo_controller *slo;
     struct noderesource_controller *nr;
+    struct quotaprofile_controller *qp;
     struct kube_leader *le;
     struct http_server *http;
     char *ca_bundle;
@@ -266,6 +268,9 @@ static int lead(struct manager *m)
     what = "start the NodeResource controller";
     if ((r = noderesource_controller_start(m->nr, now_ms())) < 0)
         goto fail;
+    what = "start the ElasticQuotaProfile controller";
+    if ((r = quotaprofile_controller_start(m->qp)) < 0)
+        goto fail;
     what = "register the NodeMetric APIService";
     if (m->o.register_address && (r = register_apiservice(m)) < 0)
         goto fail;
@@ -328,7 +333,9 @@ static void render_metrics(struct manager *m, struct strbuf *out)
     struct nodeslo_stats ss = {0};
     struct noderesource_stats rs = {0};
     struct nodemetric_stats ns = {0};
+    struct quotaprofile_stats qs = {0};
 
+    quotaprofile_controller_stats(m->qp, &qs);
     nodeslo_controller_stats(m->slo, &ss);
     noderesource_controller_stats(m->nr, &rs);
     nodemetric_server_stats(m->nm, &ns);
@@ -341,19 +348,25 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 "# TYPE koord_manager_reconciles_total counter\n"
                 "koord_manager_reconciles_total{controller=\"nodeslo\"} %lu\n"
                 "koord_manager_reconciles_total{controller=\"noderesource\"} %lu\n"
+                "koord_manager_reconciles_total{controller=\"quotaprofile\"} %lu\n"
                 "# HELP koord_manager_reconcile_errors_total Failed reconciles (retried).\n"
                 "# TYPE koord_manager_reconcile_errors_total counter\n"
                 "koord_manager_reconcile_errors_total{controller=\"nodeslo\"} %lu\n"
                 "koord_manager_reconcile_errors_total{controller=\"noderesource\"} %lu\n"
+                "koord_manager_reconcile_errors_total{controller=\"quotaprofile\"} %lu\n"
                 "# HELP koord_manager_reconcile_duration_seconds Time spent reconciling.\n"
                 "# TYPE koord_manager_reconcile_duration_seconds summary\n"
                 "koord_manager_reconcile_duration_seconds_sum{controller=\"nodeslo\"} %.6f\n"
                 "koord_manager_reconcile_duration_seconds_count{controller=\"nodeslo\"} %lu\n"
                 "koord_manager_reconcile_duration_seconds_sum{controller=\"noderesource\"} %.6f\n"
                 "koord_manager_reconcile_duration_seconds_count{controller=\"noderesource\"} "
+                "%lu\n"
+                "koord_manager_reconcile_duration_seconds_sum{controller=\"quotaprofile\"} %.6f\n"
+                "koord_manager_reconcile_duration_seconds_count{controller=\"quotaprofile\"} "
                 "%lu\n",
-                ss.reconciles, rs.reconciles, ss.errors, rs.errors, ss.latency_sum_s, ss.reconciles,
-                rs.latency_sum_s, rs.reconciles);
+                ss.reconciles, rs.reconciles, qs.reconciles, ss.errors, rs.errors, qs.errors,
+                ss.latency_sum_s, ss.reconciles, rs.latency_sum_s, rs.reconciles, qs.latency_sum_s,
+                qs.reconciles);
     strbuf_addf(out,
                 "# HELP koord_manager_node_writes_total Node status writes of batch resources.\n"
                 "# TYPE koord_manager_node_writes_total counter\n"
@@ -456,6 +469,8 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
                  .slo = m->slo, .nodemetrics = m->nm, .degrade_scale_ms = opts->degrade_scale_ms},
              &m->nr)) < 0)
         goto fail;
+    if ((r = quotaprofile_controller_new(opts->client, NULL, &m->qp)) < 0)
+        goto fail;
     if (opts->client_ca_pem)
         strbuf_addstr(&bundle, opts->client_ca_pem);
     if (opts->requestheader_ca_pem) {
@@ -526,6 +541,7 @@ void manager_stop(struct manager *m)
     if (m->starter_started)
         (void)pthread_join(m->starter, NULL);
     atomic_store(&m->ready, false);
+    quotaprofile_controller_stop(m->qp);
     noderesource_controller_stop(m->nr);
     nodeslo_controller_stop(m->slo);
     if (m->specq)
@@ -535,6 +551,7 @@ void manager_stop(struct manager *m)
     nodemetric_server_stop_watches(m->nm);
     http_server_stop(m->http);
     kube_leader_free(m->le); /* releases the lease so a standby takes over at once */
+    quotaprofile_controller_free(m->qp);
     noderesource_controller_free(m->nr);
     nodeslo_controller_free(m->slo);
     nodemetric_server_free(m->nm);

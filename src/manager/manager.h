@@ -11,6 +11,7 @@
  *   nodemetric/    the metrics.koordinator.sh NodeMetric API over the memory store, its
  *                  authentication, and the spec of each node's NodeMetric (section 3)
  *   noderesource/  NodeMetrics, Pods, Nodes -> kubernetes.io/batch-cpu, batch-memory (4.4)
+ *   quotaprofile/  ElasticQuotaProfile -> the root ElasticQuota of its quota tree (8)
  *
  * One HTTPS port serves /healthz, /readyz, /metrics and the NodeMetric API.
  */
