@@ -23,6 +23,7 @@
 #include "sched/framework/parallel.h"
 #include "sched/metrics.h"
 #include "sched/plugins/registry.h"
+#include "sched/reservation/reserve_pod.h"
 #include "sched/sched-int.h"
 
 double sched__now(void)
@@ -199,14 +200,21 @@ void sched_scheduler_wait_bindings(struct sched_scheduler *s)
 /* The Event note limit of kube (NoteLengthLimit). */
 #define NOTE_MAX 1024
 
+/* What an event is about: the pod, or the Reservation a reserve pod stands for. */
 static cJSON *pod_ref(const struct sched_pod *p)
 {
     cJSON *ref = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(ref, "metadata");
 
-    cJSON_AddStringToObject(ref, "apiVersion", "v1");
-    cJSON_AddStringToObject(ref, "kind", "Pod");
-    cJSON_AddStringToObject(meta, "name", p->name);
-    cJSON_AddStringToObject(meta, "namespace", p->namespace);
+    if (p->reservation) {
+        cJSON_AddStringToObject(ref, "apiVersion", "scheduling.koordinator.sh/v1alpha1");
+        cJSON_AddStringToObject(ref, "kind", "Reservation");
+        cJSON_AddStringToObject(meta, "name", p->reservation);
+    } else {
+        cJSON_AddStringToObject(ref, "apiVersion", "v1");
+        cJSON_AddStringToObject(ref, "kind", "Pod");
+        cJSON_AddStringToObject(meta, "name", p->name);
+        cJSON_AddStringToObject(meta, "namespace", p->namespace);
+    }
     cJSON_AddStringToObject(meta, "uid", p->uid);
     return ref;
 }
@@ -252,8 +260,88 @@ static void run_event_job(struct sched_scheduler *s, struct sched__job *j)
         return;
     ref = pod_ref(j->pod);
     (void)kube_recorder_event(s->recorder, ref, KUBE_EVENT_NORMAL, "Scheduled",
-                              "Successfully assigned %s to %s", j->pod->key, j->node);
+                              "Successfully assigned %s to %s",
+                              j->pod->reservation ? j->pod->reservation : j->pod->key, j->node);
     cJSON_Delete(ref);
+}
+
+/* Whether a Reservation object is the one of uid (a name may be reused by a new object). */
+static bool resv_is(const cJSON *resv, const char *uid)
+{
+    const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(resv, "metadata"), "uid"));
+
+    return u && !strcmp(u, uid);
+}
+
+/*
+ * A reserve pod's failure on its Reservation (scheduler.md 8.4): condition Scheduled=False,
+ * reason Unschedulable, the FitError as message, the phase left alone; when the condition says
+ * so already only lastProbeTime moves. Written with UpdateStatus, retried on conflict.
+ */
+static void resv_fail_condition(struct sched_scheduler *s, const struct sched__job *j)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        struct kube_object *cur =
+            s->resv_inf ? kube_informer_get(s->resv_inf, j->pod->reservation) : NULL;
+        cJSON *o, *status, *conds, *c, *found = NULL;
+        struct kube_status kst;
+        char ts[32];
+        int r;
+
+        if (!cur)
+            return;
+        if (!resv_is(kube_object_json(cur), j->pod->uid) ||
+            !(o = cJSON_Duplicate(kube_object_json(cur), true))) {
+            kube_object_unref(cur);
+            return;
+        }
+        kube_object_unref(cur);
+        now_rfc3339(ts, sizeof(ts));
+        if (!cJSON_IsObject(status = cJSON_GetObjectItemCaseSensitive(o, "status"))) {
+            cJSON_DeleteItemFromObjectCaseSensitive(o, "status");
+            status = cJSON_AddObjectToObject(o, "status");
+        }
+        if (!cJSON_IsArray(conds = cJSON_GetObjectItemCaseSensitive(status, "conditions"))) {
+            cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
+            conds = cJSON_AddArrayToObject(status, "conditions");
+        }
+        cJSON_ArrayForEach(c, conds)
+        {
+            const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
+            if (t && !strcmp(t, "Scheduled"))
+                found = c;
+        }
+        if (found && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(found, "status")) &&
+            !strcmp(cJSON_GetObjectItemCaseSensitive(found, "status")->valuestring, "True")) {
+            cJSON_DeleteItemFromObjectCaseSensitive(found, "lastProbeTime");
+            cJSON_AddStringToObject(found, "lastProbeTime", ts);
+        } else {
+            if (found)
+                cJSON_Delete(cJSON_DetachItemViaPointer(conds, found));
+            c = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "type", "Scheduled");
+            cJSON_AddStringToObject(c, "status", "False");
+            cJSON_AddStringToObject(c, "reason", j->reason);
+            cJSON_AddStringToObject(c, "message", j->message);
+            cJSON_AddStringToObject(c, "lastProbeTime", ts);
+            cJSON_AddStringToObject(c, "lastTransitionTime", ts);
+            cJSON_AddItemToArray(conds, c);
+        }
+        r = kube_update(s->o.client, &sched_res_reservations, NULL, o, "status", NULL, &kst);
+        cJSON_Delete(o);
+        if (r == -ESTALE || kst.code == 409) {
+            /* Someone wrote it meanwhile: once the informer has their version, again. */
+            (void)usleep(100000);
+            continue;
+        }
+        if (r < 0 && r != -ENOENT)
+            log_warn("sched",
+                     "updating the Scheduled condition of Reservation %s failed: %s, "
+                     "ignoring",
+                     j->pod->reservation, kst.message);
+        return;
+    }
 }
 
 /* The FailedScheduling event and the PodScheduled=False patch (2.3). */
@@ -277,6 +365,10 @@ static void run_fail_job(struct sched_scheduler *s, struct sched__job *j)
                                   j->message);
     }
     cJSON_Delete(ref);
+    if (j->pod->reservation) {
+        resv_fail_condition(s, j);
+        return;
+    }
     if (s->pods_inf)
         cur = kube_informer_get(s->pods_inf, j->pod->key);
     if (cur && condition_current(kube_object_json(cur), j->reason, j->message, j->nominated)) {
@@ -323,7 +415,13 @@ void sched__fail(struct sched_scheduler *s, struct sched_framework *fw, struct s
     log_debug("sched", "pod %s unschedulable: %s", qp->pod->key, message);
 
     /* The pod as the informer has it now: gone or assigned -> not requeued. */
-    if (s->pods_inf) {
+    if (qp->pod->reservation) {
+        struct kube_object *cur =
+            s->resv_inf ? kube_informer_get(s->resv_inf, qp->pod->reservation) : NULL;
+        requeue = !s->resv_inf || (cur && resv_is(kube_object_json(cur), qp->pod->uid) &&
+                                   sched_resv_state(kube_object_json(cur)) == SCHED_RESV_PENDING);
+        kube_object_unref(cur);
+    } else if (s->pods_inf) {
         struct kube_object *cur = kube_informer_get(s->pods_inf, qp->pod->key);
         if (!cur || *kube_object_node_name(cur))
             requeue = false;
@@ -370,6 +468,9 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
 
     if (sched_pod_decode(obj, &p) < 0)
         return;
+    /* Only a Reservation makes a reserve pod: a real pod's annotation saying so is ignored. */
+    FREE_AND_NULL(p->reservation);
+    FREE_AND_NULL(p->reservation_node);
     if (old) {
         const char *nn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(old, "spec"), "nodeName"));
@@ -399,6 +500,55 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
         }
     }
     sched_pod_unref(p);
+}
+
+/* The reserve pod of a Reservation object in its current state, or NULL (DONE, malformed). */
+static struct sched_pod *reserve_pod_of(const cJSON *resv)
+{
+    const char *why = NULL;
+    cJSON *o = sched_reserve_pod(resv, &why);
+    struct sched_pod *p = NULL;
+
+    if (!o)
+        return NULL;
+    if (sched_pod_decode(o, &p) < 0)
+        p = NULL;
+    cJSON_Delete(o);
+    return p;
+}
+
+void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *old,
+                                       const cJSON *obj, bool deleted)
+{
+    enum sched_resv_state was = old ? sched_resv_state(old) : SCHED_RESV_DONE;
+    enum sched_resv_state now = deleted ? SCHED_RESV_DONE : sched_resv_state(obj);
+    struct sched_pod *p = NULL, *o = NULL;
+
+    /* reservation_handler.go: what the Reservation held, and what it holds now. */
+    if (was == SCHED_RESV_AVAILABLE && (o = reserve_pod_of(old))) {
+        bool moved = now != SCHED_RESV_AVAILABLE;
+        if (moved && sched_cache_remove_pod(s->cache, o) == 0)
+            sched_queue_move_all(s->queue, "AssignedPodDelete", "Pod", SCHED_ACT_DELETE, NULL,
+                                 NULL);
+    }
+    if (now == SCHED_RESV_DONE) {
+        if ((p = o ? sched_pod_ref(o) : reserve_pod_of(deleted ? obj : old)))
+            sched_queue_delete(s->queue, p);
+    } else if ((p = reserve_pod_of(obj))) {
+        if (now == SCHED_RESV_AVAILABLE) {
+            if (was != SCHED_RESV_AVAILABLE)
+                sched_queue_delete(s->queue, p);
+            sched_cache_add_pod(s->cache, p); /* confirms the assumed reserve pod */
+        } else if (sched__framework_of(s, p->scheduler_name) &&
+                   !sched_cache_is_assumed(s->cache, p->uid)) {
+            if (old && was == SCHED_RESV_PENDING)
+                sched_queue_update(s->queue, NULL, p);
+            else
+                sched_queue_add(s->queue, p);
+        }
+    }
+    sched_pod_unref(p);
+    sched_pod_unref(o);
 }
 
 /* The admission check of a node event (preCheckForNode): would the pod fit this node alone? */
@@ -471,6 +621,22 @@ void sched_scheduler_node_event(struct sched_scheduler *s, const cJSON *old, con
     if (actions)
         sched_queue_move_all(s->queue, "NodeUpdate", "Node", actions, node_admits, n);
     sched_node_unref(n);
+}
+
+static void on_resv_add(void *ud, const struct kube_object *o)
+{
+    sched_scheduler_reservation_event(ud, NULL, kube_object_json(o), false);
+}
+
+static void on_resv_update(void *ud, const struct kube_object *old, const struct kube_object *o)
+{
+    if (old != o)
+        sched_scheduler_reservation_event(ud, kube_object_json(old), kube_object_json(o), false);
+}
+
+static void on_resv_delete(void *ud, const struct kube_object *o)
+{
+    sched_scheduler_reservation_event(ud, NULL, kube_object_json(o), true);
 }
 
 static void on_pod_add(void *ud, const struct kube_object *o)
@@ -600,7 +766,39 @@ int sched_scheduler_start_informers(struct sched_scheduler *s)
     for (size_t i = 0; i < s->nplugin_infs; i++)
         if ((r = kube_informer_start(s->plugin_infs[i])) < 0)
             return r;
+    /* Reservations are scheduled as pods where a profile runs the Reservation plugin. */
+    if (sched_scheduler_uses(s, "Reservation")) {
+        struct kube_handlers rh = {on_resv_add, on_resv_update, on_resv_delete, s};
+        struct kube_status kst = {0};
+        cJSON *list = NULL;
+        /* Without the CRD pods are still scheduled; the watch picks Reservations up once it is
+         * installed. */
+        r = kube_list(s->o.client, &sched_res_reservations, NULL,
+                      &(struct kube_list_opts){.limit = 1}, &list, &kst);
+        cJSON_Delete(list);
+        s->resv_optional = r < 0 && kst.code == 404;
+        if (s->resv_optional)
+            log_error("sched", "the API server does not serve Reservations "
+                               "(scheduling.koordinator.sh/v1alpha1; install "
+                               "deploy/crds/scheduling.koordinator.sh_reservations.yaml): none "
+                               "is scheduled until it does");
+        s->resv_inf = kube_informer_new(
+            s->o.client, &(struct kube_informer_opts){.resource = &sched_res_reservations});
+        if ((r = kube_informer_add_handlers(s->resv_inf, &rh)) < 0 ||
+            (r = kube_informer_start(s->resv_inf)) < 0)
+            return r;
+    }
     return 0;
+}
+
+bool sched_scheduler_uses(const struct sched_scheduler *s, const char *plugin)
+{
+    int id = sched_registry_find(plugin);
+
+    for (size_t i = 0; id >= 0 && i < s->nfws; i++)
+        if (sched_framework_plugins(s->fws[i]) & (UINT64_C(1) << id))
+            return true;
+    return false;
 }
 
 bool sched_scheduler_synced(struct sched_scheduler *s)
@@ -613,7 +811,7 @@ bool sched_scheduler_synced(struct sched_scheduler *s)
     for (size_t i = 0; i < s->nplugin_infs; i++)
         if (!kube_informer_has_synced(s->plugin_infs[i]))
             return false;
-    return true;
+    return !s->resv_inf || s->resv_optional || kube_informer_has_synced(s->resv_inf);
 }
 
 static void *loop(void *arg)
@@ -661,6 +859,8 @@ void sched_scheduler_stop(struct sched_scheduler *s)
         kube_informer_stop(s->nodes_inf);
     for (size_t i = 0; i < s->nplugin_infs; i++)
         kube_informer_stop(s->plugin_infs[i]);
+    if (s->resv_inf)
+        kube_informer_stop(s->resv_inf);
     if (s->queue)
         sched_queue_close(s->queue);
     if (s->running) {
@@ -683,6 +883,7 @@ void sched_scheduler_free(struct sched_scheduler *s)
     sched_scheduler_stop(s);
     kube_informer_free(s->pods_inf);
     kube_informer_free(s->nodes_inf);
+    kube_informer_free(s->resv_inf);
     sched_queue_free(s->queue);
     for (size_t i = 0; i < s->nfws; i++)
         sched_framework_free(s->fws[i]);

@@ -58,6 +58,12 @@ void sched_scheduler_free(struct sched_scheduler *s);
 /* Objects fed by hand (what the informers' handlers call). old may be NULL for add. */
 void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, const cJSON *obj,
                                bool deleted);
+/* A Reservation added, updated or deleted (reservation_handler.go): its reserve pod queued
+ * while it waits for a node, cached while Available, dropped when done. */
+void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *old,
+                                       const cJSON *obj, bool deleted);
+/* Whether a profile runs the named plugin. */
+bool sched_scheduler_uses(const struct sched_scheduler *s, const char *plugin);
 void sched_scheduler_node_event(struct sched_scheduler *s, const cJSON *old, const cJSON *obj,
                                 bool deleted);
 

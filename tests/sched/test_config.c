@@ -48,6 +48,7 @@ static const struct {
     {"InterPodAffinity", PF | F | PS | S},
     {"DefaultPreemption", POSTF},
     {"NodeResourcesBalancedAllocation", PS | S},
+    {"Reservation", F | B},
     {"DefaultBinder", B},
 };
 
@@ -223,7 +224,7 @@ static void assert_point_at(const struct sched_profile_config *p, enum sched_poi
 #define DEF_PRE_FILTER "NodeAffinity NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity"
 #define DEF_FILTER                                                                                 \
     "NodeUnschedulable NodeName TaintToleration NodeAffinity NodePorts NodeResourcesFit "          \
-    "PodTopologySpread InterPodAffinity"
+    "PodTopologySpread InterPodAffinity Reservation"
 #define DEF_PRE_SCORE                                                                              \
     "TaintToleration NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity "            \
     "NodeResourcesBalancedAllocation"
@@ -243,7 +244,7 @@ static void assert_default_profile(const struct sched_profile_config *p)
     assert_point(p, SCHED_PT_RESERVE, "");
     assert_point(p, SCHED_PT_PERMIT, "");
     assert_point(p, SCHED_PT_PRE_BIND, "");
-    assert_point(p, SCHED_PT_BIND, "DefaultBinder");
+    assert_point(p, SCHED_PT_BIND, "Reservation DefaultBinder");
     assert_point(p, SCHED_PT_POST_BIND, "");
     for (int id = 0; id < SCHED_MAX_PLUGINS; id++)
         assert_null(p->args[id]);
@@ -544,7 +545,7 @@ static void test_expand_order(void **state)
                       "      - name: NodeName\n");
     assert_point(&c->profiles[0], SCHED_PT_FILTER,
                  "NodeName NodeUnschedulable TaintToleration NodeAffinity NodeResourcesFit "
-                 "PodTopologySpread InterPodAffinity NodePorts");
+                 "PodTopologySpread InterPodAffinity Reservation NodePorts");
     assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER,
                  "NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity");
     sched_config_free(c);
@@ -567,7 +568,7 @@ static void test_disable_at_one_point(void **state)
                       "      - name: NodeResourcesBalancedAllocation\n");
     assert_point(&c->profiles[0], SCHED_PT_FILTER,
                  "NodeUnschedulable NodeName NodeAffinity NodePorts PodTopologySpread "
-                 "InterPodAffinity");
+                 "InterPodAffinity Reservation");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 PodTopologySpread:2 "
                  "InterPodAffinity:2");
@@ -861,7 +862,7 @@ static void test_errors_framework(void **state)
                   "registered as \"FilterPlugin\"\n");
     assert_errors(parse_err(HEAD "profiles:\n- plugins:\n"
                                  "    queueSort: {disabled: [{name: '*'}]}\n"
-                                 "    bind: {disabled: [{name: DefaultBinder}]}\n"),
+                                 "    bind: {disabled: [{name: '*'}]}\n"),
                   "profiles[0].plugins.queueSort: only one queue sort plugin required for "
                   "profile with scheduler name \"default-scheduler\", but got 0\n"
                   "profiles[0].plugins.bind: at least one bind plugin is needed for profile with "
@@ -990,7 +991,7 @@ static void test_examples(void **state)
     assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
     assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
     assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
-    assert_point(&c->profiles[0], SCHED_PT_BIND, "DefaultBinder");
+    assert_point(&c->profiles[0], SCHED_PT_BIND, "Reservation DefaultBinder");
     assert_json_eq(
         cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(c->profiles[0].args[fit], "scoringStrategy"),
@@ -1109,7 +1110,7 @@ static void test_real_registry(void **state)
         assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
         assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
         assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
-        assert_point(&c->profiles[0], SCHED_PT_BIND, "DefaultBinder");
+        assert_point(&c->profiles[0], SCHED_PT_BIND, "Reservation DefaultBinder");
         sched_config_free(c);
     }
     strbuf_release(&text);

@@ -81,10 +81,20 @@ static const struct {
     const char *name;
     int32_t weight; /* 0: none given */
 } default_multipoint[] = {
-    {"SchedulingGates", 0},  {"PrioritySort", 0},      {"NodeUnschedulable", 0},
-    {"NodeName", 0},         {"TaintToleration", 3},   {"NodeAffinity", 2},
-    {"NodePorts", 0},        {"NodeResourcesFit", 1},  {"PodTopologySpread", 2},
-    {"InterPodAffinity", 2}, {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
+    {"SchedulingGates", 0},
+    {"PrioritySort", 0},
+    {"NodeUnschedulable", 0},
+    {"NodeName", 0},
+    {"TaintToleration", 3},
+    {"NodeAffinity", 2},
+    {"NodePorts", 0},
+    {"NodeResourcesFit", 1},
+    {"PodTopologySpread", 2},
+    {"InterPodAffinity", 2},
+    {"DefaultPreemption", 0},
+    {"NodeResourcesBalancedAllocation", 1},
+    /* koord-scheduler's sample profile: Reservation (weight 5000) binds before DefaultBinder */
+    {"Reservation", 5000},
     {"DefaultBinder", 0},
 };
 

@@ -805,6 +805,29 @@ static double timestamp(const char *s)
     return (double)sec + nsec / 1e9;
 }
 
+/* The Reservation a pod stands for or was placed into (sched_pod.reservation). */
+static void decode_reservation(const cJSON *annotations, struct sched_pod *p)
+{
+    const char *v =
+        cJSON_GetStringValue(get(annotations, "scheduling.koordinator.sh/reservation-allocated"));
+    cJSON *a;
+
+    if (!strcmp(get_str(annotations, "scheduling.koordinator.sh/reserve-pod"), "true")) {
+        const char *node = get_str(annotations, "scheduling.koordinator.sh/reservation-node");
+        p->reservation =
+            xstrdup(get_str(annotations, "scheduling.koordinator.sh/reservation-name"));
+        if (*node)
+            p->reservation_node = xstrdup(node);
+    }
+    /* {"name": "...", "uid": "..."}: a malformed one places the pod in no Reservation. */
+    if (v && (a = cJSON_Parse(v))) {
+        const char *uid = get_str(a, "uid");
+        if (*uid)
+            p->allocated_from = xstrdup(uid);
+        cJSON_Delete(a);
+    }
+}
+
 int sched_pod_decode(const cJSON *obj, struct sched_pod **ret)
 {
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"),
@@ -846,6 +869,7 @@ int sched_pod_decode(const cJSON *obj, struct sched_pod **ret)
         p->owner_uid = xstrdup(get_str(x, "uid"));
         break;
     }
+    decode_reservation(get(meta, "annotations"), p);
 
     decode_requests(spec, p, &err);
     decode_ports(spec, p);
@@ -902,6 +926,9 @@ static void pod_free(struct sched_pod *p)
     cJSON_Delete(p->labels);
     free(p->owner_kind);
     free(p->owner_uid);
+    free(p->reservation);
+    free(p->reservation_node);
+    free(p->allocated_from);
     free(p->ports);
     for (size_t i = 0; i < p->ntolerations; i++) {
         free(p->tolerations[i].key);

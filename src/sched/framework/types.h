@@ -164,6 +164,16 @@ struct sched_pod {
     cJSON *labels;      /* owned copy of metadata.labels; NULL when none */
     char *owner_kind;   /* controller ownerReference kind ("" when none) */
     char *owner_uid;
+    /*
+     * Koordinator's Reservations (reference koordlet-and-scheduler.md 5.3). A reserve pod is
+     * the pod the scheduler makes of a Reservation (sched/reservation/reserve_pod.h): its uid is
+     * the Reservation's and `reservation` its name; NULL for real pods. A real pod placed into a
+     * Reservation carries the annotation scheduling.koordinator.sh/reservation-allocated, whose
+     * uid is `allocated_from` (NULL when none).
+     */
+    char *reservation;
+    char *reservation_node; /* a reserve pod's template nodeName (NULL when none) */
+    char *allocated_from;
 
     struct sched_res req; /* PodRequests: containers, init max, overhead */
     int64_t nonzero_cpu;  /* the same with the non-zero defaults per container */
