@@ -957,8 +957,8 @@ static void run_workload(const struct workload *w, struct result *res)
     (void)printf("\n");
     (void)fflush(stdout);
     /* The CRDs koord scheduler watches in a cluster (Reservations). */
-    crds = bench_crd_paths((const char *const[]){"scheduling.koordinator.sh_reservations.yaml",
-                                                 NULL});
+    crds =
+        bench_crd_paths((const char *const[]){"scheduling.koordinator.sh_reservations.yaml", NULL});
     r = server_start_koord(&api, opt.koord, (const char *const *)crds, SERVER_AUTH_CERT);
     bench_paths_free(crds);
     if (r < 0) {
