@@ -520,9 +520,13 @@ static struct sched_pod *reserve_pod_of(const cJSON *resv)
 void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *old,
                                        const cJSON *obj, bool deleted)
 {
-    enum sched_resv_state was = old ? sched_resv_state(old) : SCHED_RESV_DONE;
-    enum sched_resv_state now = deleted ? SCHED_RESV_DONE : sched_resv_state(obj);
+    enum sched_resv_state was, now = deleted ? SCHED_RESV_DONE : sched_resv_state(obj);
     struct sched_pod *p = NULL, *o = NULL;
+
+    /* A delete carries the last state only: what it held is that object's. */
+    if (deleted && !old)
+        old = obj;
+    was = old ? sched_resv_state(old) : SCHED_RESV_DONE;
 
     /* reservation_handler.go: what the Reservation held, and what it holds now. */
     if (was == SCHED_RESV_AVAILABLE && (o = reserve_pod_of(old))) {
@@ -532,7 +536,7 @@ void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *o
                                  NULL);
     }
     if (now == SCHED_RESV_DONE) {
-        if ((p = o ? sched_pod_ref(o) : reserve_pod_of(deleted ? obj : old)))
+        if ((p = o ? sched_pod_ref(o) : old ? reserve_pod_of(old) : NULL))
             sched_queue_delete(s->queue, p);
     } else if ((p = reserve_pod_of(obj))) {
         if (now == SCHED_RESV_AVAILABLE) {

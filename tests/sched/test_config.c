@@ -48,7 +48,7 @@ static const struct {
     {"InterPodAffinity", PF | F | PS | S},
     {"DefaultPreemption", POSTF},
     {"NodeResourcesBalancedAllocation", PS | S},
-    {"Reservation", F | B},
+    {"Reservation", F | POSTF | B},
     {"DefaultBinder", B},
 };
 
@@ -238,7 +238,7 @@ static void assert_default_profile(const struct sched_profile_config *p)
     assert_point(p, SCHED_PT_QUEUE_SORT, "PrioritySort");
     assert_point(p, SCHED_PT_PRE_FILTER, DEF_PRE_FILTER);
     assert_point(p, SCHED_PT_FILTER, DEF_FILTER);
-    assert_point(p, SCHED_PT_POST_FILTER, "DefaultPreemption");
+    assert_point(p, SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
     assert_point(p, SCHED_PT_PRE_SCORE, DEF_PRE_SCORE);
     assert_point(p, SCHED_PT_SCORE, DEF_SCORE);
     assert_point(p, SCHED_PT_RESERVE, "");
@@ -989,7 +989,7 @@ static void test_examples(void **state)
     assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
     assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
     assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
-    assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
+    assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
     assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
     assert_point(&c->profiles[0], SCHED_PT_BIND, "Reservation DefaultBinder");
     assert_json_eq(
@@ -1108,7 +1108,7 @@ static void test_real_registry(void **state)
         assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
         assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
         assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
-        assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
+        assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
         assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
         assert_point(&c->profiles[0], SCHED_PT_BIND, "Reservation DefaultBinder");
         sched_config_free(c);

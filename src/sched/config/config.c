@@ -91,10 +91,11 @@ static const struct {
     {"NodeResourcesFit", 1},
     {"PodTopologySpread", 2},
     {"InterPodAffinity", 2},
+    /* koord-scheduler's sample profile: Reservation (weight 5000) runs PostFilter before
+     * DefaultPreemption (a Reservation preempts nobody) and binds before DefaultBinder. */
+    {"Reservation", 5000},
     {"DefaultPreemption", 0},
     {"NodeResourcesBalancedAllocation", 1},
-    /* koord-scheduler's sample profile: Reservation (weight 5000) binds before DefaultBinder */
-    {"Reservation", 5000},
     {"DefaultBinder", 0},
 };
 

@@ -5,7 +5,8 @@
  * it like any pod, so every Filter and Score of the profile places it; this plugin keeps a
  * reserve pod on the node its template names, and binds it by writing the Reservation's status
  * (phase Available, nodeName, allocatable, the Scheduled and Ready conditions) instead of
- * creating a binding. Real pods it leaves to the next binder (Bind returns Skip).
+ * creating a binding. Real pods it leaves to the next binder (Bind returns Skip). A reserve pod
+ * that fits nowhere preempts nobody unless the args say so.
  */
 #include "sched/plugins/reservation/reservation.h"
 
@@ -186,6 +187,28 @@ static enum sched_code resv_filter(void *self, struct sched_cycle *cs, const str
     return SCHED_SUCCESS;
 }
 
+/*
+ * PostFilter (plugin.go): a reserve pod preempts nobody unless the args enable it. The Error
+ * with no reason ends PostFilter before DefaultPreemption, which follows in the profile, and
+ * adds nothing to the FitError.
+ */
+static enum sched_code resv_post_filter(void *self, struct sched_cycle *cs,
+                                        const struct sched_pod *pod,
+                                        const struct sched_node_statuses *m,
+                                        struct sched_post_filter_result *res,
+                                        struct sched_status *st)
+{
+    const struct resv *r = self;
+
+    (void)cs;
+    (void)m;
+    (void)res;
+    (void)st;
+    if (pod->reservation && !r->args.enable_preemption)
+        return SCHED_ERROR;
+    return SCHED_UNSCHEDULABLE;
+}
+
 static void now_rfc3339(char *buf, size_t size)
 {
     time_t t = time(NULL);
@@ -292,5 +315,6 @@ const struct sched_plugin sched_plugin_reservation = {
     .init = resv_init,
     .free = resv_free,
     .filter = resv_filter,
+    .post_filter = resv_post_filter,
     .bind = resv_bind,
 };
