@@ -418,8 +418,9 @@ void sched__fail(struct sched_scheduler *s, struct sched_framework *fw, struct s
     if (qp->pod->reservation) {
         struct kube_object *cur =
             s->resv_inf ? kube_informer_get(s->resv_inf, qp->pod->reservation) : NULL;
-        requeue = !s->resv_inf || (cur && resv_is(kube_object_json(cur), qp->pod->uid) &&
-                                   sched_resv_state(kube_object_json(cur)) == SCHED_RESV_PENDING);
+        requeue =
+            !s->resv_inf || (cur && resv_is(kube_object_json(cur), qp->pod->uid) &&
+                             sched_resv_state(kube_object_json(cur)) == SCHED_RESV_UNASSIGNED);
         kube_object_unref(cur);
     } else if (s->pods_inf) {
         struct kube_object *cur = kube_informer_get(s->pods_inf, qp->pod->key);
@@ -520,32 +521,32 @@ static struct sched_pod *reserve_pod_of(const cJSON *resv)
 void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *old,
                                        const cJSON *obj, bool deleted)
 {
-    enum sched_resv_state was, now = deleted ? SCHED_RESV_DONE : sched_resv_state(obj);
+    enum sched_resv_state was, now = deleted ? SCHED_RESV_RELEASED : sched_resv_state(obj);
     struct sched_pod *p = NULL, *o = NULL;
 
     /* A delete carries the last state only: what it held is that object's. */
     if (deleted && !old)
         old = obj;
-    was = old ? sched_resv_state(old) : SCHED_RESV_DONE;
+    was = old ? sched_resv_state(old) : SCHED_RESV_RELEASED;
 
     /* reservation_handler.go: what the Reservation held, and what it holds now. */
-    if (was == SCHED_RESV_AVAILABLE && (o = reserve_pod_of(old))) {
-        bool moved = now != SCHED_RESV_AVAILABLE;
+    if (was == SCHED_RESV_HOLDING && (o = reserve_pod_of(old))) {
+        bool moved = now != SCHED_RESV_HOLDING;
         if (moved && sched_cache_remove_pod(s->cache, o) == 0)
             sched_queue_move_all(s->queue, "AssignedPodDelete", "Pod", SCHED_ACT_DELETE, NULL,
                                  NULL);
     }
-    if (now == SCHED_RESV_DONE) {
+    if (now == SCHED_RESV_RELEASED) {
         if ((p = o ? sched_pod_ref(o) : old ? reserve_pod_of(old) : NULL))
             sched_queue_delete(s->queue, p);
     } else if ((p = reserve_pod_of(obj))) {
-        if (now == SCHED_RESV_AVAILABLE) {
-            if (was != SCHED_RESV_AVAILABLE)
+        if (now == SCHED_RESV_HOLDING) {
+            if (was != SCHED_RESV_HOLDING)
                 sched_queue_delete(s->queue, p);
             sched_cache_add_pod(s->cache, p); /* confirms the assumed reserve pod */
         } else if (sched__framework_of(s, p->scheduler_name) &&
                    !sched_cache_is_assumed(s->cache, p->uid)) {
-            if (old && was == SCHED_RESV_PENDING)
+            if (old && was == SCHED_RESV_UNASSIGNED)
                 sched_queue_update(s->queue, NULL, p);
             else
                 sched_queue_add(s->queue, p);

@@ -46,13 +46,13 @@ static void test_states(void **state)
         const char *status;
         enum sched_resv_state want;
     } cases[] = {
-        {"", SCHED_RESV_PENDING},
-        {",\"status\":{\"phase\":\"Pending\"}", SCHED_RESV_PENDING},
-        {",\"status\":{\"phase\":\"Available\",\"nodeName\":\"n\"}", SCHED_RESV_AVAILABLE},
-        {",\"status\":{\"phase\":\"Waiting\",\"nodeName\":\"n\"}", SCHED_RESV_AVAILABLE},
-        {",\"status\":{\"phase\":\"Succeeded\",\"nodeName\":\"n\"}", SCHED_RESV_DONE},
-        {",\"status\":{\"phase\":\"Failed\"}", SCHED_RESV_DONE},
-        {",\"status\":{\"phase\":\"Pending\",\"nodeName\":\"n\"}", SCHED_RESV_DONE},
+        {"", SCHED_RESV_UNASSIGNED},
+        {",\"status\":{\"phase\":\"Pending\"}", SCHED_RESV_UNASSIGNED},
+        {",\"status\":{\"phase\":\"Available\",\"nodeName\":\"n\"}", SCHED_RESV_HOLDING},
+        {",\"status\":{\"phase\":\"Waiting\",\"nodeName\":\"n\"}", SCHED_RESV_HOLDING},
+        {",\"status\":{\"phase\":\"Succeeded\",\"nodeName\":\"n\"}", SCHED_RESV_RELEASED},
+        {",\"status\":{\"phase\":\"Failed\"}", SCHED_RESV_RELEASED},
+        {",\"status\":{\"phase\":\"Pending\",\"nodeName\":\"n\"}", SCHED_RESV_RELEASED},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

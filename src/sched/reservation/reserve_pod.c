@@ -33,13 +33,13 @@ enum sched_resv_state sched_resv_state(const cJSON *resv)
     const char *phase = get_str(status, "phase");
 
     if (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded"))
-        return SCHED_RESV_DONE;
+        return SCHED_RESV_RELEASED;
     if (!*get_str(status, "nodeName"))
-        return SCHED_RESV_PENDING;
+        return SCHED_RESV_UNASSIGNED;
     if (!strcmp(phase, "Available") || !strcmp(phase, "Waiting"))
-        return SCHED_RESV_AVAILABLE;
+        return SCHED_RESV_HOLDING;
     /* A node but no phase that holds it (Pending with a node: a binding half written). */
-    return SCHED_RESV_DONE;
+    return SCHED_RESV_RELEASED;
 }
 
 /* dst's string members, then src's over them (labels, annotations). */
@@ -85,7 +85,7 @@ cJSON *sched_reserve_pod(const cJSON *resv, const char **why)
         *why = "a Reservation without metadata.name or metadata.uid";
         return NULL;
     }
-    if (state == SCHED_RESV_DONE) {
+    if (state == SCHED_RESV_RELEASED) {
         *why = "a Reservation that holds nothing (Failed or Succeeded)";
         return NULL;
     }
@@ -127,7 +127,7 @@ cJSON *sched_reserve_pod(const cJSON *resv, const char **why)
         cJSON_DeleteItemFromObjectCaseSensitive(pspec, "schedulerName");
         cJSON_AddStringToObject(pspec, "schedulerName", "default-scheduler");
     }
-    if (state == SCHED_RESV_AVAILABLE) {
+    if (state == SCHED_RESV_HOLDING) {
         /* On its node it holds what its status says, whatever the template asked. */
         cJSON *ctrs = cJSON_CreateArray(), *c = cJSON_CreateObject(), *res;
         cJSON_AddStringToObject(c, "name", "reserve");

@@ -24,22 +24,22 @@ extern const struct kube_resource sched_res_reservations;
 #define SCHED_ANN_RESIZE_ALLOCATABLE    "scheduling.koordinator.sh/reservation-resize-allocatable"
 
 enum sched_resv_state {
-    SCHED_RESV_PENDING,   /* to be scheduled: no status.nodeName, not Failed or Succeeded */
-    SCHED_RESV_AVAILABLE, /* on its node: nodeName set, phase Available or Waiting */
-    SCHED_RESV_DONE,      /* Failed, Succeeded, or deleted: holds nothing */
+    SCHED_RESV_UNASSIGNED, /* to be scheduled: no status.nodeName, not Failed or Succeeded */
+    SCHED_RESV_HOLDING,    /* on its node: nodeName set, phase Available or Waiting */
+    SCHED_RESV_RELEASED,   /* Failed, Succeeded, or deleted: holds nothing */
 };
 
 enum sched_resv_state sched_resv_state(const cJSON *resv);
 
 /*
- * The reserve pod of a Reservation, for its state: PENDING gives the template's pod (name the
+ * The reserve pod of a Reservation, for its state: UNASSIGNED gives the template's pod (name the
  * Reservation's uid, namespace the template's or "default", the template's labels and
  * annotations with the Reservation's on top, the reserve-pod and reservation-name annotations,
  * the template's nodeName moved to the reservation-node annotation, priority the template's,
  * else the label koordinator.sh/priority, else MaxInt32, schedulerName the template's or
- * default-scheduler); AVAILABLE the same pod bound to status.nodeName, with one container
+ * default-scheduler); HOLDING the same pod bound to status.nodeName, with one container
  * requesting status.allocatable. A new object (cJSON_Delete it); NULL with *why set when the
- * Reservation has no name or uid, or is DONE.
+ * Reservation has no name or uid, or is RELEASED.
  */
 cJSON *sched_reserve_pod(const cJSON *resv, const char **why);
 

@@ -285,7 +285,7 @@ static enum sched_code resv_bind(void *self, struct sched_cycle *cs, const struc
                                     kst.message);
         uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(o, "metadata"), "uid"));
-        if (!uid || strcmp(uid, pod->uid) || sched_resv_state(o) != SCHED_RESV_PENDING) {
+        if (!uid || strcmp(uid, pod->uid) || sched_resv_state(o) != SCHED_RESV_UNASSIGNED) {
             cJSON_Delete(o);
             return sched_status_set(st, SCHED_ERROR, "reservation is not active");
         }
