@@ -156,7 +156,7 @@ struct filter_job {
 static void filter_node(void *arg, size_t i)
 {
     struct filter_job *j = arg;
-    struct sched_node_info *ni = j->nodes[(j->start + i) % j->n];
+    struct sched_node_info *ni = sched_cycle_node(j->cs, j->nodes[(j->start + i) % j->n]);
     const char *ahead = (const char *)j->nodes[(j->start + i + SCHED_PREFETCH_AHEAD) % j->n];
     struct sched_status st = {0};
     enum sched_code c;
@@ -247,7 +247,8 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
 
     /* The nominated node first (2.1). */
     if (*pod->nominated_node) {
-        struct sched_node_info *ni = sched_snapshot_get(&s->snap, pod->nominated_node);
+        struct sched_node_info *ni =
+            sched_cycle_node(cs, sched_snapshot_get(&s->snap, pod->nominated_node));
         struct sched_status ns = {0};
         if (ni && ni->node &&
             sched_framework_filter_nominated(fw, cs, pod, ni, &ns) == SCHED_SUCCESS) {

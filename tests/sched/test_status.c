@@ -323,6 +323,32 @@ static void test_cycle_skip(void **state)
     sched_cycle_free(cs);
 }
 
+/* A cycle's node overrides: its own NodeInfo for a node, replaced by a second, read by dry-run
+ * copies, freed with the original (valgrind and ASan check the ownership). */
+static void test_cycle_override_node(void **state)
+{
+    (void)state;
+    struct sched_cycle *cs = sched_cycle_new(), *dry;
+    struct sched_node_info *snap_a = sched_node_info_new("a"), *snap_b = sched_node_info_new("b");
+    struct sched_node_info *o1 = sched_node_info_new("a"), *o2 = sched_node_info_new("a");
+
+    assert_ptr_equal(sched_cycle_node(cs, snap_a), snap_a);
+    assert_ptr_equal(sched_cycle_node(NULL, snap_a), snap_a);
+    assert_null(sched_cycle_node(cs, NULL));
+    sched_cycle_override_node(cs, o1);
+    assert_ptr_equal(sched_cycle_node(cs, snap_a), o1);
+    assert_ptr_equal(sched_cycle_node(cs, snap_b), snap_b);
+    sched_cycle_override_node(cs, o2); /* replaces o1, which is freed */
+    assert_ptr_equal(sched_cycle_node(cs, snap_a), o2);
+    dry = sched_cycle_clone(cs);
+    assert_ptr_equal(sched_cycle_node(dry, snap_a), o2);
+    sched_cycle_free(dry);
+    assert_ptr_equal(sched_cycle_node(cs, snap_a), o2);
+    sched_cycle_free(cs);
+    sched_node_info_free(snap_a);
+    sched_node_info_free(snap_b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_cycle_many_entries),
         cmocka_unit_test(test_cycle_clone),
         cmocka_unit_test(test_cycle_skip),
+        cmocka_unit_test(test_cycle_override_node),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

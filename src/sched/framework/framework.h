@@ -192,6 +192,17 @@ bool sched_cycle_sampled(const struct sched_cycle *cs);
 void sched_cycle_set_sampled(struct sched_cycle *cs);
 void sched_cycle_set_skip_score(struct sched_cycle *cs, int plugin_id);
 
+/*
+ * A NodeInfo the cycle sees instead of the snapshot's, set in PreFilter (Koordinator's
+ * BeforePreFilter "restore": on a node holding Reservations the pod may use, their reserved
+ * resources count as free for this pod). ni is a clone of the snapshot's NodeInfo, changed as
+ * the plugin needs; the cycle state takes it over (one per node: a second replaces the first).
+ * Filter and Score then get it for that node. Not for dry-run copies.
+ */
+void sched_cycle_override_node(struct sched_cycle *cs, struct sched_node_info *ni);
+/* The NodeInfo the cycle sees for a snapshot NodeInfo: its override, or ni itself. */
+struct sched_node_info *sched_cycle_node(const struct sched_cycle *cs, struct sched_node_info *ni);
+
 /* ---- what plugins can ask the framework (framework.Handle) ---- */
 
 struct sched_handle;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "base/hmap.h"
 #include "base/strbuf.h"
 #include "sched/framework/framework.h"
 
@@ -107,7 +108,47 @@ struct sched_cycle {
     size_t n, cap;
     uint64_t skip_filter, skip_score; /* registry-id bits */
     bool sampled;
+    struct hmap *overrides;  /* node name -> struct sched_node_info * (sched_cycle_override_node) */
+    bool overrides_borrowed; /* a clone's: the original frees them */
 };
+
+static void overrides_free(struct hmap *m)
+{
+    struct hmap_entry *e;
+    size_t it;
+
+    if (!m)
+        return;
+    for (e = hmap_first(m, &it); e; e = hmap_next(m, e, &it))
+        sched_node_info_free(e->value);
+    hmap_release(m);
+    free(m);
+}
+
+void sched_cycle_override_node(struct sched_cycle *cs, struct sched_node_info *ni)
+{
+    struct sched_node_info *old;
+
+    CHECK(!cs->overrides_borrowed);
+    if (!cs->overrides) {
+        cs->overrides = xcalloc(1, sizeof(*cs->overrides));
+        hmap_init(cs->overrides);
+    }
+    old = hmap_get(cs->overrides, ni->name);
+    (void)hmap_put(cs->overrides, ni->name, ni);
+    if (old && old != ni)
+        sched_node_info_free(old);
+}
+
+struct sched_node_info *sched_cycle_node(const struct sched_cycle *cs, struct sched_node_info *ni)
+{
+    struct sched_node_info *o;
+
+    if (!cs || !cs->overrides || !ni)
+        return ni;
+    o = hmap_get(cs->overrides, ni->name);
+    return o ? o : ni;
+}
 
 struct sched_cycle *sched_cycle_new(void)
 {
@@ -122,6 +163,8 @@ void sched_cycle_free(struct sched_cycle *cs)
         if (cs->v[i].type->free && !cs->v[i].shared)
             cs->v[i].type->free(cs->v[i].data);
     free(cs->v);
+    if (!cs->overrides_borrowed)
+        overrides_free(cs->overrides);
     free(cs);
 }
 
@@ -132,6 +175,9 @@ struct sched_cycle *sched_cycle_clone(const struct sched_cycle *cs)
     c->skip_filter = cs->skip_filter;
     c->skip_score = cs->skip_score;
     c->sampled = cs->sampled;
+    /* Dry runs read the original's overrides; they never set their own. */
+    c->overrides = cs->overrides;
+    c->overrides_borrowed = cs->overrides != NULL;
     c->cap = cs->n;
     c->v = xcalloc(c->cap ? c->cap : 1, sizeof(*c->v));
     for (size_t i = 0; i < cs->n; i++) {
