@@ -25,7 +25,9 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "kube/workqueue.h"
+#include "sched/config/config.h"
 #include "sched/framework/types.h"
+#include "sched/plugins/registry.h"
 #include "sched/reservation/owners.h"
 
 #define COMP                    "reservation"
@@ -173,6 +175,27 @@ int sched_resv_controller_args(const cJSON *args, struct sched_resv_controller_o
             ret->disable_gc = cJSON_IsTrue(v);
         }
     }
+    return r;
+}
+
+int sched_resv_controller_config(const struct sched_config *cfg, bool *ret_enabled,
+                                 struct sched_resv_controller_opts *ret, struct strbuf *err)
+{
+    int id = sched_registry_find("Reservation");
+    bool enabled = id < 0, have_args = false;
+    int r = 0;
+
+    for (size_t i = 0; id >= 0 && i < cfg->nprofiles; i++) {
+        const struct sched_profile_config *p = &cfg->profiles[i];
+        for (int pt = 0; pt < SCHED_PT_COUNT; pt++)
+            for (size_t j = 0; j < p->npoints[pt]; j++)
+                enabled |= p->points[pt][j].id == id;
+        if (!have_args && id < (int)ARRAY_SIZE(p->args) && p->args[id]) {
+            have_args = true;
+            r = sched_resv_controller_args(p->args[id], ret, err);
+        }
+    }
+    *ret_enabled = enabled;
     return r;
 }
 
@@ -350,10 +373,13 @@ static long next_sync_ms(const cJSON *r, double now)
     } else {
         return 0;
     }
-    ms = (long)(d * 1000.0);
-    if (ms == 0)
+    /* Upstream compares a time.Duration (ns) with 0: only an exact hit skips the requeue. */
+    if ((int64_t)(d * 1e9) == 0)
         return 0;
-    return ms < MIN_REQUEUE_MS ? MIN_REQUEUE_MS : ms > MAX_REQUEUE_MS ? MAX_REQUEUE_MS : ms;
+    ms = d * 1000.0 < MIN_REQUEUE_MS   ? MIN_REQUEUE_MS
+         : d * 1000.0 > MAX_REQUEUE_MS ? MAX_REQUEUE_MS
+                                       : (long)(d * 1000.0);
+    return ms;
 }
 
 static bool node_exists(struct sched_resv_controller *c, const char *name)
@@ -532,6 +558,7 @@ static int sync_object(struct sched_resv_controller *c, const cJSON *r, long *re
     int ret;
 
     *ret_requeue_ms = 0;
+    log_debug(COMP, "syncing reservation \"%s\": phase \"%s\", node \"%s\"", name, phase, node);
     if (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded"))
         return 0;
     if (!*node) {
@@ -625,6 +652,9 @@ static void *worker(void *arg)
     while (kube_workqueue_get(c->q, &key) == 0) {
         long requeue_ms;
         int r = sync_key(c, key, &requeue_ms);
+
+        if (r >= 0 && requeue_ms > 0)
+            log_debug(COMP, "reservation \"%s\": next sync in %ld ms", key, requeue_ms);
 
         if (r < 0) {
             log_warn(COMP, "failed to sync reservation \"%s\": %s, retrying", key, err_str(r));

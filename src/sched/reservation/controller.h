@@ -83,6 +83,17 @@ struct sched_resv_controller_opts {
 int sched_resv_controller_args(const cJSON *args, struct sched_resv_controller_opts *ret,
                                struct strbuf *err);
 
+struct sched_config;
+
+/*
+ * What a scheduler configuration asks of the controller: upstream runs it from the
+ * Reservation plugin, so *ret_enabled is whether some profile enables that plugin (while koord
+ * has no plugin of that name registered, always true); *ret gets the args of the first profile
+ * that configures the plugin (sched_resv_controller_args). 0 or -EINVAL with err appended.
+ */
+int sched_resv_controller_config(const struct sched_config *cfg, bool *ret_enabled,
+                                 struct sched_resv_controller_opts *ret, struct strbuf *err);
+
 struct sched_resv_controller;
 
 /* Copies opts (NULL = defaults); the client is borrowed. Nothing runs until start. 0. */
