@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "kube/client.h"
 #include "kube/leader.h"
 #include "sched/config/config.h"
+#include "sched/reservation/controller.h"
 
 static const char usage[] =
     "usage: koord scheduler [--kubeconfig FILE] [--config FILE] [--leader-elect=true|false]\n"
@@ -45,6 +47,10 @@ static const char usage[] =
     "  --ready-file FILE        written with the bound HOST:PORT once listening\n"
     "  --log-level LEVEL        error, warn, info (default) or debug\n"
     "\n"
+    "While it schedules (the leader) it also runs the Reservation controller: owners, expiry\n"
+    "and garbage collection of Reservations, configured by the Reservation plugin's args\n"
+    "(gcDurationSeconds, gcIntervalSeconds, disableGarbageCollection, controllerWorkers).\n"
+    "\n"
     "Stops cleanly on SIGINT or SIGTERM (releasing the Lease); exits 1 when it loses the Lease.\n";
 
 enum {
@@ -61,8 +67,56 @@ enum {
 
 struct run {
     struct sched_scheduler *s;
+    struct sched_resv_controller *resv; /* NULL when not wanted */
+    pthread_mutex_t lock;               /* the leader's thread starts, the main thread stops */
+    pthread_t resv_thread;
+    bool resv_thread_started;
     bool lost;
 };
+
+/* The controller waits for its caches (up to a minute without the Reservation CRD): started
+ * on a thread of its own, so neither the leader's renewals nor the start of scheduling wait. */
+static void *start_resv(void *arg)
+{
+    struct run *run = arg;
+    int r = sched_resv_controller_start(run->resv);
+
+    if (r < 0 && r != -ECANCELED && r != -EBUSY)
+        log_error("sched", "reservation controller not started: %s", err_str(r));
+    return NULL;
+}
+
+static void start_controllers(struct run *run)
+{
+    int r;
+
+    if (!run->resv)
+        return;
+    (void)pthread_mutex_lock(&run->lock);
+    if (!run->resv_thread_started) {
+        if ((r = -pthread_create(&run->resv_thread, NULL, start_resv, run)) < 0)
+            log_error("sched", "cannot start the reservation controller: %s", err_str(r));
+        else
+            run->resv_thread_started = true;
+    }
+    (void)pthread_mutex_unlock(&run->lock);
+}
+
+/* Stop cancels a start still waiting for caches; a start that had not begun yet runs to its
+ * end and is stopped by the second call. */
+static void stop_controllers(struct run *run)
+{
+    if (!run->resv)
+        return;
+    sched_resv_controller_stop(run->resv);
+    (void)pthread_mutex_lock(&run->lock);
+    if (run->resv_thread_started) {
+        (void)pthread_join(run->resv_thread, NULL);
+        run->resv_thread_started = false;
+    }
+    (void)pthread_mutex_unlock(&run->lock);
+    sched_resv_controller_stop(run->resv);
+}
 
 static void on_started_leading(void *userdata)
 {
@@ -73,7 +127,9 @@ static void on_started_leading(void *userdata)
     if ((r = sched_scheduler_run(run->s)) < 0 && r != -EBUSY) {
         log_error("sched", "cannot start scheduling: %s", err_str(r));
         (void)kill(getpid(), SIGTERM);
+        return;
     }
+    start_controllers(run);
 }
 
 static void on_stopped_leading(void *userdata)
@@ -136,8 +192,10 @@ int cmd_scheduler(int argc, char **argv)
     struct kube_leader *le = NULL;
     struct http_server *http = NULL;
     struct field_errors errs = FIELD_ERRORS_INIT;
-    struct strbuf host = STRBUF_INIT;
-    struct run run = {0};
+    struct strbuf host = STRBUF_INIT, resv_err = STRBUF_INIT;
+    struct run run = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct sched_resv_controller_opts resv_opts = {0};
+    bool resv_enabled = false;
     uint16_t port = 0;
     sigset_t sigs;
     int c, sig, r, rc = 1;
@@ -202,6 +260,11 @@ int cmd_scheduler(int argc, char **argv)
         return 2;
     if (!(cfg = load_config(config, names, nnames)))
         goto out;
+    if (sched_resv_controller_config(cfg, &resv_enabled, &resv_opts, &resv_err) < 0) {
+        (void)fprintf(stderr, "koord scheduler: invalid Reservation plugin arguments:\n%s",
+                      resv_err.buf);
+        goto out;
+    }
 
     cmd_block_stop_signals(&sigs, SIGUSR1);
     if (cmd_kube_client(kubeconfig, "sched", NULL, &client) < 0)
@@ -237,6 +300,8 @@ int cmd_scheduler(int argc, char **argv)
     for (size_t i = 0; i < cfg->nprofiles; i++)
         log_info("sched", "profile \"%s\" ready", cfg->profiles[i].scheduler_name);
     run.s = s;
+    if (resv_enabled)
+        (void)sched_resv_controller_new(client, &resv_opts, &run.resv);
     if (leader < 0)
         leader = cfg->leader_elect;
     if (leader) {
@@ -261,6 +326,8 @@ int cmd_scheduler(int argc, char **argv)
     } else if ((r = sched_scheduler_run(s)) < 0) {
         log_error("sched", "cannot start scheduling: %s", err_str(r));
         goto out;
+    } else {
+        start_controllers(&run);
     }
     (void)sigwait(&sigs, &sig);
     rc = 0;
@@ -271,17 +338,21 @@ int cmd_scheduler(int argc, char **argv)
         log_info("sched", "stopping");
     }
     /* Scheduling stops before the Lease is released: no binding after another took over. */
+    stop_controllers(&run);
     sched_scheduler_stop(s);
     kube_leader_free(le);
     le = NULL;
 out:
     kube_leader_free(le);
+    stop_controllers(&run);
+    sched_resv_controller_free(run.resv);
     http_server_stop(http);
     sched_scheduler_free(s);
     kube_client_free(client);
     sched_config_free(cfg);
     field_errors_release(&errs);
     strbuf_release(&host);
+    strbuf_release(&resv_err);
     return rc;
 bad:
     (void)fprintf(stderr, "koord scheduler: bad value \"%s\" for --%s\n", optarg ? optarg : "",

@@ -250,11 +250,12 @@ static void free_term(struct sched_node_term *t)
     free(t->fields);
 }
 
-static struct sched_node_selector *decode_node_selector(const cJSON *s, const char *path,
-                                                        struct decode_err *err)
+/* path names the terms array itself ("...nodeSelectorTerms"). */
+static struct sched_node_selector *decode_terms(const cJSON *terms, const char *path,
+                                                struct decode_err *err)
 {
     struct sched_node_selector *ns = xcalloc(1, sizeof(*ns));
-    const cJSON *terms = get(s, "nodeSelectorTerms"), *t;
+    const cJSON *t;
     size_t n = 0;
 
     if (cJSON_IsArray(terms) && cJSON_GetArraySize(terms)) {
@@ -262,12 +263,21 @@ static struct sched_node_selector *decode_node_selector(const cJSON *s, const ch
         cJSON_ArrayForEach(t, terms)
         {
             char p[512];
-            (void)snprintf(p, sizeof(p), "%s.nodeSelectorTerms[%zu]", path, n);
+            (void)snprintf(p, sizeof(p), "%s[%zu]", path, n);
             decode_term(t, p, &ns->terms[n++], err);
         }
     }
     ns->nterms = n;
     return ns;
+}
+
+static struct sched_node_selector *decode_node_selector(const cJSON *s, const char *path,
+                                                        struct decode_err *err)
+{
+    char p[512];
+
+    (void)snprintf(p, sizeof(p), "%s.nodeSelectorTerms", path);
+    return decode_terms(get(s, "nodeSelectorTerms"), p, err);
 }
 
 static void free_node_selector(struct sched_node_selector *s)
@@ -278,6 +288,26 @@ static void free_node_selector(struct sched_node_selector *s)
         free_term(&s->terms[i]);
     free(s->terms);
     free(s);
+}
+
+int sched_node_selector_decode_terms(const cJSON *terms, const char *path,
+                                     struct sched_node_selector **ret, char **ret_why)
+{
+    struct decode_err err = {0};
+    struct sched_node_selector *s = decode_terms(terms, path, &err);
+
+    if (err.msg) {
+        free_node_selector(s);
+        *ret_why = err.msg;
+        return -EINVAL;
+    }
+    *ret = s;
+    return 0;
+}
+
+void sched_node_selector_free(struct sched_node_selector *s)
+{
+    free_node_selector(s);
 }
 
 bool sched_sel_req_matches(const struct sched_sel_req *r, const cJSON *labels)

@@ -230,6 +230,17 @@ bool sched_node_term_matches(const struct sched_node_term *t, const cJSON *label
 bool sched_node_selector_matches(const struct sched_node_selector *s, const cJSON *labels,
                                  const char *node_name);
 
+/*
+ * Decodes an array of NodeSelectorTerms (path names it in messages, e.g.
+ * "requiredDuringSchedulingIgnoredDuringExecution.reservationSelectorTerms"): the Reservation
+ * plugin matches the reservation-affinity annotation's terms against Reservation labels with
+ * the rules of node affinity. 0 and *ret (free with sched_node_selector_free()); -EINVAL and
+ * *ret_why (free() it) when a term is malformed.
+ */
+int sched_node_selector_decode_terms(const cJSON *terms, const char *path,
+                                     struct sched_node_selector **ret, char **ret_why);
+void sched_node_selector_free(struct sched_node_selector *s);
+
 /* A label's value in a label set, or NULL. */
 const char *sched_label(const cJSON *labels, const char *key);
 
