@@ -414,9 +414,9 @@ static bool owners_equal(const cJSON *have, const cJSON *want)
 
     if (!eq || !n)
         return eq;
-    v = xcalloc(n, sizeof(*v));
+    v = xcalloc(n, sizeof(cJSON *));
     cJSON_ArrayForEach(x, have) v[i++] = (cJSON *)x;
-    qsort(v, n, sizeof(*v), json_uid_cmp);
+    qsort(v, n, sizeof(cJSON *), json_uid_cmp);
     for (i = 0; i < n && eq; i++, w = w->next)
         eq = json_value_equal(v[i], w);
     free(v);
