@@ -23,6 +23,7 @@
 #include "sched/framework/parallel.h"
 #include "sched/metrics.h"
 #include "sched/plugins/registry.h"
+#include "sched/reservation/rcache.h"
 #include "sched/reservation/reserve_pod.h"
 #include "sched/sched-int.h"
 
@@ -81,6 +82,29 @@ static size_t fw_nominated(void *ud, const char *node, struct sched_pod ***ret)
     struct sched_scheduler *s = ud;
 
     return sched_queue_nominated(s->queue, node, ret);
+}
+
+/* A Reservation's room changed (an owner placed or gone): its reserve pod in the cache holds
+ * what is left. */
+static void rcache_changed(void *ud, struct sched_pod *reserve_pod)
+{
+    struct sched_scheduler *s = ud;
+
+    sched_cache_add_pod(s->cache, reserve_pod);
+    sched_pod_unref(reserve_pod);
+}
+
+/* Whether a profile of cfg names the plugin anywhere (before the frameworks exist). */
+static bool config_uses(const struct sched_config *cfg, const char *plugin)
+{
+    int id = sched_registry_find(plugin);
+
+    for (size_t i = 0; id >= 0 && i < cfg->nprofiles; i++)
+        for (int p = 0; p < SCHED_PT_COUNT; p++)
+            for (size_t k = 0; k < cfg->profiles[i].npoints[p]; k++)
+                if (cfg->profiles[i].points[p][k].id == id)
+                    return true;
+    return false;
 }
 
 static void fw_add_informer(void *ud, struct kube_informer *inf)
@@ -480,6 +504,13 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
     if (*p->node_name) {
         if (!was_assigned && pod_is_ours(s, p))
             sched_queue_delete(s->queue, p); /* bound: by us, or by someone else */
+        /* A pod placed into a Reservation takes part of its room (rcache.h). */
+        if (p->allocated_from && s->rcache) {
+            if (deleted || p->terminal)
+                sched_rcache_remove_owner(s->rcache, p->allocated_from, p->uid);
+            else
+                sched_rcache_add_owner(s->rcache, p->allocated_from, p->uid, &p->req);
+        }
         if (deleted || p->terminal) {
             if (sched_cache_remove_pod(s->cache, p) == 0)
                 sched_queue_move_all(s->queue, "AssignedPodDelete", "Pod", SCHED_ACT_DELETE, NULL,
@@ -532,6 +563,8 @@ void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *o
     /* reservation_handler.go: what the Reservation held, and what it holds now. */
     if (was == SCHED_RESV_HOLDING && (o = reserve_pod_of(old))) {
         bool moved = now != SCHED_RESV_HOLDING;
+        if (moved && s->rcache)
+            sched_rcache_remove(s->rcache, o->uid);
         if (moved && sched_cache_remove_pod(s->cache, o) == 0)
             sched_queue_move_all(s->queue, "AssignedPodDelete", "Pod", SCHED_ACT_DELETE, NULL,
                                  NULL);
@@ -539,11 +572,18 @@ void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *o
     if (now == SCHED_RESV_RELEASED) {
         if ((p = o ? sched_pod_ref(o) : old ? reserve_pod_of(old) : NULL))
             sched_queue_delete(s->queue, p);
-    } else if ((p = reserve_pod_of(obj))) {
+    } else if ((p = now == SCHED_RESV_HOLDING && s->rcache ? sched_rcache_set(s->rcache, obj)
+                                                           : reserve_pod_of(obj))) {
         if (now == SCHED_RESV_HOLDING) {
+            /* In the cache it requests what its owners left (rcache.h); it confirms the
+             * assumed reserve pod. Owners waiting for room may fit now. */
             if (was != SCHED_RESV_HOLDING)
                 sched_queue_delete(s->queue, p);
-            sched_cache_add_pod(s->cache, p); /* confirms the assumed reserve pod */
+            sched_cache_add_pod(s->cache, p);
+            sched_queue_move_all(
+                s->queue, was == SCHED_RESV_HOLDING ? "ReservationUpdate" : "ReservationAdd",
+                SCHED_RESV_EVENT_RESOURCE,
+                was == SCHED_RESV_HOLDING ? SCHED_ACT_UPDATE : SCHED_ACT_ADD, NULL, NULL);
         } else if (sched__framework_of(s, p->scheduler_name) &&
                    !sched_cache_is_assumed(s->cache, p->uid)) {
             if (old && was == SCHED_RESV_UNASSIGNED)
@@ -704,6 +744,9 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
     if (opts->client && !opts->bind_hook)
         s->recorder = kube_recorder_new(
             opts->client, &(struct kube_recorder_opts){.component = "default-scheduler"});
+    /* Where a profile may run the Reservation plugin, the room Reservations hold. */
+    if (config_uses(s->cfg, "Reservation"))
+        s->rcache = sched_rcache_new(rcache_changed, s);
     s->fws = xcalloc(s->cfg->nprofiles, sizeof(struct sched_framework *));
     for (size_t i = 0; i < s->cfg->nprofiles; i++) {
         struct sched_framework_opts fo = {
@@ -715,6 +758,7 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
             .add_informer = fw_add_informer,
             .cluster_event = fw_cluster_event,
             .activate = fw_activate,
+            .reservations = s->rcache,
             .userdata = s,
         };
         if (sched_framework_new(&s->cfg->profiles[i], &fo, &s->fws[s->nfws], errs) < 0) {
@@ -896,6 +940,7 @@ void sched_scheduler_free(struct sched_scheduler *s)
     free(s->plugin_infs);
     sched_snapshot_release(&s->snap);
     sched_cache_free(s->cache);
+    sched_rcache_free(s->rcache);
     sched_pool_free(s->pool);
     kube_recorder_free(s->recorder);
     sched_metrics_free(s->metrics);

@@ -253,6 +253,10 @@ void sched_handle_cluster_event(struct sched_handle *h, const char *label, const
  * lets exactly the pods it knows may pass back in, without a scan of every waiting pod.
  */
 void sched_handle_activate(struct sched_handle *h, const char *const *keys, size_t n);
+/* The Reservations holding room on nodes (reservation/rcache.h); NULL when no profile runs
+ * the Reservation plugin, and in unit tests that give none. */
+struct sched_rcache;
+struct sched_rcache *sched_handle_reservations(const struct sched_handle *h);
 /* Pods nominated to a node (new references into *ret, free with sched_pods_free). */
 size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret);
 void sched_pods_free(struct sched_pod **v, size_t n);

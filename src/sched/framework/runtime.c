@@ -197,6 +197,11 @@ const struct sched_snapshot *sched_handle_snapshot(const struct sched_handle *h)
     return h ? h->fw->snap : NULL;
 }
 
+struct sched_rcache *sched_handle_reservations(const struct sched_handle *h)
+{
+    return h ? h->fw->o.reservations : NULL;
+}
+
 struct kube_client *sched_handle_client(const struct sched_handle *h)
 {
     return h ? h->fw->o.client : NULL;

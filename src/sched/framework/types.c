@@ -19,6 +19,7 @@
 #include "api/rfc3339.h"
 #include "base/base.h"
 #include "base/strbuf.h"
+#include "sched/reservation/owners.h"
 
 /* ---- resource names ---- */
 
@@ -900,6 +901,7 @@ int sched_pod_decode(const cJSON *obj, struct sched_pod **ret)
         break;
     }
     decode_reservation(get(meta, "annotations"), p);
+    (void)sched_resv_pod_decode(obj, &p->resv);
 
     decode_requests(spec, p, &err);
     decode_ports(spec, p);
@@ -959,6 +961,7 @@ static void pod_free(struct sched_pod *p)
     free(p->reservation);
     free(p->reservation_node);
     free(p->allocated_from);
+    sched_resv_pod_free(p->resv);
     free(p->ports);
     for (size_t i = 0; i < p->ntolerations; i++) {
         free(p->tolerations[i].key);

@@ -148,6 +148,8 @@ struct sched_host_port {
 
 /* ---- pods ---- */
 
+struct sched_resv_pod;
+
 struct sched_pod {
     _Atomic int refs;
     char *uid, *namespace, *name;
@@ -174,6 +176,7 @@ struct sched_pod {
     char *reservation;
     char *reservation_node; /* a reserve pod's template nodeName (NULL when none) */
     char *allocated_from;
+    struct sched_resv_pod *resv; /* what Reservation matching reads (reservation/owners.h) */
 
     struct sched_res req; /* PodRequests: containers, init max, overhead */
     int64_t nonzero_cpu;  /* the same with the non-zero defaults per container */

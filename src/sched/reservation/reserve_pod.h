@@ -15,6 +15,8 @@
 
 /* scheduling.koordinator.sh/v1alpha1 reservations (cluster-scoped). */
 extern const struct kube_resource sched_res_reservations;
+/* Their cluster events' resource, as plugins list it in .events. */
+#define SCHED_RESV_EVENT_RESOURCE "reservations.v1alpha1.scheduling.koordinator.sh"
 
 /* Annotations of reserve pods and of the pods placed into Reservations. */
 #define SCHED_ANN_RESERVE_POD           "scheduling.koordinator.sh/reserve-pod"
