@@ -3,8 +3,9 @@
 # Reservation is placed as its template pod would be and bound by its status (Available,
 # nodeName, allocatable, conditions, the Scheduled event); while Available its resources are held
 # against other pods; one that fits nowhere gets Scheduled=False with the FitError and a
-# FailedScheduling event and keeps its phase; deleting a Reservation frees its room. Waits poll
-# with deadlines.
+# FailedScheduling event and keeps its phase; deleting a Reservation frees its room; an owner
+# pod lands in its Reservation (annotated), a pod that is no owner keeps off it, and an
+# allocateOnce Reservation turns Succeeded with its first owner. Waits poll with deadlines.
 . "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || skip "kubectl not installed"
 command -v curl >/dev/null || skip "curl not installed"
@@ -109,4 +110,37 @@ wait_for "FailedScheduling on huge" has_event huge FailedScheduling "0/2 nodes a
 k delete reservation r1
 expect_rc 0 "delete r1"
 wait_for "p2 on node-a once r1 is gone" bound_to p2 node-a
+
+# 5. Owners: r2 reserves 3 of node-c's 4 cpu. A pod that is not an owner keeps off it (node-a
+# has room), an owner lands in it and is annotated with it, and r2 (allocateOnce) turns
+# Succeeded with that owner, which frees what it had left.
+node node-c 4
+reservation r2 3
+wait_for "r2 Available" phase_is r2 Available
+[ "$(field r2 '{.status.nodeName}')" = node-c ] || fail "r2 on $(field r2 '{.status.nodeName}'), want node-c"
+pod stranger 2
+wait_for "the non-owner on node-a" bound_to stranger node-a
+owner_pod() { # NAME CPU: a pod labelled as r2's owner
+    cat >"$TMP/pod-$1.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, labels: {app: r2}}
+spec:
+  schedulerName: koord-scheduler
+  terminationGracePeriodSeconds: 0
+  containers: [{name: c, image: pause, resources: {requests: {cpu: "$2", memory: 100Mi}}}]
+EOF
+    k create -f "$TMP/pod-$1.yaml"
+    expect_rc 0 "create pod $1"
+}
+owner_pod owner 2
+wait_for "the owner in r2 on node-c" bound_to owner node-c
+uid=$(field r2 '{.metadata.uid}')
+k get pod owner -o jsonpath='{.metadata.annotations.scheduling\.koordinator\.sh/reservation-allocated}'
+expect_out "\"uid\":\"$uid\"" "the owner's reservation-allocated annotation"
+wait_for "r2 Succeeded after its owner" phase_is r2 Succeeded
+[ "$(field r2 '{.status.currentOwners[0].name}')" = owner ] || fail "r2 currentOwners"
+# What r2 had left (1 cpu) is free again: a 2-cpu pod fits node-c beside the owner.
+pod after 2
+wait_for "node-c free again once r2 is done" bound_to after node-c
 finish

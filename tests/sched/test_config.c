@@ -29,6 +29,7 @@
 #define S     (1u << SCHED_PT_SCORE)
 #define R     (1u << SCHED_PT_RESERVE)
 #define PERM  (1u << SCHED_PT_PERMIT)
+#define PB    (1u << SCHED_PT_PRE_BIND)
 #define B     (1u << SCHED_PT_BIND)
 
 /* The extension points of upstream 1.30's plugins (their Go interfaces). */
@@ -48,7 +49,7 @@ static const struct {
     {"InterPodAffinity", PF | F | PS | S},
     {"DefaultPreemption", POSTF},
     {"NodeResourcesBalancedAllocation", PS | S},
-    {"Reservation", F | POSTF | B},
+    {"Reservation", PF | F | POSTF | PS | S | R | PB | B},
     {"DefaultBinder", B},
 };
 
@@ -221,16 +222,17 @@ static void assert_point_at(const struct sched_profile_config *p, enum sched_poi
     "kind: KubeSchedulerConfiguration\n"
 
 /* The default profile (upstream default_plugins.go reduced to koord's plugins), expanded. */
-#define DEF_PRE_FILTER "NodeAffinity NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity"
+#define DEF_PRE_FILTER                                                                             \
+    "NodeAffinity NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity Reservation"
 #define DEF_FILTER                                                                                 \
     "NodeUnschedulable NodeName TaintToleration NodeAffinity NodePorts NodeResourcesFit "          \
     "PodTopologySpread InterPodAffinity Reservation"
 #define DEF_PRE_SCORE                                                                              \
     "TaintToleration NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity "            \
-    "NodeResourcesBalancedAllocation"
+    "Reservation NodeResourcesBalancedAllocation"
 #define DEF_SCORE                                                                                  \
     "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 PodTopologySpread:2 InterPodAffinity:2 "  \
-    "NodeResourcesBalancedAllocation:1"
+    "Reservation:5000 NodeResourcesBalancedAllocation:1"
 
 static void assert_default_profile(const struct sched_profile_config *p)
 {
@@ -241,9 +243,9 @@ static void assert_default_profile(const struct sched_profile_config *p)
     assert_point(p, SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
     assert_point(p, SCHED_PT_PRE_SCORE, DEF_PRE_SCORE);
     assert_point(p, SCHED_PT_SCORE, DEF_SCORE);
-    assert_point(p, SCHED_PT_RESERVE, "");
+    assert_point(p, SCHED_PT_RESERVE, "Reservation");
     assert_point(p, SCHED_PT_PERMIT, "");
-    assert_point(p, SCHED_PT_PRE_BIND, "");
+    assert_point(p, SCHED_PT_PRE_BIND, "Reservation");
     assert_point(p, SCHED_PT_BIND, "Reservation DefaultBinder");
     assert_point(p, SCHED_PT_POST_BIND, "");
     for (int id = 0; id < SCHED_MAX_PLUGINS; id++)
@@ -494,7 +496,7 @@ static void test_merge_reenable_in_place(void **state)
     /* TaintToleration re-listed without a weight: 0, so 1. */
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "TaintToleration:1 NodeAffinity:7 NodeResourcesFit:1 PodTopologySpread:2 "
-                 "InterPodAffinity:2 NodeResourcesBalancedAllocation:1");
+                 "InterPodAffinity:2 Reservation:5000 NodeResourcesBalancedAllocation:1");
     assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
     sched_config_free(c);
 }
@@ -516,10 +518,11 @@ static void test_merge_disable_then_append(void **state)
                       "      - name: NodeAffinity\n"
                       "        weight: 4\n");
     assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER,
-                 "NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity NodeAffinity");
+                 "NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity Reservation "
+                 "NodeAffinity");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "TaintToleration:3 NodeResourcesFit:1 PodTopologySpread:2 InterPodAffinity:2 "
-                 "NodeResourcesBalancedAllocation:1 NodeAffinity:4");
+                 "Reservation:5000 NodeResourcesBalancedAllocation:1 NodeAffinity:4");
     sched_config_free(c);
 }
 
@@ -547,7 +550,7 @@ static void test_expand_order(void **state)
                  "NodeName NodeUnschedulable TaintToleration NodeAffinity NodeResourcesFit "
                  "PodTopologySpread InterPodAffinity Reservation NodePorts");
     assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER,
-                 "NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity");
+                 "NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity Reservation");
     sched_config_free(c);
 }
 
@@ -571,7 +574,7 @@ static void test_disable_at_one_point(void **state)
                  "InterPodAffinity Reservation");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 PodTopologySpread:2 "
-                 "InterPodAffinity:2");
+                 "InterPodAffinity:2 Reservation:5000");
     assert_point(&c->profiles[0], SCHED_PT_PRE_SCORE, DEF_PRE_SCORE);
     assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER, DEF_PRE_FILTER);
     sched_config_free(c);
@@ -593,7 +596,7 @@ static void test_score_weight_precedence(void **state)
                       "        weight: 0\n");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "PodTopologySpread:10 NodeAffinity:1 TaintToleration:3 NodeResourcesFit:1 "
-                 "InterPodAffinity:2 NodeResourcesBalancedAllocation:1");
+                 "InterPodAffinity:2 Reservation:5000 NodeResourcesBalancedAllocation:1");
     sched_config_free(c);
 }
 
@@ -607,10 +610,10 @@ static void test_expand_follows_implemented_points(void **state)
     fake_mask[id_of("NodePorts")] |= R | PERM;
     fake_mask[id_of("DefaultBinder")] |= S;
     c = parse_ok(HEAD);
-    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "NodePorts");
+    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "NodePorts Reservation");
     assert_point(&c->profiles[0], SCHED_PT_PERMIT, "NodePorts");
     assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE " DefaultBinder:1");
-    assert_point(&c->profiles[0], SCHED_PT_PRE_BIND, "");
+    assert_point(&c->profiles[0], SCHED_PT_PRE_BIND, "Reservation");
     sched_config_free(c);
 }
 

@@ -269,17 +269,18 @@ static void test_plugin(void **state)
     void *self = NULL;
     cJSON *args = fx_json("{\"enablePreemption\":true}");
     void *preempting = NULL;
+    struct sched_cycle *cs = sched_cycle_new();
 
     assert_non_null(o = sched_reserve_pod(r, &why));
     assert_int_equal(sched_pod_decode(o, &reserve), 0);
     assert_int_equal(pl->init(NULL, "args", NULL, &self, &errs), 0);
     assert_int_equal(pl->init(args, "args", NULL, &preempting, &errs), 0);
     /* Filter: a reserve pod on the node its template names only; real pods anywhere. */
-    assert_int_equal(pl->filter(self, NULL, reserve, b, &st), SCHED_SUCCESS);
-    assert_int_equal(pl->filter(self, NULL, reserve, a, &st), SCHED_UNRESOLVABLE);
+    assert_int_equal(pl->filter(self, cs, reserve, b, &st), SCHED_SUCCESS);
+    assert_int_equal(pl->filter(self, cs, reserve, a, &st), SCHED_UNRESOLVABLE);
     assert_string_equal(MSG(&st), "node(s) didn't match the nodeName specified by reservation");
     sched_status_release(&st);
-    assert_int_equal(pl->filter(self, NULL, plain, a, &st), SCHED_SUCCESS);
+    assert_int_equal(pl->filter(self, cs, plain, a, &st), SCHED_SUCCESS);
     /* PostFilter: a reserve pod stops preemption, unless enabled; a real pod goes on to it. */
     assert_int_equal(pl->post_filter(self, NULL, reserve, NULL, NULL, &st), SCHED_ERROR);
     assert_int_equal(st.n, 0);
@@ -290,6 +291,20 @@ static void test_plugin(void **state)
     assert_int_equal(pl->bind(self, NULL, plain, "node-a", &st), SCHED_SKIP);
     assert_int_equal(pl->bind(self, NULL, reserve, "node-b", &st), SCHED_ERROR);
     sched_status_release(&st);
+    /* Without Reservations PreFilter leaves no state (Score is skipped); a pod that must use one
+     * (reservation affinity) fits nowhere. */
+    assert_int_equal(pl->pre_filter(self, cs, plain, NULL, &st), SCHED_SUCCESS);
+    assert_int_equal(pl->pre_score(self, cs, plain, NULL, 0, &st), SCHED_SKIP);
+    {
+        struct sched_pod *aff = fx_pod("{'metadata':{'name':'q','uid':'q','annotations':{"
+                                       "'scheduling.koordinator.sh/reservation-affinity':"
+                                       "'{\\'name\\':\\'r1\\'}'}}}");
+        assert_int_equal(pl->pre_filter(self, cs, aff, NULL, &st), SCHED_UNRESOLVABLE);
+        assert_string_equal(MSG(&st), "node(s) no reservations match reservation affinity");
+        sched_status_release(&st);
+        sched_pod_unref(aff);
+    }
+    sched_cycle_free(cs);
     pl->free(self);
     pl->free(preempting);
     field_errors_release(&errs);
