@@ -49,6 +49,8 @@ static const struct {
     {"DefaultPreemption", POSTF},
     {"NodeResourcesBalancedAllocation", PS | S},
     {"DefaultBinder", B},
+    /* Koordinator's (their Go interfaces in koordinator pkg/scheduler/plugins). */
+    {"LoadAwareScheduling", PF | F | S | R},
 };
 
 static unsigned fake_mask[SCHED_MAX_PLUGINS];
@@ -308,7 +310,28 @@ static void test_default_config(void **state)
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");
     assert_string_equal(c->lease_namespace, "koordinator-system");
     assert_string_equal(c->lease_name, "koord-scheduler");
+    /* koord-scheduler's sample profile: LoadAwareScheduling after the upstream filters and
+     * scorers, weight 1, and at reserve. */
+    {
+        const struct sched_profile_config *p = &c->profiles[0];
+        int la = id_of("LoadAwareScheduling");
+        assert_int_equal(p->points[SCHED_PT_FILTER][p->npoints[SCHED_PT_FILTER] - 1].id, la);
+        assert_int_equal(p->points[SCHED_PT_SCORE][p->npoints[SCHED_PT_SCORE] - 1].id, la);
+        assert_int_equal(p->points[SCHED_PT_SCORE][p->npoints[SCHED_PT_SCORE] - 1].weight, 1);
+        assert_int_equal(p->points[SCHED_PT_RESERVE][p->npoints[SCHED_PT_RESERVE] - 1].id, la);
+    }
     sched_config_free(c);
+    /* A file starts from upstream's defaults: no LoadAwareScheduling unless it names it. */
+    {
+        struct strbuf err = STRBUF_INIT;
+        c = NULL;
+        assert_int_equal(sched_config_parse(HEAD, strlen(HEAD), &c, &err), 0);
+        for (int pt = 0; pt < SCHED_PT_COUNT; pt++)
+            for (size_t i = 0; i < c->profiles[0].npoints[pt]; i++)
+                assert_int_not_equal(c->profiles[0].points[pt][i].id, id_of("LoadAwareScheduling"));
+        sched_config_free(c);
+        strbuf_release(&err);
+    }
     sched_config_free(NULL);
 }
 
@@ -987,9 +1010,10 @@ static void test_examples(void **state)
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");
     assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
     assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
-    assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
+    assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER " LoadAwareScheduling");
     assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
-    assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
+    assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE " LoadAwareScheduling:1");
+    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "LoadAwareScheduling");
     assert_point(&c->profiles[0], SCHED_PT_BIND, "DefaultBinder");
     assert_json_eq(
         cJSON_GetObjectItemCaseSensitive(
@@ -1047,6 +1071,26 @@ static void test_examples_real_args(void **state)
         strbuf_release(&err);
     }
     strbuf_release(&text);
+
+    /* LoadAwareScheduling's args under upstream's plugin name and kind; bad ones by path. */
+    {
+        static const char bad[] =
+            HEAD "profiles:\n- pluginConfig:\n"
+                 "  - name: LoadAwareScheduling\n"
+                 "    args: {kind: LoadAwareSchedulingArgs, usageThresholds: {cpu: 120},\n"
+                 "           aggregated: {usageAggregationType: p42}}\n";
+        static const char want[] =
+            "profiles[0].pluginConfig[0].args.usageThresholds.cpu: Invalid value: 120: "
+            "threshold of cpu must be in [0, 100]\n"
+            "profiles[0].pluginConfig[0].args.aggregated.usageAggregationType: Unsupported "
+            "value: \"p42\": supported values: \"avg\", \"p50\", \"p90\", \"p95\", \"p99\"\n";
+        struct strbuf err = STRBUF_INIT;
+        struct sched_config *c = NULL;
+
+        assert_int_equal(config_parse(bad, strlen(bad), &real_init_registry, &c, &err), -EINVAL);
+        assert_string_equal(err.buf, want);
+        strbuf_release(&err);
+    }
 
     /* A real plugin's own errors come under the pluginConfig entry's path. */
     if (sched_registry_get(id_of("NodeResourcesFit"))->init) {
@@ -1106,9 +1150,12 @@ static void test_real_registry(void **state)
             fail_msg("%s:\n%s", files[i], err.buf);
         assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
         assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
-        assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
+        /* The first is koord-scheduler's sample, with LoadAwareScheduling. */
+        assert_point(&c->profiles[0], SCHED_PT_FILTER,
+                     i == 0 ? DEF_FILTER " LoadAwareScheduling" : DEF_FILTER);
         assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
-        assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
+        assert_point(&c->profiles[0], SCHED_PT_SCORE,
+                     i == 0 ? DEF_SCORE " LoadAwareScheduling:1" : DEF_SCORE);
         assert_point(&c->profiles[0], SCHED_PT_BIND, "DefaultBinder");
         sched_config_free(c);
     }

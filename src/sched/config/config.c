@@ -181,6 +181,37 @@ static void default_sets(struct pset def[NSETS])
 }
 
 /*
+ * koord-scheduler's default configuration (config/manager/scheduler-config.yaml; reference
+ * scheduler.md 8.1, koordlet-and-scheduler.md 5): the Koordinator plugins at the points that
+ * file lists them, after multiPoint's upstream plugins there, with its score weights. Only the
+ * configuration without a file has them: a file starts from upstream's defaults, as it does
+ * for koord-scheduler.
+ */
+static const struct {
+    const char *name;
+    enum sched_point point;
+    int32_t weight; /* score only */
+} koord_default_points[] = {
+    {"LoadAwareScheduling", SCHED_PT_FILTER, 0},
+    {"LoadAwareScheduling", SCHED_PT_SCORE, 1},
+    {"LoadAwareScheduling", SCHED_PT_RESERVE, 0},
+};
+
+static void koord_default_sets(struct pset sets[NSETS])
+{
+    for (size_t i = 0; i < ARRAY_SIZE(koord_default_points); i++) {
+        int id = sched_registry_find(koord_default_points[i].name);
+
+        CHECK(id >= 0);
+        pset_push(&sets[koord_default_points[i].point],
+                  (struct pentry){.id = id,
+                                  .src = -1,
+                                  .has_weight = koord_default_points[i].weight != 0,
+                                  .weight = koord_default_points[i].weight});
+    }
+}
+
+/*
  * default_plugins.go mergePluginSet: the defaults not disabled (none when "*" is), each replaced
  * in place by a file entry of the same name (the last one, as upstream's map keeps it), then the
  * file's other entries in their order (duplicates included: expansion reports them).
@@ -1265,6 +1296,8 @@ static struct sched_config *config_default(const char *name, const char *const *
     cfg->nprofiles = n;
     cfg->profiles = xcalloc(n, sizeof(*cfg->profiles));
     default_sets(sets);
+    if (reg == &real_registry)
+        koord_default_sets(sets);
     for (size_t i = 0; i < n; i++) {
         struct sched_profile_config *prof = &cfg->profiles[i];
         char *ppath = pathf("profiles[%zu]", i);
