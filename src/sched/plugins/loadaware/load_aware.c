@@ -85,15 +85,15 @@ void sched__la_estimate(const struct la *la, const struct sched_pod *pod, struct
         }
         q = req > lim ? req : lim;
         if (q == 0) {
-            /* Mid and free pods asking nothing are estimated at nothing. */
-            if (pod->koord_priority == API_PRIORITY_MID || pod->koord_priority == API_PRIORITY_FREE)
-                est = 0;
-            else if (idx == SCHED_RES_CPU)
+            /* Mid and free pods asking nothing are estimated at nothing; others at the
+             * defaults for cpu and memory. */
+            bool dflt =
+                pod->koord_priority != API_PRIORITY_MID && pod->koord_priority != API_PRIORITY_FREE;
+            est = 0;
+            if (dflt && idx == SCHED_RES_CPU)
                 est = LA_DEFAULT_MILLI_CPU;
-            else if (idx == SCHED_RES_MEMORY)
+            else if (dflt && idx == SCHED_RES_MEMORY)
                 est = LA_DEFAULT_MEMORY;
-            else
-                est = 0;
         } else {
             est = (int64_t)llround((double)q * (double)f->v / 100.0);
             if (lim > 0 && est > lim)
