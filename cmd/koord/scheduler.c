@@ -28,7 +28,8 @@ static const char usage[] =
     "\n"
     "koord-scheduler: schedules pending pods whose spec.schedulerName names one of its profiles,\n"
     "with kube-scheduler's framework, queue (scheduling gates included) and default plugins,\n"
-    "counting batch resources (kubernetes.io/batch-cpu, batch-memory) like any other resource.\n"
+    "counting batch resources (kubernetes.io/batch-cpu, batch-memory) like any other resource,\n"
+    "and Koordinator's LoadAwareScheduling (nodes' reported usage, from NodeMetrics).\n"
     "\n"
     "  --kubeconfig FILE        API server to talk to (default $KUBECONFIG, in-cluster,\n"
     "                           ~/.kube/config)\n"
@@ -260,11 +261,6 @@ int cmd_scheduler(int argc, char **argv)
         return 2;
     if (!(cfg = load_config(config, names, nnames)))
         goto out;
-    if (sched_resv_controller_config(cfg, &resv_enabled, &resv_opts, &resv_err) < 0) {
-        (void)fprintf(stderr, "koord scheduler: invalid Reservation plugin arguments:\n%s",
-                      resv_err.buf);
-        goto out;
-    }
 
     cmd_block_stop_signals(&sigs, SIGUSR1);
     if (cmd_kube_client(kubeconfig, "sched", NULL, &client) < 0)
@@ -280,6 +276,12 @@ int cmd_scheduler(int argc, char **argv)
         }
         (void)fprintf(stderr, "koord scheduler: invalid plugin arguments:\n%s", m.buf ? m.buf : "");
         strbuf_release(&m);
+        goto out;
+    }
+    /* The plugins' args are valid by now (the Reservation plugin checked its own). */
+    if (sched_resv_controller_config(cfg, &resv_enabled, &resv_opts, &resv_err) < 0) {
+        (void)fprintf(stderr, "koord scheduler: invalid Reservation plugin arguments:\n%s",
+                      resv_err.buf);
         goto out;
     }
     if (listen && *listen) {

@@ -111,7 +111,8 @@ static void fw_add_informer(void *ud, struct kube_informer *inf)
 {
     struct sched_scheduler *s = ud;
 
-    s->plugin_infs = xrealloc(s->plugin_infs, (s->nplugin_infs + 1) * sizeof(*s->plugin_infs));
+    s->plugin_infs =
+        xrealloc(s->plugin_infs, (s->nplugin_infs + 1) * sizeof(struct kube_informer *));
     s->plugin_infs[s->nplugin_infs++] = inf;
 }
 

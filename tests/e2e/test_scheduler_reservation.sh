@@ -41,6 +41,15 @@ leaderElection:
   retryPeriod: 1s
 profiles:
 - schedulerName: koord-scheduler
+  plugins:
+    preFilter: {enabled: [{name: Reservation}]}
+    filter: {enabled: [{name: Reservation}]}
+    postFilter: {disabled: [{name: "*"}], enabled: [{name: Reservation}, {name: DefaultPreemption}]}
+    preScore: {enabled: [{name: Reservation}]}
+    score: {enabled: [{name: Reservation, weight: 5000}]}
+    reserve: {enabled: [{name: Reservation}]}
+    preBind: {enabled: [{name: Reservation}]}
+    bind: {disabled: [{name: "*"}], enabled: [{name: Reservation}, {name: DefaultBinder}]}
 EOF
 "$KOORD" scheduler --config "$TMP/sched.yaml" --listen 127.0.0.1:0 \
     --ready-file "$TMP/s1.ready" --log-level debug >>"$TMP/s1.log" 2>&1 &

@@ -49,8 +49,10 @@ static const struct {
     {"InterPodAffinity", PF | F | PS | S},
     {"DefaultPreemption", POSTF},
     {"NodeResourcesBalancedAllocation", PS | S},
-    {"Reservation", PF | F | POSTF | PS | S | R | PB | B},
     {"DefaultBinder", B},
+    /* Koordinator's (their Go interfaces in koordinator pkg/scheduler/plugins). */
+    {"Reservation", PF | F | POSTF | PS | S | R | PB | B},
+    {"LoadAwareScheduling", PF | F | S | R},
 };
 
 static unsigned fake_mask[SCHED_MAX_PLUGINS];
@@ -222,17 +224,16 @@ static void assert_point_at(const struct sched_profile_config *p, enum sched_poi
     "kind: KubeSchedulerConfiguration\n"
 
 /* The default profile (upstream default_plugins.go reduced to koord's plugins), expanded. */
-#define DEF_PRE_FILTER                                                                             \
-    "NodeAffinity NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity Reservation"
+#define DEF_PRE_FILTER "NodeAffinity NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity"
 #define DEF_FILTER                                                                                 \
     "NodeUnschedulable NodeName TaintToleration NodeAffinity NodePorts NodeResourcesFit "          \
-    "PodTopologySpread InterPodAffinity Reservation"
+    "PodTopologySpread InterPodAffinity"
 #define DEF_PRE_SCORE                                                                              \
     "TaintToleration NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity "            \
-    "Reservation NodeResourcesBalancedAllocation"
+    "NodeResourcesBalancedAllocation"
 #define DEF_SCORE                                                                                  \
     "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 PodTopologySpread:2 InterPodAffinity:2 "  \
-    "Reservation:5000 NodeResourcesBalancedAllocation:1"
+    "NodeResourcesBalancedAllocation:1"
 
 static void assert_default_profile(const struct sched_profile_config *p)
 {
@@ -240,13 +241,13 @@ static void assert_default_profile(const struct sched_profile_config *p)
     assert_point(p, SCHED_PT_QUEUE_SORT, "PrioritySort");
     assert_point(p, SCHED_PT_PRE_FILTER, DEF_PRE_FILTER);
     assert_point(p, SCHED_PT_FILTER, DEF_FILTER);
-    assert_point(p, SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
+    assert_point(p, SCHED_PT_POST_FILTER, "DefaultPreemption");
     assert_point(p, SCHED_PT_PRE_SCORE, DEF_PRE_SCORE);
     assert_point(p, SCHED_PT_SCORE, DEF_SCORE);
-    assert_point(p, SCHED_PT_RESERVE, "Reservation");
+    assert_point(p, SCHED_PT_RESERVE, "");
     assert_point(p, SCHED_PT_PERMIT, "");
-    assert_point(p, SCHED_PT_PRE_BIND, "Reservation");
-    assert_point(p, SCHED_PT_BIND, "Reservation DefaultBinder");
+    assert_point(p, SCHED_PT_PRE_BIND, "");
+    assert_point(p, SCHED_PT_BIND, "DefaultBinder");
     assert_point(p, SCHED_PT_POST_BIND, "");
     for (int id = 0; id < SCHED_MAX_PLUGINS; id++)
         assert_null(p->args[id]);
@@ -311,7 +312,34 @@ static void test_default_config(void **state)
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");
     assert_string_equal(c->lease_namespace, "koordinator-system");
     assert_string_equal(c->lease_name, "koord-scheduler");
+    /* koord-scheduler's sample profile: the Koordinator plugins after the upstream ones at each
+     * point, with the sample's weights; at postFilter and bind its own order, Reservation
+     * first. */
+    {
+        const struct sched_profile_config *p = &c->profiles[0];
+        assert_point(p, SCHED_PT_PRE_FILTER, DEF_PRE_FILTER " Reservation");
+        assert_point(p, SCHED_PT_FILTER, DEF_FILTER " Reservation LoadAwareScheduling");
+        assert_point(p, SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
+        assert_point(p, SCHED_PT_PRE_SCORE, DEF_PRE_SCORE " Reservation");
+        assert_point(p, SCHED_PT_SCORE, DEF_SCORE " LoadAwareScheduling:1 Reservation:5000");
+        assert_point(p, SCHED_PT_RESERVE, "Reservation LoadAwareScheduling");
+        assert_point(p, SCHED_PT_PRE_BIND, "Reservation");
+        assert_point(p, SCHED_PT_BIND, "Reservation DefaultBinder");
+    }
     sched_config_free(c);
+    /* A file starts from upstream's defaults: no Koordinator plugin unless it names it. */
+    {
+        struct strbuf err = STRBUF_INIT;
+        c = NULL;
+        assert_int_equal(sched_config_parse(HEAD, strlen(HEAD), &c, &err), 0);
+        for (int pt = 0; pt < SCHED_PT_COUNT; pt++)
+            for (size_t i = 0; i < c->profiles[0].npoints[pt]; i++) {
+                assert_int_not_equal(c->profiles[0].points[pt][i].id, id_of("LoadAwareScheduling"));
+                assert_int_not_equal(c->profiles[0].points[pt][i].id, id_of("Reservation"));
+            }
+        sched_config_free(c);
+        strbuf_release(&err);
+    }
     sched_config_free(NULL);
 }
 
@@ -496,7 +524,7 @@ static void test_merge_reenable_in_place(void **state)
     /* TaintToleration re-listed without a weight: 0, so 1. */
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "TaintToleration:1 NodeAffinity:7 NodeResourcesFit:1 PodTopologySpread:2 "
-                 "InterPodAffinity:2 Reservation:5000 NodeResourcesBalancedAllocation:1");
+                 "InterPodAffinity:2 NodeResourcesBalancedAllocation:1");
     assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
     sched_config_free(c);
 }
@@ -518,11 +546,10 @@ static void test_merge_disable_then_append(void **state)
                       "      - name: NodeAffinity\n"
                       "        weight: 4\n");
     assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER,
-                 "NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity Reservation "
-                 "NodeAffinity");
+                 "NodePorts NodeResourcesFit PodTopologySpread InterPodAffinity NodeAffinity");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "TaintToleration:3 NodeResourcesFit:1 PodTopologySpread:2 InterPodAffinity:2 "
-                 "Reservation:5000 NodeResourcesBalancedAllocation:1 NodeAffinity:4");
+                 "NodeResourcesBalancedAllocation:1 NodeAffinity:4");
     sched_config_free(c);
 }
 
@@ -548,9 +575,9 @@ static void test_expand_order(void **state)
                       "      - name: NodeName\n");
     assert_point(&c->profiles[0], SCHED_PT_FILTER,
                  "NodeName NodeUnschedulable TaintToleration NodeAffinity NodeResourcesFit "
-                 "PodTopologySpread InterPodAffinity Reservation NodePorts");
+                 "PodTopologySpread InterPodAffinity NodePorts");
     assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER,
-                 "NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity Reservation");
+                 "NodeAffinity NodeResourcesFit PodTopologySpread InterPodAffinity");
     sched_config_free(c);
 }
 
@@ -571,10 +598,10 @@ static void test_disable_at_one_point(void **state)
                       "      - name: NodeResourcesBalancedAllocation\n");
     assert_point(&c->profiles[0], SCHED_PT_FILTER,
                  "NodeUnschedulable NodeName NodeAffinity NodePorts PodTopologySpread "
-                 "InterPodAffinity Reservation");
+                 "InterPodAffinity");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "TaintToleration:3 NodeAffinity:2 NodeResourcesFit:1 PodTopologySpread:2 "
-                 "InterPodAffinity:2 Reservation:5000");
+                 "InterPodAffinity:2");
     assert_point(&c->profiles[0], SCHED_PT_PRE_SCORE, DEF_PRE_SCORE);
     assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER, DEF_PRE_FILTER);
     sched_config_free(c);
@@ -596,7 +623,7 @@ static void test_score_weight_precedence(void **state)
                       "        weight: 0\n");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  "PodTopologySpread:10 NodeAffinity:1 TaintToleration:3 NodeResourcesFit:1 "
-                 "InterPodAffinity:2 Reservation:5000 NodeResourcesBalancedAllocation:1");
+                 "InterPodAffinity:2 NodeResourcesBalancedAllocation:1");
     sched_config_free(c);
 }
 
@@ -610,10 +637,10 @@ static void test_expand_follows_implemented_points(void **state)
     fake_mask[id_of("NodePorts")] |= R | PERM;
     fake_mask[id_of("DefaultBinder")] |= S;
     c = parse_ok(HEAD);
-    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "NodePorts Reservation");
+    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "NodePorts");
     assert_point(&c->profiles[0], SCHED_PT_PERMIT, "NodePorts");
     assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE " DefaultBinder:1");
-    assert_point(&c->profiles[0], SCHED_PT_PRE_BIND, "Reservation");
+    assert_point(&c->profiles[0], SCHED_PT_PRE_BIND, "");
     sched_config_free(c);
 }
 
@@ -865,7 +892,7 @@ static void test_errors_framework(void **state)
                   "registered as \"FilterPlugin\"\n");
     assert_errors(parse_err(HEAD "profiles:\n- plugins:\n"
                                  "    queueSort: {disabled: [{name: '*'}]}\n"
-                                 "    bind: {disabled: [{name: '*'}]}\n"),
+                                 "    bind: {disabled: [{name: DefaultBinder}]}\n"),
                   "profiles[0].plugins.queueSort: only one queue sort plugin required for "
                   "profile with scheduler name \"default-scheduler\", but got 0\n"
                   "profiles[0].plugins.bind: at least one bind plugin is needed for profile with "
@@ -991,9 +1018,14 @@ static void test_examples(void **state)
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");
     assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
     assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
-    assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
+    assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER, DEF_PRE_FILTER " Reservation");
+    assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER " Reservation LoadAwareScheduling");
     assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
-    assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
+    assert_point(&c->profiles[0], SCHED_PT_PRE_SCORE, DEF_PRE_SCORE " Reservation");
+    assert_point(&c->profiles[0], SCHED_PT_SCORE,
+                 DEF_SCORE " LoadAwareScheduling:1 Reservation:5000");
+    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "Reservation LoadAwareScheduling");
+    assert_point(&c->profiles[0], SCHED_PT_PRE_BIND, "Reservation");
     assert_point(&c->profiles[0], SCHED_PT_BIND, "Reservation DefaultBinder");
     assert_json_eq(
         cJSON_GetObjectItemCaseSensitive(
@@ -1051,6 +1083,26 @@ static void test_examples_real_args(void **state)
         strbuf_release(&err);
     }
     strbuf_release(&text);
+
+    /* LoadAwareScheduling's args under upstream's plugin name and kind; bad ones by path. */
+    {
+        static const char bad[] =
+            HEAD "profiles:\n- pluginConfig:\n"
+                 "  - name: LoadAwareScheduling\n"
+                 "    args: {kind: LoadAwareSchedulingArgs, usageThresholds: {cpu: 120},\n"
+                 "           aggregated: {usageAggregationType: p42}}\n";
+        static const char want[] =
+            "profiles[0].pluginConfig[0].args.usageThresholds.cpu: Invalid value: 120: "
+            "threshold of cpu must be in [0, 100]\n"
+            "profiles[0].pluginConfig[0].args.aggregated.usageAggregationType: Unsupported "
+            "value: \"p42\": supported values: \"avg\", \"p50\", \"p90\", \"p95\", \"p99\"\n";
+        struct strbuf err = STRBUF_INIT;
+        struct sched_config *c = NULL;
+
+        assert_int_equal(config_parse(bad, strlen(bad), &real_init_registry, &c, &err), -EINVAL);
+        assert_string_equal(err.buf, want);
+        strbuf_release(&err);
+    }
 
     /* A real plugin's own errors come under the pluginConfig entry's path. */
     if (sched_registry_get(id_of("NodeResourcesFit"))->init) {
@@ -1110,10 +1162,15 @@ static void test_real_registry(void **state)
             fail_msg("%s:\n%s", files[i], err.buf);
         assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
         assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
-        assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
-        assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
-        assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
-        assert_point(&c->profiles[0], SCHED_PT_BIND, "Reservation DefaultBinder");
+        /* The first is koord-scheduler's sample, with Koordinator's plugins. */
+        assert_point(&c->profiles[0], SCHED_PT_FILTER,
+                     i == 0 ? DEF_FILTER " Reservation LoadAwareScheduling" : DEF_FILTER);
+        assert_point(&c->profiles[0], SCHED_PT_POST_FILTER,
+                     i == 0 ? "Reservation DefaultPreemption" : "DefaultPreemption");
+        assert_point(&c->profiles[0], SCHED_PT_SCORE,
+                     i == 0 ? DEF_SCORE " LoadAwareScheduling:1 Reservation:5000" : DEF_SCORE);
+        assert_point(&c->profiles[0], SCHED_PT_BIND,
+                     i == 0 ? "Reservation DefaultBinder" : "DefaultBinder");
         sched_config_free(c);
     }
     strbuf_release(&text);

@@ -648,11 +648,13 @@ static void test_args(void **unused)
     cJSON_Delete(a);
     memset(&o, 0, sizeof(o));
     assert_int_equal(sched_resv_controller_args(NULL, &o, &err), 0);
-    assert_int_equal(o.gc_duration_s, 0);
+    assert_int_equal(o.gc_duration_s, 86400);
+    assert_int_equal(o.gc_interval_s, 60);
+    assert_int_equal(o.workers, 1);
     a = js("{'gcDurationSeconds':-1,'gcIntervalSeconds':'x','disableGarbageCollection':1}");
     assert_int_equal(sched_resv_controller_args(a, &o, &err), -EINVAL);
     assert_non_null(strstr(err.buf, "gcDurationSeconds: Invalid value: -1"));
-    assert_non_null(strstr(err.buf, "gcIntervalSeconds: Invalid value: must be an integer"));
+    assert_non_null(strstr(err.buf, "gcIntervalSeconds: Invalid value: \"x\""));
     assert_non_null(strstr(err.buf, "disableGarbageCollection: Invalid value"));
     cJSON_Delete(a);
     strbuf_release(&err);

@@ -81,21 +81,10 @@ static const struct {
     const char *name;
     int32_t weight; /* 0: none given */
 } default_multipoint[] = {
-    {"SchedulingGates", 0},
-    {"PrioritySort", 0},
-    {"NodeUnschedulable", 0},
-    {"NodeName", 0},
-    {"TaintToleration", 3},
-    {"NodeAffinity", 2},
-    {"NodePorts", 0},
-    {"NodeResourcesFit", 1},
-    {"PodTopologySpread", 2},
-    {"InterPodAffinity", 2},
-    /* koord-scheduler's sample profile: Reservation (weight 5000) runs PostFilter before
-     * DefaultPreemption (a Reservation preempts nobody) and binds before DefaultBinder. */
-    {"Reservation", 5000},
-    {"DefaultPreemption", 0},
-    {"NodeResourcesBalancedAllocation", 1},
+    {"SchedulingGates", 0},  {"PrioritySort", 0},      {"NodeUnschedulable", 0},
+    {"NodeName", 0},         {"TaintToleration", 3},   {"NodeAffinity", 2},
+    {"NodePorts", 0},        {"NodeResourcesFit", 1},  {"PodTopologySpread", 2},
+    {"InterPodAffinity", 2}, {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
     {"DefaultBinder", 0},
 };
 
@@ -188,6 +177,51 @@ static void default_sets(struct pset def[NSETS])
                                                    .src = -1,
                                                    .has_weight = default_multipoint[i].weight != 0,
                                                    .weight = default_multipoint[i].weight});
+    }
+}
+
+/*
+ * koord-scheduler's default configuration (config/manager/scheduler-config.yaml; reference
+ * scheduler.md 8.1, koordlet-and-scheduler.md 5): the Koordinator plugins at the points that
+ * file lists them, after multiPoint's upstream plugins there, with its score weights. At
+ * postFilter and bind the file disables "*" and lists its own order, Reservation first (a
+ * Reservation preempts nobody; Reservation binds the pods that stand for Reservations, and
+ * DefaultBinder the others). Only the configuration without a file has them: a file starts
+ * from upstream's defaults, as it does for koord-scheduler.
+ */
+static const struct {
+    const char *name;
+    enum sched_point point;
+    int32_t weight; /* score only */
+} koord_default_points[] = {
+    {"Reservation", SCHED_PT_PRE_FILTER, 0},
+    {"Reservation", SCHED_PT_FILTER, 0},
+    {"LoadAwareScheduling", SCHED_PT_FILTER, 0},
+    {"Reservation", SCHED_PT_POST_FILTER, 0},
+    {"DefaultPreemption", SCHED_PT_POST_FILTER, 0},
+    {"Reservation", SCHED_PT_PRE_SCORE, 0},
+    {"LoadAwareScheduling", SCHED_PT_SCORE, 1},
+    {"Reservation", SCHED_PT_SCORE, 5000},
+    {"Reservation", SCHED_PT_RESERVE, 0},
+    {"LoadAwareScheduling", SCHED_PT_RESERVE, 0},
+    {"Reservation", SCHED_PT_PRE_BIND, 0},
+    {"Reservation", SCHED_PT_BIND, 0},
+    {"DefaultBinder", SCHED_PT_BIND, 0},
+};
+
+static void koord_default_sets(struct pset sets[NSETS])
+{
+    sets[SCHED_PT_POST_FILTER].all_disabled = true;
+    sets[SCHED_PT_BIND].all_disabled = true;
+    for (size_t i = 0; i < ARRAY_SIZE(koord_default_points); i++) {
+        int id = sched_registry_find(koord_default_points[i].name);
+
+        CHECK(id >= 0);
+        pset_push(&sets[koord_default_points[i].point],
+                  (struct pentry){.id = id,
+                                  .src = -1,
+                                  .has_weight = koord_default_points[i].weight != 0,
+                                  .weight = koord_default_points[i].weight});
     }
 }
 
@@ -1276,6 +1310,8 @@ static struct sched_config *config_default(const char *name, const char *const *
     cfg->nprofiles = n;
     cfg->profiles = xcalloc(n, sizeof(*cfg->profiles));
     default_sets(sets);
+    if (reg == &real_registry)
+        koord_default_sets(sets);
     for (size_t i = 0; i < n; i++) {
         struct sched_profile_config *prof = &cfg->profiles[i];
         char *ppath = pathf("profiles[%zu]", i);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api/labels.h"
+#include "api/pod.h"
 #include "api/quantity.h"
 #include "api/rfc3339.h"
 #include "base/base.h"
@@ -562,6 +563,50 @@ static void decode_requests(const cJSON *spec, struct sched_pod *p, struct decod
     p->requests_nothing = !any;
 }
 
+/* One container's limits into r (zeroed first): resources some node offers only. */
+static void container_limits(const cJSON *c, struct sched_res *r)
+{
+    const cJSON *q;
+
+    memset(r, 0, sizeof(*r));
+    cJSON_ArrayForEach(q, get(get(c, "resources"), "limits"))
+    {
+        struct quantity qty;
+        int64_t v = 0;
+        int i;
+
+        if (!cJSON_IsString(q) || quantity_parse(q->valuestring, &qty) < 0 ||
+            quantity_sign(&qty) < 0 || (i = sched_res_lookup(q->string)) < 0)
+            continue;
+        if (i == SCHED_RES_CPU)
+            (void)quantity_milli(&qty, &v);
+        else
+            (void)quantity_value(&qty, &v);
+        r->v[i] = v;
+    }
+}
+
+/* resource.PodLimits: the containers' limits summed, raised to any init container's. */
+static void decode_limits(const cJSON *spec, struct sched_pod *p)
+{
+    struct sched_res c;
+    const cJSON *x;
+
+    cJSON_ArrayForEach(x, get(spec, "containers"))
+    {
+        container_limits(x, &c);
+        for (int k = 0; k < SCHED_RES_MAX; k++)
+            p->lim.v[k] += c.v[k];
+    }
+    cJSON_ArrayForEach(x, get(spec, "initContainers"))
+    {
+        container_limits(x, &c);
+        for (int k = 0; k < SCHED_RES_MAX; k++)
+            if (c.v[k] > p->lim.v[k])
+                p->lim.v[k] = c.v[k];
+    }
+}
+
 /* ---- pod affinity and spread ---- */
 
 static struct label_selector *decode_selector(const cJSON *sel, const char *path,
@@ -904,6 +949,13 @@ int sched_pod_decode(const cJSON *obj, struct sched_pod **ret)
     (void)sched_resv_pod_decode(obj, &p->resv);
 
     decode_requests(spec, p, &err);
+    decode_limits(spec, p);
+    p->koord_priority = (int)api_pod_priority(obj);
+    cJSON_ArrayForEach(x, get(status, "conditions"))
+    {
+        if (!strcmp(get_str(x, "type"), "PodScheduled") && !strcmp(get_str(x, "status"), "True"))
+            p->scheduled = timestamp(get_str(x, "lastTransitionTime"));
+    }
     decode_ports(spec, p);
     decode_tolerations(get(spec, "tolerations"), p, &err);
     x = get(spec, "nodeSelector");

@@ -210,6 +210,17 @@ struct sched_pod {
     char *gates;   /* their names joined with ' ' ("" when none), for the PreEnqueue message */
 
     char *invalid; /* NULL, or "spec.containers[0].resources.requests.cpu: <why>" */
+
+    /*
+     * What Koordinator's LoadAwareScheduling estimates a pod's usage from: its limits
+     * (PodLimits: containers summed, init containers' max; only resources some node offers;
+     * malformed limits count 0), its Koordinator priority class with default (api/pod.h
+     * enum api_priority) and when it was bound (PodScheduled=True lastTransitionTime, 0 when
+     * not yet).
+     */
+    struct sched_res lim;
+    int koord_priority;
+    double scheduled;
 };
 
 /*

@@ -19,8 +19,9 @@ extern const struct sched_plugin sched_plugin_scheduling_gates, sched_plugin_pri
     sched_plugin_node_unschedulable, sched_plugin_node_name, sched_plugin_taint_toleration,
     sched_plugin_node_affinity, sched_plugin_node_ports, sched_plugin_node_resources_fit,
     sched_plugin_balanced_allocation, sched_plugin_pod_topology_spread,
-    sched_plugin_inter_pod_affinity, sched_plugin_default_preemption, sched_plugin_default_binder,
-    sched_plugin_reservation;
+    sched_plugin_inter_pod_affinity, sched_plugin_default_preemption, sched_plugin_default_binder;
+/* Koordinator's plugins. */
+extern const struct sched_plugin sched_plugin_reservation, sched_plugin_load_aware;
 
 /* The number of registered plugins. */
 size_t sched_registry_count(void);

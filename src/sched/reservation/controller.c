@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "api/duration.h"
+#include "api/field.h"
 #include "api/quantity.h"
 #include "api/rfc3339.h"
 #include "base/base.h"
@@ -28,6 +29,7 @@
 #include "sched/config/config.h"
 #include "sched/framework/types.h"
 #include "sched/plugins/registry.h"
+#include "sched/plugins/reservation/reservation.h"
 #include "sched/reservation/owners.h"
 
 #define COMP                    "reservation"
@@ -116,66 +118,25 @@ static void count(struct sched_resv_controller *c, unsigned long *counter)
 
 /* ---- args ---- */
 
-static int int_field(const cJSON *args, const char *name, long min, long *ret, struct strbuf *err)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, name);
-
-    if (!v || cJSON_IsNull(v))
-        return 0;
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble) {
-        if (err)
-            strbuf_addf(err, "%s: Invalid value: must be an integer\n", name);
-        return -EINVAL;
-    }
-    if ((long)v->valuedouble < min) {
-        if (err)
-            strbuf_addf(err, "%s: Invalid value: %ld: must be greater than or equal to %ld\n", name,
-                        (long)v->valuedouble, min);
-        return -EINVAL;
-    }
-    *ret = (long)v->valuedouble;
-    return 1;
-}
-
 int sched_resv_controller_args(const cJSON *args, struct sched_resv_controller_opts *ret,
                                struct strbuf *err)
 {
-    const cJSON *v;
-    long n;
-    int r = 0, x;
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct sched_reservation_args a;
+    int r = sched_reservation_args_decode(args, "args", &a, &errs);
 
-    if (!args || cJSON_IsNull(args))
-        return 0;
-    if (!cJSON_IsObject(args)) {
-        if (err)
-            strbuf_addstr(err, "args: Invalid value: must be an object\n");
-        return -EINVAL;
+    for (size_t i = 0; err && i < errs.n; i++) {
+        field_error_format(&errs.v[i], err);
+        strbuf_addch(err, '\n');
     }
-    if ((x = int_field(args, "controllerWorkers", 0, &n, err)) < 0)
-        r = x;
-    else if (x)
-        ret->workers = (unsigned)n;
-    if ((x = int_field(args, "gcDurationSeconds", 0, &n, err)) < 0)
-        r = x;
-    else if (x)
-        ret->gc_duration_s = n;
-    if ((x = int_field(args, "gcIntervalSeconds", 0, &n, err)) < 0)
-        r = x;
-    else if (x)
-        ret->gc_interval_s = n;
-    if ((x = int_field(args, "resyncIntervalSeconds", 0, &n, err)) < 0)
-        r = x;
-    v = cJSON_GetObjectItemCaseSensitive(args, "disableGarbageCollection");
-    if (v && !cJSON_IsNull(v)) {
-        if (!cJSON_IsBool(v)) {
-            if (err)
-                strbuf_addstr(err, "disableGarbageCollection: Invalid value: must be a boolean\n");
-            r = -EINVAL;
-        } else {
-            ret->disable_gc = cJSON_IsTrue(v);
-        }
-    }
-    return r;
+    field_errors_release(&errs);
+    if (r < 0)
+        return r;
+    ret->workers = (unsigned)a.controller_workers;
+    ret->gc_duration_s = a.gc_duration_s;
+    ret->gc_interval_s = a.gc_interval_s;
+    ret->disable_gc = a.disable_gc;
+    return 0;
 }
 
 int sched_resv_controller_config(const struct sched_config *cfg, bool *ret_enabled,

@@ -75,10 +75,9 @@ struct sched_resv_controller_opts {
 
 /*
  * Reads the controller's fields of a ReservationArgs object (the Reservation plugin's
- * pluginConfig args; NULL = defaults) into *ret, leaving the others: controllerWorkers,
- * gcDurationSeconds, gcIntervalSeconds, disableGarbageCollection (resyncIntervalSeconds, for
- * upstream's metrics, is checked and not used). Fields it does not know are the plugin's and
- * are ignored. 0, or -EINVAL with "<field>: <why>" lines appended to err (may be NULL).
+ * pluginConfig args, decoded by the plugin's sched_reservation_args_decode(); NULL = defaults)
+ * into *ret: controllerWorkers, gcDurationSeconds, gcIntervalSeconds, disableGarbageCollection.
+ * 0, or -EINVAL with "args.<field>: <why>" lines appended to err (may be NULL).
  */
 int sched_resv_controller_args(const cJSON *args, struct sched_resv_controller_opts *ret,
                                struct strbuf *err);

@@ -1,0 +1,421 @@
+/*
+ * LoadAwareScheduling (Koordinator pkg/scheduler/plugins/loadaware/load_aware.go,
+ * pod_assign_cache.go, estimator/default_estimator.go; reference koordlet-and-scheduler.md 5.2,
+ * scheduler.md 8.2-8.3): places pods by what nodes really use, as their NodeMetrics report it,
+ * rather than by what pods request.
+ *
+ * A node's usage is its NodeMetric's (the latest nodeUsage, an aggregated percentile, or the
+ * prod pods' usage) plus the estimated usage of the pods placed since that report, which the
+ * report cannot show yet. Filter rejects a node whose usage with the incoming pod's estimate
+ * would pass usageThresholds (prodUsageThresholds for prod pods); Score prefers the least used.
+ *
+ * "Placed since the report": every pod the snapshot has on the node (bound or assumed) counts
+ * at its estimate less its reported usage when the NodeMetric does not list it, or when it was
+ * placed within the report's window (after updateTime - reportIntervalSeconds). When it was
+ * placed is the time Reserve recorded (this scheduler's own pods, until their binding is seen
+ * with a PodScheduled time and the next report covers them) or the pod's PodScheduled
+ * condition. Upstream keeps its own pod cache for this (podAssignCache); here the scheduler's
+ * cache already holds the node's pods, so the plugin only keeps the times.
+ */
+#include "sched/plugins/loadaware/load_aware.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/pod.h"
+#include "base/base.h"
+#include "sched/framework/framework.h"
+#include "sched/plugins/registry.h"
+
+#define LA_DEFAULT_MILLI_CPU 250                   /* DefaultMilliCPURequest */
+#define LA_DEFAULT_MEMORY    (200LL * 1024 * 1024) /* DefaultMemoryRequest */
+/* Reserve's times are needed until the binding carries its own (PodScheduled); older ones are
+ * dropped now and then even for nodes that never report. */
+#define LA_ASSIGN_KEEP_S 600
+
+static double wall_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sched__la_set_clock(void *self, double (*now)(void))
+{
+    ((struct la *)self)->now = now ? now : wall_now;
+}
+
+/* ---- the estimator ---- */
+
+/* The name a batch or mid pod requests r under (extension.TranslateResourceNameByPriorityClass). */
+static const char *translate(const char *r, int prio)
+{
+    if (prio == API_PRIORITY_BATCH) {
+        if (!strcmp(r, "cpu"))
+            return "kubernetes.io/batch-cpu";
+        if (!strcmp(r, "memory"))
+            return "kubernetes.io/batch-memory";
+    } else if (prio == API_PRIORITY_MID) {
+        if (!strcmp(r, "cpu"))
+            return "kubernetes.io/mid-cpu";
+        if (!strcmp(r, "memory"))
+            return "kubernetes.io/mid-memory";
+    }
+    return r;
+}
+
+void sched__la_estimate(const struct la *la, const struct sched_pod *pod, struct sched_res *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < la->a.factors.n; i++) {
+        const struct la_rval *f = &la->a.factors.v[i];
+        int idx = sched_res_lookup(f->name), ti;
+        int64_t req = 0, lim = 0, q, est;
+
+        if (idx < 0)
+            continue;
+        ti = sched_res_lookup(translate(f->name, pod->koord_priority));
+        if (ti >= 0) {
+            req = pod->req.v[ti];
+            lim = pod->lim.v[ti];
+        }
+        q = req > lim ? req : lim;
+        if (q == 0) {
+            /* Mid and free pods asking nothing are estimated at nothing; others at the
+             * defaults for cpu and memory. */
+            bool dflt =
+                pod->koord_priority != API_PRIORITY_MID && pod->koord_priority != API_PRIORITY_FREE;
+            est = 0;
+            if (dflt && idx == SCHED_RES_CPU)
+                est = LA_DEFAULT_MILLI_CPU;
+            else if (dflt && idx == SCHED_RES_MEMORY)
+                est = LA_DEFAULT_MEMORY;
+        } else {
+            est = (int64_t)llround((double)q * (double)f->v / 100.0);
+            if (lim > 0 && est > lim)
+                est = lim;
+        }
+        out->v[idx] = est;
+    }
+}
+
+/* ---- a node's usage ---- */
+
+/* What Filter and Score add up for one node (pod_assign_cache.go GetNodeMetricAndEstimated...). */
+struct la_node {
+    const struct la_metric *m; /* NULL: no NodeMetric */
+    bool expired;
+    struct sched_res delta, prod_delta, estimated; /* over the node's pods */
+};
+
+static bool is_prod(const struct sched_pod *p)
+{
+    return p->koord_priority == API_PRIORITY_PROD;
+}
+
+/* Reads the node's NodeMetric and pods; call with the read lock held. */
+static void node_usage(const struct la *la, const struct sched_node_info *ni, double now,
+                       struct la_node *n)
+{
+    const struct la_metric *m = hmap_get(&la->metrics, ni->name);
+
+    memset(n, 0, sizeof(*n));
+    n->m = m;
+    if (!m)
+        return;
+    n->expired = m->update <= 0 || now - m->update >= (double)la->a.expiration_s;
+    for (size_t i = 0; i < ni->npods; i++) {
+        const struct sched_pod *p = sched_node_info_pod(ni, i);
+        const struct la_pod_usage *u = hmap_get(&m->pods, p->key);
+        const struct la_assign *as = hmap_get(&la->assigned, p->uid);
+        double at = as ? as->at : p->scheduled;
+        bool recent, counted, prod_counted;
+        struct sched_res e;
+
+        if (p->terminal)
+            continue;
+        sched__la_estimate(la, p, &e);
+        recent = at > m->update - m->report_interval ||
+                 (la->a.after_scheduled_s > 0 && at > 0 &&
+                  at + (double)la->a.after_scheduled_s > m->update);
+        counted = !u || recent;
+        /* A prod pod the report does not list as prod counts as unreported. */
+        prod_counted = is_prod(p) && (!u || !u->prod || recent);
+        for (int k = 0; k < SCHED_RES_MAX; k++) {
+            int64_t used = u ? u->u.v[k] : 0;
+            int64_t used_prod = u && u->prod ? u->u.v[k] : 0;
+            if (counted && e.v[k] > used)
+                n->delta.v[k] += e.v[k] - used;
+            if (prod_counted && e.v[k] > used_prod)
+                n->prod_delta.v[k] += e.v[k] - used_prod;
+            n->estimated.v[k] += e.v[k];
+        }
+    }
+}
+
+/* The aggregated usage of type ty over dur_s (0: the longest duration reported), or NULL. */
+static const struct sched_res *aggregated(const struct la_metric *m, enum la_agg_type ty,
+                                          int64_t dur_s)
+{
+    const struct la_agg_usage *best = NULL;
+
+    for (size_t i = 0; i < m->nagg; i++) {
+        const struct la_agg_usage *a = &m->agg[i];
+        if (a->type != ty)
+            continue;
+        if (dur_s ? a->dur_s == dur_s : !best || a->dur_s > best->dur_s)
+            best = a;
+    }
+    return best ? &best->u : NULL;
+}
+
+/*
+ * base + delta of the node for one path into out: the prod pods' usage (prod), an aggregated
+ * usage (ty set), or the latest node usage. Without the usage asked for, the full estimates of
+ * the node's pods stand in (pod_assign_cache.go).
+ */
+static void base_usage(const struct la *la, const struct la_node *n, bool prod, enum la_agg_type ty,
+                       int64_t dur_s, struct sched_res *out)
+{
+    const struct sched_res *base = NULL;
+
+    if (prod) {
+        for (int k = 0; k < SCHED_RES_MAX; k++)
+            out->v[k] = n->m->prod.v[k] + (la->a.prod_include_sys ? n->m->sys.v[k] : 0) +
+                        n->prod_delta.v[k];
+        return;
+    }
+    if (ty != LA_AGG_UNSET)
+        base = aggregated(n->m, ty, dur_s);
+    else if (n->m->has_usage)
+        base = &n->m->usage;
+    for (int k = 0; k < SCHED_RES_MAX; k++)
+        out->v[k] = base ? base->v[k] + n->delta.v[k] : n->estimated.v[k];
+}
+
+/* ---- filter ---- */
+
+static enum sched_code la_filter(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                 const struct sched_node_info *ni, struct sched_status *st)
+{
+    struct la *la = self;
+    const struct la_rlist *th;
+    bool prod = false, agg = false, any = false;
+    struct sched_res est, pe;
+    struct la_node n;
+    enum sched_code c = SCHED_SUCCESS;
+
+    (void)cs;
+    if (!ni->node || !strcmp(pod->owner_kind, "DaemonSet"))
+        return SCHED_SUCCESS;
+    if (is_prod(pod) && la->a.prod_usage.n) {
+        th = &la->a.prod_usage;
+        prod = true;
+    } else if (la->a.agg_usage.n) {
+        th = &la->a.agg_usage;
+        agg = true;
+    } else {
+        th = &la->a.usage;
+    }
+    for (size_t i = 0; i < th->n; i++)
+        any |= th->v[i].v > 0;
+    if (!any)
+        return SCHED_SUCCESS;
+
+    CHECK(pthread_rwlock_rdlock(&la->lock) == 0);
+    node_usage(la, ni, la->now(), &n);
+    if (!n.m)
+        goto out;
+    if (n.expired) {
+        if (la->a.filter_expired && !la->a.schedule_when_expired)
+            c = sched_status_set(st, SCHED_UNSCHEDULABLE, "node(s) nodeMetric expired");
+        goto out;
+    }
+    if (!n.m->has_node)
+        goto out;
+    base_usage(la, &n, prod, agg ? la->a.agg_usage_type : LA_AGG_UNSET, la->a.agg_usage_dur_s,
+               &est);
+    sched__la_estimate(la, pod, &pe);
+    for (size_t i = 0; i < th->n; i++) {
+        int idx = sched_res_lookup(th->v[i].name);
+        int64_t alloc, used;
+        double pct;
+
+        if (th->v[i].v <= 0 || idx < 0 || (alloc = ni->node->allocatable.v[idx]) <= 0)
+            continue;
+        used = est.v[idx] + pe.v[idx];
+        pct = round((double)used / (double)alloc * 100.0);
+        if (pct > (double)th->v[i].v) {
+            c = sched_status_set(st, SCHED_UNSCHEDULABLE,
+                                 agg ? "node(s) %s aggregated usage exceed threshold"
+                                     : "node(s) %s usage exceed threshold",
+                                 th->v[i].name);
+            break;
+        }
+    }
+out:
+    CHECK(pthread_rwlock_unlock(&la->lock) == 0);
+    return c;
+}
+
+/* ---- score ---- */
+
+/* leastUsedScore. */
+static int64_t least_used(int64_t used, int64_t capacity)
+{
+    if (capacity <= 0 || used > capacity)
+        return 0;
+    return (capacity - used) * SCHED_MAX_NODE_SCORE / capacity;
+}
+
+static enum sched_code la_score(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                const struct sched_node_info *ni, int64_t *ret_score,
+                                struct sched_status *st)
+{
+    struct la *la = self;
+    struct sched_res est, pe;
+    struct la_node n;
+    int64_t sum = 0, wsum = 0, min = SCHED_MAX_NODE_SCORE;
+
+    (void)cs;
+    (void)st;
+    *ret_score = 0;
+    if (!ni->node)
+        return SCHED_SUCCESS;
+    CHECK(pthread_rwlock_rdlock(&la->lock) == 0);
+    node_usage(la, ni, la->now(), &n);
+    if (!n.m || n.expired || !n.m->has_node) {
+        CHECK(pthread_rwlock_unlock(&la->lock) == 0);
+        return SCHED_SUCCESS;
+    }
+    base_usage(la, &n, la->a.score_prod && is_prod(pod), la->a.agg_score_type,
+               la->a.agg_score_dur_s, &est);
+    CHECK(pthread_rwlock_unlock(&la->lock) == 0);
+    sched__la_estimate(la, pod, &pe);
+    for (size_t i = 0; i < la->a.weights.n; i++) {
+        int idx = sched_res_lookup(la->a.weights.v[i].name);
+        int64_t s = 0;
+
+        if (idx >= 0)
+            s = least_used(est.v[idx] + pe.v[idx], ni->node->allocatable.v[idx]);
+        sum += la->a.weights.v[i].v * s;
+        wsum += la->a.weights.v[i].v;
+        if (s < min)
+            min = s;
+    }
+    if (la->a.dominant_weight > 0 && la->a.weights.n) {
+        sum += la->a.dominant_weight * min;
+        wsum += la->a.dominant_weight;
+    }
+    *ret_score = wsum > 0 ? sum / wsum : 0;
+    return SCHED_SUCCESS;
+}
+
+/* ---- reserve ---- */
+
+static enum sched_code la_reserve(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                  const char *node, struct sched_status *st)
+{
+    struct la *la = self;
+    struct la_assign *as = xcalloc(1, sizeof(*as)), *old;
+    double now = la->now();
+
+    (void)cs;
+    (void)st;
+    as->node = xstrdup(node);
+    as->at = now;
+    CHECK(pthread_rwlock_wrlock(&la->lock) == 0);
+    if ((old = hmap_put(&la->assigned, pod->uid, as))) {
+        free(old->node);
+        free(old);
+    }
+    if (++la->reserves % 1024 == 0)
+        sched__la_prune(la, NULL, now - LA_ASSIGN_KEEP_S);
+    CHECK(pthread_rwlock_unlock(&la->lock) == 0);
+    return SCHED_SUCCESS;
+}
+
+static void la_unreserve(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                         const char *node)
+{
+    struct la *la = self;
+    struct la_assign *as;
+
+    (void)cs;
+    (void)node;
+    CHECK(pthread_rwlock_wrlock(&la->lock) == 0);
+    if ((as = hmap_del(&la->assigned, pod->uid))) {
+        free(as->node);
+        free(as);
+    }
+    CHECK(pthread_rwlock_unlock(&la->lock) == 0);
+}
+
+/* ---- lifecycle ---- */
+
+static void la_free(void *self)
+{
+    struct la *la = self;
+    struct hmap_entry *e;
+    size_t it;
+
+    if (!la)
+        return;
+    sched__la_feed_free(la);
+    for (e = hmap_first(&la->metrics, &it); e; e = hmap_next(&la->metrics, e, &it))
+        sched__la_metric_free(e->value);
+    hmap_release(&la->metrics);
+    for (e = hmap_first(&la->assigned, &it); e; e = hmap_next(&la->assigned, e, &it)) {
+        struct la_assign *as = e->value;
+        free(as->node);
+        free(as);
+    }
+    hmap_release(&la->assigned);
+    pthread_rwlock_destroy(&la->lock);
+    sched__la_args_release(&la->a);
+    free(la);
+}
+
+static int la_init(const cJSON *args, const char *path, struct sched_handle *h, void **ret_self,
+                   struct field_errors *errs)
+{
+    struct la *la = xcalloc(1, sizeof(*la));
+
+    if (sched__la_args_decode(args, path, &la->a, errs) < 0) {
+        free(la);
+        return -EINVAL;
+    }
+    la->h = h;
+    la->now = wall_now;
+    CHECK(pthread_rwlock_init(&la->lock, NULL) == 0);
+    hmap_init(&la->metrics);
+    hmap_init(&la->assigned);
+    if (h)
+        sched__la_feed_start(la, h);
+    *ret_self = la;
+    return 0;
+}
+
+static const struct sched_event_reg la_events[] = {
+    {"Pod", SCHED_ACT_DELETE},
+    {"Node", SCHED_ACT_ADD | SCHED_ACT_UPDATE_NODE_ALLOCATABLE},
+    {LA_NODEMETRIC_EVENT, SCHED_ACT_ALL},
+    {NULL, 0},
+};
+
+const struct sched_plugin sched_plugin_load_aware = {
+    .name = "LoadAwareScheduling",
+    .args_kind = "LoadAwareSchedulingArgs",
+    .default_weight = 1,
+    .events = la_events,
+    .init = la_init,
+    .free = la_free,
+    .filter = la_filter,
+    .score = la_score,
+    .reserve = la_reserve,
+    .unreserve = la_unreserve,
+};
