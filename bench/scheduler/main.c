@@ -942,7 +942,7 @@ static void run_workload(const struct workload *w, struct result *res)
     struct deleter del = {0};
     struct strbuf text = STRBUF_INIT;
     struct counts n = counts_of(w);
-    char *config = NULL, **crds;
+    char *config = NULL;
     double t0 = now_s();
     int64_t hwm;
     int r;
@@ -956,12 +956,7 @@ static void run_workload(const struct workload *w, struct result *res)
         (void)printf(", %zu gated, %zu deleted at %d/s", n.gated, n.deleting, DELETE_RATE);
     (void)printf("\n");
     (void)fflush(stdout);
-    /* The CRDs koord scheduler watches in a cluster (Reservations). */
-    crds =
-        bench_crd_paths((const char *const[]){"scheduling.koordinator.sh_reservations.yaml", NULL});
-    r = server_start_koord(&api, opt.koord, (const char *const *)crds, SERVER_AUTH_CERT);
-    bench_paths_free(crds);
-    if (r < 0) {
+    if (server_start_koord(&api, opt.koord, NULL, SERVER_AUTH_CERT) < 0) {
         bench_fail(w->name, "the API server did not start");
         goto out;
     }
