@@ -398,6 +398,8 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
                 sched_queue_add(s->queue, p);
         }
     }
+    for (size_t i = 0; i < s->nfws; i++)
+        sched_framework_pod_event(s->fws[i], p, deleted || p->terminal);
     sched_pod_unref(p);
 }
 
@@ -440,6 +442,8 @@ void sched_scheduler_node_event(struct sched_scheduler *s, const cJSON *old, con
         return;
     if (n->invalid)
         log_warn("sched", "node %s: %s: counted as empty, ignoring", n->name, n->invalid);
+    for (size_t i = 0; i < s->nfws; i++)
+        sched_framework_node_event(s->fws[i], n, deleted);
     if (deleted) {
         sched_cache_remove_node(s->cache, n->name);
         sched_node_unref(n);
@@ -563,6 +567,11 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
     qo.less = q_less;
     qo.interested = q_interested;
     qo.gates_plugin_id = sched_registry_find("SchedulingGates");
+    for (size_t id = 0; id < sched_registry_count(); id++) {
+        const struct sched_plugin *pl = sched_registry_get((int)id);
+        if (pl->pre_enqueue && (pl->pre_filter || pl->filter))
+            qo.recheck_plugins |= UINT64_C(1) << id;
+    }
     s->queue = sched_queue_new(&qo);
     s->nbinders = opts->binders > 0 ? opts->binders : 16;
     s->binders = xcalloc((size_t)s->nbinders, sizeof(*s->binders));

@@ -1245,6 +1245,33 @@ int sched_config_parse(const char *text, size_t len, struct sched_config **ret, 
     return config_parse(text, len, &real_registry, ret, err);
 }
 
+/*
+ * koord-scheduler's sample profile (config/manager/scheduler-config.yaml; reference
+ * koordlet-and-scheduler.md 5, scheduler.md 8.1) over the upstream defaults, for the profiles
+ * koord scheduler builds without a file: the Koordinator plugins at their points, and
+ * postFilter with "*" disabled, then the sample's order. ElasticQuota also runs at PreEnqueue,
+ * where it gates pods of a full quota (docs/scheduler.md).
+ */
+static const struct {
+    enum sched_point point;
+    const char *name;
+} koord_points[] = {
+    {SCHED_PT_PRE_ENQUEUE, "ScheduleAdmission"}, {SCHED_PT_PRE_ENQUEUE, "ElasticQuota"},
+    {SCHED_PT_PRE_FILTER, "ElasticQuota"},       {SCHED_PT_POST_FILTER, "ElasticQuota"},
+    {SCHED_PT_POST_FILTER, "DefaultPreemption"}, {SCHED_PT_RESERVE, "ElasticQuota"},
+};
+
+static void koord_sets(struct pset sets[NSETS])
+{
+    sets[SCHED_PT_POST_FILTER].all_disabled = true;
+    for (size_t i = 0; i < ARRAY_SIZE(koord_points); i++) {
+        int id = sched_registry_find(koord_points[i].name);
+
+        CHECK(id >= 0);
+        pset_push(&sets[koord_points[i].point], (struct pentry){.id = id, .src = -1});
+    }
+}
+
 static struct sched_config *config_default(const char *name, const char *const *extra_names,
                                            const struct config_registry *reg)
 {
@@ -1265,6 +1292,8 @@ static struct sched_config *config_default(const char *name, const char *const *
     cfg->nprofiles = n;
     cfg->profiles = xcalloc(n, sizeof(*cfg->profiles));
     default_sets(sets);
+    if (reg == &real_registry)
+        koord_sets(sets);
     for (size_t i = 0; i < n; i++) {
         struct sched_profile_config *prof = &cfg->profiles[i];
         char *ppath = pathf("profiles[%zu]", i);

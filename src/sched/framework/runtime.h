@@ -59,6 +59,11 @@ uint64_t sched_framework_plugins(const struct sched_framework *fw);
 bool sched_framework_interested(const struct sched_framework *fw, uint64_t mask,
                                 const char *resource, unsigned actions);
 
+/* The informer events of sched_plugin.pod_event / node_event, to every enabled plugin. */
+void sched_framework_pod_event(struct sched_framework *fw, const struct sched_pod *pod, bool gone);
+void sched_framework_node_event(struct sched_framework *fw, const struct sched_node *node,
+                                bool gone);
+
 /* PreEnqueue: first rejection wins; *ret_plugin = its id. */
 enum sched_code sched_framework_pre_enqueue(struct sched_framework *fw, const struct sched_pod *pod,
                                             int *ret_plugin, struct sched_status *st);
