@@ -370,6 +370,10 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
 
     if (sched_pod_decode(obj, &p) < 0)
         return;
+    /* Plugins first: a new pod's PreEnqueue below sees it counted in their state (its quota's
+     * request, hence runtime). */
+    for (size_t i = 0; i < s->nfws; i++)
+        sched_framework_pod_event(s->fws[i], p, deleted || p->terminal);
     if (old) {
         const char *nn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(old, "spec"), "nodeName"));
@@ -398,8 +402,6 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
                 sched_queue_add(s->queue, p);
         }
     }
-    for (size_t i = 0; i < s->nfws; i++)
-        sched_framework_pod_event(s->fws[i], p, deleted || p->terminal);
     sched_pod_unref(p);
 }
 
