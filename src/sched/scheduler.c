@@ -104,6 +104,13 @@ static void fw_activate(void *ud, const char *const *keys, size_t n)
     sched_queue_activate(s->queue, keys, n);
 }
 
+static bool fw_leading(void *ud)
+{
+    struct sched_scheduler *s = ud;
+
+    return atomic_load(&s->scheduling);
+}
+
 /* ---- API threads ---- */
 
 static void run_fail_job(struct sched_scheduler *s, struct sched__job *j);
@@ -550,6 +557,7 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
             .add_informer = fw_add_informer,
             .cluster_event = fw_cluster_event,
             .activate = fw_activate,
+            .leading = fw_leading,
             .userdata = s,
         };
         if (sched_framework_new(&s->cfg->profiles[i], &fo, &s->fws[s->nfws], errs) < 0) {
@@ -660,12 +668,14 @@ int sched_scheduler_run(struct sched_scheduler *s)
     if ((r = pthread_create(&s->loop, NULL, loop, s)))
         return -r;
     s->running = true;
+    atomic_store(&s->scheduling, true);
     return 0;
 }
 
 void sched_scheduler_stop(struct sched_scheduler *s)
 {
     atomic_store(&s->stopping, 1);
+    atomic_store(&s->scheduling, false);
     if (s->pods_inf)
         kube_informer_stop(s->pods_inf);
     if (s->nodes_inf)

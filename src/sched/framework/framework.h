@@ -224,6 +224,12 @@ void sched_handle_cluster_event(struct sched_handle *h, const char *label, const
  * lets exactly the pods it knows may pass back in, without a scan of every waiting pod.
  */
 void sched_handle_activate(struct sched_handle *h, const char *const *keys, size_t n);
+/*
+ * Whether this scheduler is the one scheduling (it leads, or runs without leader election): a
+ * plugin that writes to the API on its own (status write-back) does so only then, so that a
+ * standby with warm informers does not write too. True without a scheduler (unit tests).
+ */
+bool sched_handle_leading(const struct sched_handle *h);
 /* Pods nominated to a node (new references into *ret, free with sched_pods_free). */
 size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret);
 void sched_pods_free(struct sched_pod **v, size_t n);

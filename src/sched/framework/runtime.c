@@ -282,6 +282,11 @@ void sched_handle_activate(struct sched_handle *h, const char *const *keys, size
         h->fw->o.activate(h->fw->o.userdata, keys, n);
 }
 
+bool sched_handle_leading(const struct sched_handle *h)
+{
+    return !h->fw->o.leading || h->fw->o.leading(h->fw->o.userdata);
+}
+
 size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret)
 {
     *ret = NULL;

@@ -34,6 +34,7 @@ struct sched_framework_opts {
     void (*cluster_event)(void *userdata, const char *label, const char *resource,
                           unsigned actions);
     void (*activate)(void *userdata, const char *const *keys, size_t n);
+    bool (*leading)(void *userdata); /* NULL: always */
     void *userdata;
 };
 

@@ -1110,8 +1110,9 @@ static void *eq_main(void *arg)
         if (pl->stop)
             break;
         CHECK(pthread_mutex_unlock(&pl->mu) == 0);
-        /* Before the informers synced there is nothing true to write. */
-        if (kube_informer_has_synced(pl->inf)) {
+        /* Before the informers synced there is nothing true to write; a standby writes
+         * nothing (the leader does). */
+        if (kube_informer_has_synced(pl->inf) && sched_handle_leading(pl->h)) {
             write_back(pl, kc);
             eq_plugin_tick(pl, mono());
         }

@@ -432,7 +432,8 @@ static void distribute(struct eq_quota **v, size_t n, const struct sched_res *bu
         names[i] = v[i]->spec.name;
         lent[i] = v[i]->spec.allow_lent;
     }
-    for (int r = 0; r < SCHED_RES_MAX; r++) {
+    /* Only the resource names in use: a recompute happens on every pod event. */
+    for (int r = 0; r < sched_res_count() && r < SCHED_RES_MAX; r++) {
         i128 summin = 0;
         for (size_t i = 0; i < n; i++) {
             m[i] = v[i]->spec.min.v[r];
