@@ -6,21 +6,13 @@
 
 /* Order matters only as ids; the default profile's order is in config/. */
 static const struct sched_plugin *const registry[] = {
-    &sched_plugin_scheduling_gates,
-    &sched_plugin_priority_sort,
-    &sched_plugin_node_unschedulable,
-    &sched_plugin_node_name,
-    &sched_plugin_taint_toleration,
-    &sched_plugin_node_affinity,
-    &sched_plugin_node_ports,
-    &sched_plugin_node_resources_fit,
-    &sched_plugin_pod_topology_spread,
-    &sched_plugin_inter_pod_affinity,
-    &sched_plugin_default_preemption,
-    &sched_plugin_balanced_allocation,
-    &sched_plugin_default_binder,
-    /* Koordinator's */
-    &sched_plugin_schedule_admission,
+    &sched_plugin_scheduling_gates,    &sched_plugin_priority_sort,
+    &sched_plugin_node_unschedulable,  &sched_plugin_node_name,
+    &sched_plugin_taint_toleration,    &sched_plugin_node_affinity,
+    &sched_plugin_node_ports,          &sched_plugin_node_resources_fit,
+    &sched_plugin_pod_topology_spread, &sched_plugin_inter_pod_affinity,
+    &sched_plugin_default_preemption,  &sched_plugin_balanced_allocation,
+    &sched_plugin_default_binder,      &sched_plugin_schedule_admission,
     &sched_plugin_elastic_quota,
 };
 
