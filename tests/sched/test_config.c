@@ -1079,10 +1079,13 @@ static void test_examples(void **state)
     assert_string_equal(c->lease_name, "koord-scheduler");
     assert_int_equal(c->nprofiles, 1);
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");
-    assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
+    assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE,
+                 "SchedulingGates ScheduleAdmission ElasticQuota");
     assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
+    assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER, DEF_PRE_FILTER " ElasticQuota");
     assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
-    assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
+    assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "ElasticQuota DefaultPreemption");
+    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "ElasticQuota");
     assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
     assert_point(&c->profiles[0], SCHED_PT_BIND, "DefaultBinder");
     assert_json_eq(
@@ -1198,10 +1201,13 @@ static void test_real_registry(void **state)
         read_example(files[i], &text);
         if (sched_config_parse(text.buf, text.len, &c, &err) != 0)
             fail_msg("%s:\n%s", files[i], err.buf);
-        assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
+        /* The koord sample adds ScheduleAdmission and ElasticQuota. */
+        assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE,
+                     i ? "SchedulingGates" : "SchedulingGates ScheduleAdmission ElasticQuota");
         assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
         assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER);
-        assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "DefaultPreemption");
+        assert_point(&c->profiles[0], SCHED_PT_POST_FILTER,
+                     i ? "DefaultPreemption" : "ElasticQuota DefaultPreemption");
         assert_point(&c->profiles[0], SCHED_PT_SCORE, DEF_SCORE);
         assert_point(&c->profiles[0], SCHED_PT_BIND, "DefaultBinder");
         sched_config_free(c);
