@@ -285,8 +285,8 @@ static void test_fair_across_quotas(void **state)
 static void test_ten_thousand_waiting(void **state)
 {
     struct env *e = *state;
-    enum { N = 10000 };
-    struct sched_pod **v = xcalloc(N, sizeof(*v)), *placed, *other;
+    enum { NWAIT = 10000 };
+    struct sched_pod **v = xcalloc(NWAIT, sizeof(*v)), *placed, *other;
     struct timespec t0, t1;
     char name[32];
 
@@ -295,7 +295,7 @@ static void test_ten_thousand_waiting(void **state)
     quota(e, "other", "0", "100", "");
     placed = pod("placed", "full", 0, "1", "n1");
     sched_plugin_elastic_quota.pod_event(e->eq, placed, false);
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < NWAIT; i++) {
         (void)snprintf(name, sizeof(name), "w%05d", i);
         v[i] = pod(name, "full", i, "1", "");
         sched_plugin_elastic_quota.pod_event(e->eq, v[i], false);
@@ -317,7 +317,7 @@ static void test_ten_thousand_waiting(void **state)
     assert_true((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9 < 20.0);
     sched_plugin_elastic_quota.pod_event(e->eq, placed, true);
     assert_string_equal(got(), "default/w09999");
-    for (int i = 0; i < N; i++)
+    for (int i = 0; i < NWAIT; i++)
         sched_pod_unref(v[i]);
     free(v);
     sched_pod_unref(placed);
