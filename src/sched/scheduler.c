@@ -86,6 +86,7 @@ static void fw_add_informer(void *ud, struct kube_informer *inf)
 {
     struct sched_scheduler *s = ud;
 
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     s->plugin_infs = xrealloc(s->plugin_infs, (s->nplugin_infs + 1) * sizeof(*s->plugin_infs));
     s->plugin_infs[s->nplugin_infs++] = inf;
 }

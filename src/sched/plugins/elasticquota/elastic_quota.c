@@ -365,6 +365,7 @@ static void pick(struct eq *pl, const char *name, struct eq_qstate *qs, double n
     v = xcalloc(qs->waiting.n, sizeof(*v));
     for (e = hmap_first(&qs->waiting, &it); e; e = hmap_next(&qs->waiting, e, &it))
         v[n++] = e->value;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     qsort(v, n, sizeof(*v), cmp_waiter);
     if (q) {
         qs->stuck = false;
@@ -861,6 +862,7 @@ static enum sched_code eq_post_filter(void *self, struct sched_cycle *cs,
         struct eq_pod *x = e->value;
         if (!can_preempt(pod, cd->quota, x))
             continue;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         cand = xrealloc(cand, (ncand + 1) * sizeof(*cand));
         cand[ncand++] = sched_pod_ref(x->pod);
     }
@@ -872,6 +874,7 @@ static enum sched_code eq_post_filter(void *self, struct sched_cycle *cs,
     }
     CHECK(pthread_mutex_unlock(&pl->mu) == 0);
     if (ncand)
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         qsort(cand, ncand, sizeof(*cand), cmp_victim);
 
     /* Per node (snapshot order): its candidates, lowest priority first, until the quota
@@ -886,6 +889,7 @@ static enum sched_code eq_post_filter(void *self, struct sched_cycle *cs,
         for (size_t c = 0; c < ncand && !fits; c++) {
             if (strcmp(cand[c]->node_name, ni->name))
                 continue;
+            /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
             victims = xrealloc(victims, (nvictims + 1) * sizeof(*victims));
             victims[nvictims++] = cand[c];
             fits = true;

@@ -254,6 +254,7 @@ size_t eq_tree_list(const struct eq_tree *t, struct eq_quota ***ret)
     *ret = xcalloc(t->by_name.n, sizeof(**ret));
     for (e = hmap_first(&t->by_name, &it); e; e = hmap_next(&t->by_name, e, &it))
         (*ret)[n++] = e->value;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     qsort(*ret, n, sizeof(**ret), cmp_quota);
     return n;
 }
@@ -491,6 +492,7 @@ void eq_tree_compute(struct eq_tree *t, bool scale_min)
             continue;
         }
         q->parent = p;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         p->children = xrealloc(p->children, (p->nchildren + 1) * sizeof(*p->children));
         p->children[p->nchildren++] = q; /* in name order, as v is */
     }
