@@ -350,9 +350,10 @@ struct sched_plugin {
      * Not extension points: the scheduler's own informer events, for plugins that keep state
      * of their own over every pod or node (ElasticQuota counts each quota's requests and
      * used), so that they need no second watch of the same objects. Called on the informer's
-     * thread after the cache and the queue saw the event: every pod of any scheduler, assigned
-     * or not (gone: deleted, or Succeeded/Failed), and every node (gone: deleted). The plugin
-     * locks its own state; it may call sched_handle_activate() but must not block.
+     * thread before the cache and the queue see the event (a new pod's PreEnqueue then finds
+     * it counted): every pod of any scheduler, assigned or not (gone: deleted, or
+     * Succeeded/Failed), and every node (gone: deleted). The plugin locks its own state; it
+     * may call sched_handle_activate() but must not block.
      */
     void (*pod_event)(void *self, const struct sched_pod *pod, bool gone);
     void (*node_event)(void *self, const struct sched_node *node, bool gone);
