@@ -749,10 +749,13 @@ static enum sched_code eq_pre_filter(void *self, struct sched_cycle *cs,
             unadmit(pl, ep);
         /* It comes back through PreEnqueue (recheck) and waits there; until then it is
          * known to wait, so that room freed meanwhile is not missed. */
-        strbuf_reset(&msg);
-        strbuf_addf(&msg, "waiting for room in ElasticQuota %s/%s", q->spec.namespace,
-                    q->spec.name);
-        wait_on(pl, cd->quota, pod, msg.buf);
+        {
+            struct strbuf note = STRBUF_INIT;
+            strbuf_addf(&note, "waiting for room in ElasticQuota %s/%s: %s", q->spec.namespace,
+                        q->spec.name, msg.buf);
+            wait_on(pl, cd->quota, pod, note.buf);
+            strbuf_release(&note);
+        }
         strbuf_release(&msg);
         break;
     }
