@@ -81,6 +81,7 @@ struct sched_scheduler {
 
     pthread_t loop;
     bool running;
+    _Atomic bool scheduling; /* running, for other threads (sched_handle_leading) */
     _Atomic int stopping;
 
     /* API work */

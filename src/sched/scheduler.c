@@ -130,6 +130,13 @@ static void fw_activate(void *ud, const char *const *keys, size_t n)
     sched_queue_activate(s->queue, keys, n);
 }
 
+static bool fw_leading(void *ud)
+{
+    struct sched_scheduler *s = ud;
+
+    return atomic_load(&s->scheduling);
+}
+
 /* ---- API threads ---- */
 
 static void run_fail_job(struct sched_scheduler *s, struct sched__job *j);
@@ -497,6 +504,10 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
     /* Only a Reservation makes a reserve pod: a real pod's annotation saying so is ignored. */
     FREE_AND_NULL(p->reservation);
     FREE_AND_NULL(p->reservation_node);
+    /* Plugins first: a new pod's PreEnqueue below sees it counted in their state (its quota's
+     * request, hence runtime). */
+    for (size_t i = 0; i < s->nfws; i++)
+        sched_framework_pod_event(s->fws[i], p, deleted || p->terminal);
     if (old) {
         const char *nn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(old, "spec"), "nodeName"));
@@ -636,6 +647,8 @@ void sched_scheduler_node_event(struct sched_scheduler *s, const cJSON *old, con
         return;
     if (n->invalid)
         log_warn("sched", "node %s: %s: counted as empty, ignoring", n->name, n->invalid);
+    for (size_t i = 0; i < s->nfws; i++)
+        sched_framework_node_event(s->fws[i], n, deleted);
     if (deleted) {
         sched_cache_remove_node(s->cache, n->name);
         sched_node_unref(n);
@@ -760,6 +773,7 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
             .cluster_event = fw_cluster_event,
             .activate = fw_activate,
             .reservations = s->rcache,
+            .leading = fw_leading,
             .userdata = s,
         };
         if (sched_framework_new(&s->cfg->profiles[i], &fo, &s->fws[s->nfws], errs) < 0) {
@@ -779,6 +793,11 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
     qo.less = q_less;
     qo.interested = q_interested;
     qo.gates_plugin_id = sched_registry_find("SchedulingGates");
+    for (size_t id = 0; id < sched_registry_count(); id++) {
+        const struct sched_plugin *pl = sched_registry_get((int)id);
+        if (pl->pre_enqueue && (pl->pre_filter || pl->filter))
+            qo.recheck_plugins |= UINT64_C(1) << id;
+    }
     s->queue = sched_queue_new(&qo);
     s->nbinders = opts->binders > 0 ? opts->binders : 16;
     s->binders = xcalloc((size_t)s->nbinders, sizeof(*s->binders));
@@ -897,12 +916,14 @@ int sched_scheduler_run(struct sched_scheduler *s)
     if ((r = pthread_create(&s->loop, NULL, loop, s)))
         return -r;
     s->running = true;
+    atomic_store(&s->scheduling, true);
     return 0;
 }
 
 void sched_scheduler_stop(struct sched_scheduler *s)
 {
     atomic_store(&s->stopping, 1);
+    atomic_store(&s->scheduling, false);
     if (s->pods_inf)
         kube_informer_stop(s->pods_inf);
     if (s->nodes_inf)

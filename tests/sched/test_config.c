@@ -50,9 +50,12 @@ static const struct {
     {"DefaultPreemption", POSTF},
     {"NodeResourcesBalancedAllocation", PS | S},
     {"DefaultBinder", B},
-    /* Koordinator's (their Go interfaces in koordinator pkg/scheduler/plugins). */
+    /* Koordinator's (their Go interfaces in koordinator pkg/scheduler/plugins; ElasticQuota's
+     * PreEnqueue is koord's: it gates pods of a full quota). */
     {"Reservation", PF | F | POSTF | PS | S | R | PB | B},
     {"LoadAwareScheduling", PF | F | S | R},
+    {"ScheduleAdmission", PE},
+    {"ElasticQuota", PE | PF | POSTF | R},
 };
 
 static unsigned fake_mask[SCHED_MAX_PLUGINS];
@@ -253,6 +256,102 @@ static void assert_default_profile(const struct sched_profile_config *p)
         assert_null(p->args[id]);
 }
 
+/*
+ * Without a file, koord scheduler's profile is koord-scheduler's sample profile over the
+ * upstream defaults (reference scheduler.md 8.1): the Koordinator plugins after the upstream
+ * ones at each point, with the sample's weights (LoadAwareScheduling 1, Reservation 5000);
+ * ScheduleAdmission and ElasticQuota gate at PreEnqueue after SchedulingGates; postFilter and
+ * bind are "*" disabled then the sample's order, Reservation first.
+ */
+static void test_koord_default_profile(void **state)
+{
+    struct sched_config *c = sched_config_default(NULL, NULL);
+    const struct sched_profile_config *p = &c->profiles[0];
+
+    (void)state;
+    assert_point(p, SCHED_PT_PRE_ENQUEUE, "SchedulingGates ScheduleAdmission ElasticQuota");
+    assert_point(p, SCHED_PT_QUEUE_SORT, "PrioritySort");
+    assert_point(p, SCHED_PT_PRE_FILTER, DEF_PRE_FILTER " Reservation ElasticQuota");
+    assert_point(p, SCHED_PT_FILTER, DEF_FILTER " Reservation LoadAwareScheduling");
+    assert_point(p, SCHED_PT_POST_FILTER, "Reservation ElasticQuota DefaultPreemption");
+    assert_point(p, SCHED_PT_PRE_SCORE, DEF_PRE_SCORE " Reservation");
+    assert_point(p, SCHED_PT_SCORE, DEF_SCORE " LoadAwareScheduling:1 Reservation:5000");
+    assert_point(p, SCHED_PT_RESERVE, "Reservation LoadAwareScheduling ElasticQuota");
+    assert_point(p, SCHED_PT_PERMIT, "");
+    assert_point(p, SCHED_PT_PRE_BIND, "Reservation");
+    assert_point(p, SCHED_PT_BIND, "Reservation DefaultBinder");
+    assert_point(p, SCHED_PT_POST_BIND, "");
+    sched_config_free(c);
+}
+
+/* ElasticQuotaArgs through --config with upstream's names: accepted with every field, and each
+ * bad field reported under its path. */
+static void test_elastic_quota_args(void **state)
+{
+    static const char good[] =
+        HEAD "profiles:\n"
+             "- schedulerName: koord-scheduler\n"
+             "  plugins:\n"
+             "    preEnqueue: {enabled: [{name: ScheduleAdmission}, {name: ElasticQuota}]}\n"
+             "    preFilter: {enabled: [{name: ElasticQuota}]}\n"
+             "    postFilter: {disabled: [{name: '*'}], enabled: [{name: ElasticQuota}, "
+             "{name: DefaultPreemption}]}\n"
+             "    reserve: {enabled: [{name: ElasticQuota}]}\n"
+             "  pluginConfig:\n"
+             "  - name: ElasticQuota\n"
+             "    args:\n"
+             "      apiVersion: kubescheduler.config.k8s.io/v1\n"
+             "      kind: ElasticQuotaArgs\n"
+             "      delayEvictTime: 60s\n"
+             "      revokePodInterval: 2s\n"
+             "      defaultQuotaGroupMax: {cpu: '100', memory: 100Gi}\n"
+             "      systemQuotaGroupMax: {cpu: '10', memory: 10Gi}\n"
+             "      quotaGroupNamespace: quotas\n"
+             "      monitorAllQuotas: false\n"
+             "      enableCheckParentQuota: true\n"
+             "      enableRuntimeQuota: false\n"
+             "      enableMinQuotaScale: false\n"
+             "      disableDefaultQuotaPreemption: true\n"
+             "      enableQueueHint: true\n"
+             "      quotaSnapshotUpdateInterval: 60s\n";
+    static const char bad[] = HEAD "profiles:\n"
+                                   "- schedulerName: koord-scheduler\n"
+                                   "  plugins:\n"
+                                   "    preFilter: {enabled: [{name: ElasticQuota}]}\n"
+                                   "  pluginConfig:\n"
+                                   "  - name: ElasticQuota\n"
+                                   "    args:\n"
+                                   "      delayEvictTime: soon\n"
+                                   "      enableRuntimeQuota: 'yes'\n"
+                                   "      defaultQuotaGroupMax: {cpu: lots}\n"
+                                   "      hookPlugins: [{key: a}]\n"
+                                   "      revokeInterval: 1s\n";
+    struct strbuf err = STRBUF_INIT;
+    struct sched_config *c = NULL;
+    const struct sched_profile_config *p;
+
+    (void)state;
+    if (sched_config_parse(good, strlen(good), &c, &err) != 0)
+        fail_msg("%s", err.buf);
+    p = &c->profiles[0];
+    assert_point(p, SCHED_PT_PRE_ENQUEUE, "SchedulingGates ScheduleAdmission ElasticQuota");
+    assert_point(p, SCHED_PT_POST_FILTER, "ElasticQuota DefaultPreemption");
+    assert_point(p, SCHED_PT_RESERVE, "ElasticQuota");
+    sched_config_free(c);
+    c = NULL;
+    assert_int_equal(sched_config_parse(bad, strlen(bad), &c, &err), -EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(err.buf, "profiles[0].pluginConfig[0].args.delayEvictTime: Invalid "
+                                    "value: \"soon\": must be a duration such as \"120s\""));
+    assert_non_null(strstr(err.buf, "profiles[0].pluginConfig[0].args.enableRuntimeQuota: "
+                                    "Invalid value: \"yes\": must be a boolean"));
+    assert_non_null(strstr(err.buf, "profiles[0].pluginConfig[0].args.defaultQuotaGroupMax[cpu]: "
+                                    "Invalid value: \"lots\": must be a non-negative quantity"));
+    assert_non_null(strstr(err.buf, "profiles[0].pluginConfig[0].args.hookPlugins: Invalid value"));
+    assert_non_null(strstr(err.buf, "profiles[0].pluginConfig[0].args.revokeInterval"));
+    strbuf_release(&err);
+}
+
 /* ---- names ---- */
 
 static void test_point_names(void **state)
@@ -312,22 +411,9 @@ static void test_default_config(void **state)
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");
     assert_string_equal(c->lease_namespace, "koordinator-system");
     assert_string_equal(c->lease_name, "koord-scheduler");
-    /* koord-scheduler's sample profile: the Koordinator plugins after the upstream ones at each
-     * point, with the sample's weights; at postFilter and bind its own order, Reservation
-     * first. */
-    {
-        const struct sched_profile_config *p = &c->profiles[0];
-        assert_point(p, SCHED_PT_PRE_FILTER, DEF_PRE_FILTER " Reservation");
-        assert_point(p, SCHED_PT_FILTER, DEF_FILTER " Reservation LoadAwareScheduling");
-        assert_point(p, SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
-        assert_point(p, SCHED_PT_PRE_SCORE, DEF_PRE_SCORE " Reservation");
-        assert_point(p, SCHED_PT_SCORE, DEF_SCORE " LoadAwareScheduling:1 Reservation:5000");
-        assert_point(p, SCHED_PT_RESERVE, "Reservation LoadAwareScheduling");
-        assert_point(p, SCHED_PT_PRE_BIND, "Reservation");
-        assert_point(p, SCHED_PT_BIND, "Reservation DefaultBinder");
-    }
     sched_config_free(c);
-    /* A file starts from upstream's defaults: no Koordinator plugin unless it names it. */
+    /* (Its plugins: test_koord_default_profile.) A file starts from upstream's defaults: no
+     * Koordinator plugin unless it names it. */
     {
         struct strbuf err = STRBUF_INIT;
         c = NULL;
@@ -1016,15 +1102,17 @@ static void test_examples(void **state)
     assert_string_equal(c->lease_name, "koord-scheduler");
     assert_int_equal(c->nprofiles, 1);
     assert_string_equal(c->profiles[0].scheduler_name, "koord-scheduler");
-    assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
+    assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE,
+                 "SchedulingGates ScheduleAdmission ElasticQuota");
     assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
-    assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER, DEF_PRE_FILTER " Reservation");
+    assert_point(&c->profiles[0], SCHED_PT_PRE_FILTER, DEF_PRE_FILTER " Reservation ElasticQuota");
     assert_point(&c->profiles[0], SCHED_PT_FILTER, DEF_FILTER " Reservation LoadAwareScheduling");
-    assert_point(&c->profiles[0], SCHED_PT_POST_FILTER, "Reservation DefaultPreemption");
+    assert_point(&c->profiles[0], SCHED_PT_POST_FILTER,
+                 "Reservation ElasticQuota DefaultPreemption");
     assert_point(&c->profiles[0], SCHED_PT_PRE_SCORE, DEF_PRE_SCORE " Reservation");
     assert_point(&c->profiles[0], SCHED_PT_SCORE,
                  DEF_SCORE " LoadAwareScheduling:1 Reservation:5000");
-    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "Reservation LoadAwareScheduling");
+    assert_point(&c->profiles[0], SCHED_PT_RESERVE, "Reservation LoadAwareScheduling ElasticQuota");
     assert_point(&c->profiles[0], SCHED_PT_PRE_BIND, "Reservation");
     assert_point(&c->profiles[0], SCHED_PT_BIND, "Reservation DefaultBinder");
     assert_json_eq(
@@ -1160,13 +1248,15 @@ static void test_real_registry(void **state)
         read_example(files[i], &text);
         if (sched_config_parse(text.buf, text.len, &c, &err) != 0)
             fail_msg("%s:\n%s", files[i], err.buf);
-        assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE, "SchedulingGates");
+        /* The koord sample adds ScheduleAdmission and ElasticQuota. */
+        assert_point(&c->profiles[0], SCHED_PT_PRE_ENQUEUE,
+                     i ? "SchedulingGates" : "SchedulingGates ScheduleAdmission ElasticQuota");
         assert_point(&c->profiles[0], SCHED_PT_QUEUE_SORT, "PrioritySort");
         /* The first is koord-scheduler's sample, with Koordinator's plugins. */
         assert_point(&c->profiles[0], SCHED_PT_FILTER,
                      i == 0 ? DEF_FILTER " Reservation LoadAwareScheduling" : DEF_FILTER);
         assert_point(&c->profiles[0], SCHED_PT_POST_FILTER,
-                     i == 0 ? "Reservation DefaultPreemption" : "DefaultPreemption");
+                     i == 0 ? "Reservation ElasticQuota DefaultPreemption" : "DefaultPreemption");
         assert_point(&c->profiles[0], SCHED_PT_SCORE,
                      i == 0 ? DEF_SCORE " LoadAwareScheduling:1 Reservation:5000" : DEF_SCORE);
         assert_point(&c->profiles[0], SCHED_PT_BIND,
@@ -1214,6 +1304,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_point_names, setup),
         cmocka_unit_test_setup(test_default_config, setup),
+        cmocka_unit_test_setup(test_koord_default_profile, setup),
+        cmocka_unit_test_setup(test_elastic_quota_args, setup),
         cmocka_unit_test_setup(test_parse_minimal, setup),
         cmocka_unit_test_setup(test_parse_fields_yaml_and_json, setup),
         cmocka_unit_test_setup(test_zero_values_default, setup),

@@ -36,11 +36,17 @@ static double fake_now(void *userdata)
     return clk;
 }
 
+static bool quota_full; /* pods labelled quota=q are gated by COSCHED while set */
+
 static int fake_pre_enqueue(void *userdata, const struct sched_pod *pod, int *ret_plugin)
 {
     const char *gang = sched_label(pod->labels, "gang");
 
     (void)userdata;
+    if (quota_full && sched_label(pod->labels, "quota")) {
+        *ret_plugin = COSCHED;
+        return SCHED_UNRESOLVABLE;
+    }
     if (pod->ngates) {
         *ret_plugin = GATES;
         return SCHED_UNRESOLVABLE;
@@ -707,6 +713,55 @@ static void test_activate(void **state)
     sched_pod_unref(a);
 }
 
+/*
+ * recheck_plugins (koord, for ElasticQuota): a pod refused in its cycle by a plugin that also
+ * gates in PreEnqueue goes back through PreEnqueue and, refused there, waits gated (no backoff,
+ * not moved by events) until activated; refused by another plugin, or passing PreEnqueue now,
+ * it goes to the pool or backoffQ as before.
+ */
+static void test_recheck_gates_after_refusal(void **state)
+{
+    struct sched_queue *q = *state;
+    struct sched_queue_opts o = test_opts();
+    struct sched_pod *a = mk("a", 0, "\"labels\":{\"quota\":\"q\"}", NULL);
+    struct sched_pod *b = mk("b", 0, "\"labels\":{\"quota\":\"q\"}", NULL);
+    struct sched_pod *c = mk("c", 0, "\"labels\":{\"quota\":\"q\"}", NULL);
+    const char *keys[] = {"default/a"};
+
+    sched_queue_free(q);
+    o.recheck_plugins = BIT(COSCHED);
+    q = *state = sched_queue_new(&o);
+    quota_full = false;
+    sched_queue_add(q, a);
+    sched_queue_add(q, b);
+    sched_queue_add(q, c);
+    assert_int_equal(stats(q).gated, 0);
+    {
+        struct sched_queued_pod *qa = pop(q), *qb = pop(q), *qc = pop(q);
+        qa->unschedulable_plugins = BIT(COSCHED);
+        qb->unschedulable_plugins = BIT(FIT);
+        qc->unschedulable_plugins = BIT(COSCHED);
+        quota_full = true;
+        assert_int_equal(sched_queue_add_unschedulable(q, qa), 0);
+        assert_int_equal(sched_queue_add_unschedulable(q, qb), 0);
+        quota_full = false;
+        assert_int_equal(sched_queue_add_unschedulable(q, qc), 0);
+    }
+    assert_where(q, "a", "gated");
+    assert_where(q, "b", "unschedulable");
+    assert_where(q, "c", "unschedulable");
+    assert_int_equal(stats(q).gated, 1);
+    assert_int_equal(incoming(q, "gated", "ScheduleAttemptFailure"), 1);
+    /* Not moved by a pod delete (COSCHED registered no events), nor backing off. */
+    sched_queue_move_all(q, "AssignedPodDelete", "Pod", SCHED_ACT_DELETE, NULL, NULL);
+    assert_where(q, "a", "gated");
+    sched_queue_activate(q, keys, 1);
+    assert_where(q, "a", "active");
+    sched_pod_unref(a);
+    sched_pod_unref(b);
+    sched_pod_unref(c);
+}
+
 /* ---- 3.3: update and delete ---- */
 
 static void test_update_resorts(void **state)
@@ -1060,6 +1115,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_assigned_pod_added, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush_unschedulable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_activate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recheck_gates_after_refusal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_resorts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_pool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_everywhere, setup, teardown),

@@ -186,7 +186,8 @@ static void default_sets(struct pset def[NSETS])
  * file lists them, after multiPoint's upstream plugins there, with its score weights. At
  * postFilter and bind the file disables "*" and lists its own order, Reservation first (a
  * Reservation preempts nobody; Reservation binds the pods that stand for Reservations, and
- * DefaultBinder the others). Only the configuration without a file has them: a file starts
+ * DefaultBinder the others). ElasticQuota also runs at PreEnqueue, where it gates pods of a
+ * full quota (docs/scheduler.md). Only the configuration without a file has them: a file starts
  * from upstream's defaults, as it does for koord-scheduler.
  */
 static const struct {
@@ -194,16 +195,21 @@ static const struct {
     enum sched_point point;
     int32_t weight; /* score only */
 } koord_default_points[] = {
+    {"ScheduleAdmission", SCHED_PT_PRE_ENQUEUE, 0},
+    {"ElasticQuota", SCHED_PT_PRE_ENQUEUE, 0},
     {"Reservation", SCHED_PT_PRE_FILTER, 0},
+    {"ElasticQuota", SCHED_PT_PRE_FILTER, 0},
     {"Reservation", SCHED_PT_FILTER, 0},
     {"LoadAwareScheduling", SCHED_PT_FILTER, 0},
     {"Reservation", SCHED_PT_POST_FILTER, 0},
+    {"ElasticQuota", SCHED_PT_POST_FILTER, 0},
     {"DefaultPreemption", SCHED_PT_POST_FILTER, 0},
     {"Reservation", SCHED_PT_PRE_SCORE, 0},
     {"LoadAwareScheduling", SCHED_PT_SCORE, 1},
     {"Reservation", SCHED_PT_SCORE, 5000},
     {"Reservation", SCHED_PT_RESERVE, 0},
     {"LoadAwareScheduling", SCHED_PT_RESERVE, 0},
+    {"ElasticQuota", SCHED_PT_RESERVE, 0},
     {"Reservation", SCHED_PT_PRE_BIND, 0},
     {"Reservation", SCHED_PT_BIND, 0},
     {"DefaultBinder", SCHED_PT_BIND, 0},

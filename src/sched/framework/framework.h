@@ -257,6 +257,12 @@ void sched_handle_activate(struct sched_handle *h, const char *const *keys, size
  * the Reservation plugin, and in unit tests that give none. */
 struct sched_rcache;
 struct sched_rcache *sched_handle_reservations(const struct sched_handle *h);
+/*
+ * Whether this scheduler is the one scheduling (it leads, or runs without leader election): a
+ * plugin that writes to the API on its own (status write-back) does so only then, so that a
+ * standby with warm informers does not write too. True without a scheduler (unit tests).
+ */
+bool sched_handle_leading(const struct sched_handle *h);
 /* Pods nominated to a node (new references into *ret, free with sched_pods_free). */
 size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret);
 void sched_pods_free(struct sched_pod **v, size_t n);
@@ -372,6 +378,18 @@ struct sched_plugin {
                             const char *node, struct sched_status *st);
     void (*post_bind)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
                       const char *node);
+
+    /*
+     * Not extension points: the scheduler's own informer events, for plugins that keep state
+     * of their own over every pod or node (ElasticQuota counts each quota's requests and
+     * used), so that they need no second watch of the same objects. Called on the informer's
+     * thread before the cache and the queue see the event (a new pod's PreEnqueue then finds
+     * it counted): every pod of any scheduler, assigned or not (gone: deleted, or
+     * Succeeded/Failed), and every node (gone: deleted). The plugin locks its own state; it
+     * may call sched_handle_activate() but must not block.
+     */
+    void (*pod_event)(void *self, const struct sched_pod *pod, bool gone);
+    void (*node_event)(void *self, const struct sched_node *node, bool gone);
 };
 
 /* Score bounds (interface.go). */

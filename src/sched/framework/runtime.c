@@ -288,12 +288,32 @@ void sched_handle_activate(struct sched_handle *h, const char *const *keys, size
         h->fw->o.activate(h->fw->o.userdata, keys, n);
 }
 
+bool sched_handle_leading(const struct sched_handle *h)
+{
+    return !h->fw->o.leading || h->fw->o.leading(h->fw->o.userdata);
+}
+
 size_t sched_handle_nominated(struct sched_handle *h, const char *node, struct sched_pod ***ret)
 {
     *ret = NULL;
     if (!h->fw->o.nominated)
         return 0;
     return h->fw->o.nominated(h->fw->o.userdata, node, ret);
+}
+
+void sched_framework_pod_event(struct sched_framework *fw, const struct sched_pod *pod, bool gone)
+{
+    for (int i = 0; i < SCHED_MAX_PLUGINS; i++)
+        if (fw->inst[i].pl && fw->inst[i].pl->pod_event)
+            fw->inst[i].pl->pod_event(fw->inst[i].self, pod, gone);
+}
+
+void sched_framework_node_event(struct sched_framework *fw, const struct sched_node *node,
+                                bool gone)
+{
+    for (int i = 0; i < SCHED_MAX_PLUGINS; i++)
+        if (fw->inst[i].pl && fw->inst[i].pl->node_event)
+            fw->inst[i].pl->node_event(fw->inst[i].self, node, gone);
 }
 
 /* ---- plugin execution metrics ---- */

@@ -35,6 +35,7 @@ struct sched_framework_opts {
                           unsigned actions);
     void (*activate)(void *userdata, const char *const *keys, size_t n);
     struct sched_rcache *reservations; /* borrowed; NULL: none */
+    bool (*leading)(void *userdata);   /* NULL: always */
     void *userdata;
 };
 
@@ -59,6 +60,11 @@ uint64_t sched_framework_plugins(const struct sched_framework *fw);
 /* Whether a plugin of mask (0: any enabled one) registered for (resource, actions). */
 bool sched_framework_interested(const struct sched_framework *fw, uint64_t mask,
                                 const char *resource, unsigned actions);
+
+/* The informer events of sched_plugin.pod_event / node_event, to every enabled plugin. */
+void sched_framework_pod_event(struct sched_framework *fw, const struct sched_pod *pod, bool gone);
+void sched_framework_node_event(struct sched_framework *fw, const struct sched_node *node,
+                                bool gone);
 
 /* PreEnqueue: first rejection wins; *ret_plugin = its id. */
 enum sched_code sched_framework_pre_enqueue(struct sched_framework *fw, const struct sched_pod *pod,

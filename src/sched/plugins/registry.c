@@ -13,7 +13,8 @@ static const struct sched_plugin *const registry[] = {
     &sched_plugin_pod_topology_spread, &sched_plugin_inter_pod_affinity,
     &sched_plugin_default_preemption,  &sched_plugin_balanced_allocation,
     &sched_plugin_default_binder,      &sched_plugin_reservation,
-    &sched_plugin_load_aware,
+    &sched_plugin_load_aware,          &sched_plugin_schedule_admission,
+    &sched_plugin_elastic_quota,
 };
 
 _Static_assert(sizeof(registry) / sizeof(registry[0]) <= SCHED_MAX_PLUGINS, "too many plugins");

@@ -21,7 +21,8 @@ extern const struct sched_plugin sched_plugin_scheduling_gates, sched_plugin_pri
     sched_plugin_balanced_allocation, sched_plugin_pod_topology_spread,
     sched_plugin_inter_pod_affinity, sched_plugin_default_preemption, sched_plugin_default_binder;
 /* Koordinator's plugins. */
-extern const struct sched_plugin sched_plugin_reservation, sched_plugin_load_aware;
+extern const struct sched_plugin sched_plugin_reservation, sched_plugin_load_aware,
+    sched_plugin_schedule_admission, sched_plugin_elastic_quota;
 
 /* The number of registered plugins. */
 size_t sched_registry_count(void);

@@ -853,6 +853,19 @@ int sched_queue_add_unschedulable(struct sched_queue *q, struct sched_queued_pod
     qp->timestamp = now(q);
     qp->gated = false;
     qp->gating_plugin = 0;
+    if ((qp->unschedulable_plugins & q->opts.recheck_plugins) && q->opts.pre_enqueue) {
+        int plugin = -1;
+
+        q->pre_enqueue_runs++;
+        if (q->opts.pre_enqueue(q->opts.userdata, qp->pod, &plugin) != SCHED_SUCCESS) {
+            qp->gated = true;
+            qp->gating_plugin = plugin_bit(plugin);
+            qp->unschedulable_plugins |= qp->gating_plugin;
+            put_pool(q, qp);
+            count(q, "gated", "ScheduleAttemptFailure");
+            goto out;
+        }
+    }
     if (q->move_request_cycle >= qp->cycle || !(qp->unschedulable_plugins | qp->pending_plugins)) {
         put_backoff(q, qp);
         count(q, "backoff", "ScheduleAttemptFailure");

@@ -75,6 +75,13 @@ struct sched_queue_opts {
     bool (*interested)(void *userdata, uint64_t mask, const char *resource, unsigned actions);
     /* The registry id of SchedulingGates (its gated pods are skipped by events); -1 none. */
     int gates_plugin_id;
+    /*
+     * Registry-id bits of plugins that gate in PreEnqueue what they would reject later
+     * (ElasticQuota: a full quota): a pod put back after one of them rejected it runs
+     * PreEnqueue again and, if gated there, waits gated (no backoff, no further attempt)
+     * rather than in the unschedulable pool. 0: none.
+     */
+    uint64_t recheck_plugins;
 };
 
 struct sched_queue;
