@@ -862,12 +862,7 @@ int sched_scheduler_start_informers(struct sched_scheduler *s)
 
 bool sched_scheduler_uses(const struct sched_scheduler *s, const char *plugin)
 {
-    int id = sched_registry_find(plugin);
-
-    for (size_t i = 0; id >= 0 && i < s->nfws; i++)
-        if (sched_framework_plugins(s->fws[i]) & (UINT64_C(1) << id))
-            return true;
-    return false;
+    return config_uses(s->cfg, plugin);
 }
 
 bool sched_scheduler_synced(struct sched_scheduler *s)
