@@ -1,7 +1,7 @@
 #!/bin/bash
 # koord scheduler's Reservation controller against a real koord apiserver, driven by kubectl:
-# the controller runs on the leader only; a Reservation with ttl 5s, made Available by patching
-# its status (what the scheduler's bind writes), turns Failed with Ready False/Expired; one
+# the controller runs on the leader only; a Reservation with ttl 5s, made Available by the
+# scheduler and never used, turns Failed with Ready False/Expired; one
 # with ttl 0 stays Available; an owner pod annotated with a reservation's uid makes it
 # Succeeded with that owner in currentOwners; `kubectl get reservations` prints upstream's
 # columns (PHASE, AGE, NODE, TTL, EXPIRES). Waits poll with deadlines.
@@ -78,22 +78,15 @@ EOF
     k create -f "$TMP/r-$1.yaml"
     expect_rc 0 "create reservation $1"
 }
-# available NAME: the status the scheduler's bind writes (manager-behaviour.md 7.1).
-available() {
-    local now
-    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-    k patch reservation "$1" --subresource=status --type=merge -p "{\"status\":{
-        \"phase\":\"Available\",\"nodeName\":\"node-a\",
-        \"allocatable\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},
-        \"conditions\":[
-          {\"type\":\"Scheduled\",\"status\":\"True\",\"reason\":\"Scheduled\",
-           \"lastProbeTime\":\"$now\",\"lastTransitionTime\":\"$now\"},
-          {\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Available\",
-           \"lastProbeTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}"
-    expect_rc 0 "patch $1 Available"
-}
 phase_of() { kubectl get reservation "$1" -o jsonpath='{.status.phase}'; }
 phase_is() { [ "$(phase_of "$1")" = "$2" ]; }
+# available NAME: the scheduler binds the Reservation to node-a, the only node, by its status
+# (phase Available, nodeName, allocatable, conditions: manager-behaviour.md 7.1).
+available() {
+    wait_for "$1 Available" phase_is "$1" Available
+    [ "$(kubectl get reservation "$1" -o jsonpath='{.status.nodeName}')" = node-a ] ||
+        fail "$1 not bound to node-a"
+}
 
 # 1. ttl 5s: Failed, Ready False/Expired; ttl 0 never expires.
 reservation r-ttl 5s
@@ -107,8 +100,8 @@ expect_rc 0 "get r-ttl conditions"
 expect_out "False/Expired" "r-ttl Ready condition"
 phase_is r-zero Available || fail "r-zero (ttl 0): phase $(phase_of r-zero), want Available"
 
-# 2. An owner pod, annotated with the reservation's uid by the scheduler's PreBind (written
-# by hand here), makes an allocateOnce reservation Succeeded.
+# 2. An owner pod carrying the reservation's uid (as the scheduler's PreBind writes it; here
+# the pod names its node itself) makes an allocateOnce reservation Succeeded.
 reservation r-own 1h
 available r-own
 uid=$(kubectl get reservation r-own -o jsonpath='{.metadata.uid}')

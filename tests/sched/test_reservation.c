@@ -178,15 +178,13 @@ static void test_allocatable(void **state)
 
     a = sched_resv_allocatable(r, p);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "cpu")), "1500m");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "memory")),
-                        "1073741824");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "memory")), "1Gi");
     cJSON_Delete(a);
     /* The resize annotation replaces the resources it names. */
     cJSON_AddStringToObject(anns, SCHED_ANN_RESIZE_ALLOCATABLE, "{\"cpu\":\"4\"}");
     a = sched_resv_allocatable(r, p);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "cpu")), "4");
-    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "memory")),
-                        "1073741824");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "memory")), "1Gi");
     cJSON_Delete(a);
     /* A malformed one changes nothing. */
     cJSON_DeleteItemFromObjectCaseSensitive(anns, SCHED_ANN_RESIZE_ALLOCATABLE);

@@ -103,7 +103,7 @@ static struct sched_pod *remaining_pod(const struct entry *e)
     const char *why = NULL;
     cJSON *o = sched_reserve_pod(e->obj, &why), *ctr, *req;
     struct sched_pod *p = NULL;
-    char buf[32];
+    char buf[64];
 
     if (!o)
         return NULL;
@@ -117,7 +117,7 @@ static struct sched_pod *remaining_pod(const struct entry *e)
             continue;
         if (left < 0)
             left = 0;
-        (void)snprintf(buf, sizeof(buf), i == SCHED_RES_CPU ? "%lldm" : "%lld", (long long)left);
+        sched_res_quantity_str(i, left, buf);
         cJSON_AddStringToObject(req, sched_res_name(i), buf);
     }
     cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(ctr, "resources"),

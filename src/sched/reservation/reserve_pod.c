@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/quantity.h"
 #include "base/base.h"
 #include "sched/framework/types.h"
 
@@ -144,22 +145,34 @@ cJSON *sched_reserve_pod(const cJSON *resv, const char **why)
     return pod;
 }
 
+void sched_res_quantity_str(int i, int64_t v, char buf[64])
+{
+    const char *name = sched_res_name(i);
+    struct quantity q;
+
+    _Static_assert(QUANTITY_STR_MAX <= 64, "buffer");
+    if (i == SCHED_RES_CPU)
+        quantity_from_milli(v, QUANTITY_DECIMAL_SI, &q);
+    else if (i == SCHED_RES_MEMORY || i == SCHED_RES_EPHEMERAL || !strncmp(name, "hugepages-", 10))
+        quantity_from_int(v, QUANTITY_BINARY_SI, &q);
+    else
+        quantity_from_int(v, QUANTITY_DECIMAL_SI, &q);
+    (void)quantity_format(&q, buf);
+}
+
 cJSON *sched_resv_allocatable(const cJSON *resv, const struct sched_pod *pod)
 {
     const char *resize =
         get_str(get(get(resv, "metadata"), "annotations"), SCHED_ANN_RESIZE_ALLOCATABLE);
     cJSON *out = cJSON_CreateObject(), *r = *resize ? cJSON_Parse(resize) : NULL;
     const cJSON *x;
-    char buf[32];
+    char buf[64];
 
     for (int i = 0; i < sched_res_count(); i++) {
         int64_t v = pod->req.v[i];
         if (v <= 0)
             continue;
-        if (i == SCHED_RES_CPU)
-            (void)snprintf(buf, sizeof(buf), "%lldm", (long long)v);
-        else
-            (void)snprintf(buf, sizeof(buf), "%lld", (long long)v);
+        sched_res_quantity_str(i, v, buf);
         cJSON_AddStringToObject(out, sched_res_name(i), buf);
     }
     /* {"cpu": "2", ...}: each named resource replaced; malformed JSON changes nothing. */

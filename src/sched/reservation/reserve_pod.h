@@ -10,6 +10,7 @@
 #define KOORD_SCHED_RESERVATION_RESERVE_POD_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 #include "kube/client.h"
 
@@ -44,6 +45,10 @@ enum sched_resv_state sched_resv_state(const cJSON *resv);
  * Reservation has no name or uid, or is RELEASED.
  */
 cJSON *sched_reserve_pod(const cJSON *resv, const char **why);
+
+/* A resource amount of the scheduler's vectors as Kubernetes writes it: cpu from milli-cores
+ * ("1500m", "2"), memory-like names in BinarySI ("1Gi"), other names as integers. */
+void sched_res_quantity_str(int i, int64_t v, char buf[64]);
 
 /*
  * What status.allocatable is on binding: the template pod's requests (pod, the reserve pod as
