@@ -269,7 +269,7 @@ static int lead(struct manager *m)
     if ((r = noderesource_controller_start(m->nr, now_ms())) < 0)
         goto fail;
     what = "start the ElasticQuotaProfile controller";
-    if ((r = quotaprofile_controller_start(m->qp)) < 0)
+    if ((r = quotaprofile_controller_start(m->qp)) < 0 && r != -ENOENT)
         goto fail;
     what = "register the NodeMetric APIService";
     if (m->o.register_address && (r = register_apiservice(m)) < 0)

@@ -601,6 +601,23 @@ int quotaprofile_controller_start(struct quotaprofile_controller *c)
         (void)pthread_mutex_unlock(&c->lifecycle);
         return -EBUSY;
     }
+    {
+        /* Without the CRD there is nothing to watch, and waiting for a cache that never
+         * syncs must not keep the manager's other controllers from leading. */
+        struct kube_status st = {0};
+        cJSON *list = NULL;
+        r = kube_list(c->client, &res_profiles, NULL, &(struct kube_list_opts){.limit = 1}, &list,
+                      &st);
+        cJSON_Delete(list);
+        if (r < 0 && st.code == 404) {
+            (void)pthread_mutex_unlock(&c->lifecycle);
+            log_warn(COMP, "the API server does not serve ElasticQuotaProfiles "
+                           "(quota.koordinator.sh/v1alpha1; install "
+                           "deploy/crds/quota.koordinator.sh_elasticquotaprofiles.yaml): the "
+                           "controller is off until the manager leads again");
+            return -ENOENT;
+        }
+    }
     c->q = kube_workqueue_new(&qo);
     c->inf = kube_informer_new(c->client, &(struct kube_informer_opts){.resource = &res_profiles});
     CHECK(kube_informer_add_handlers(c->inf,

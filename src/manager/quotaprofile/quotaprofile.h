@@ -55,6 +55,7 @@ int quotaprofile_controller_new(struct kube_client *c, const struct quotaprofile
                                 struct quotaprofile_controller **ret);
 
 /* Starts the informer, waits for it to list, starts the workers. 0; -EBUSY when running;
+ * -ENOENT when the API server does not serve ElasticQuotaProfiles (nothing started);
  * -ETIMEDOUT or -ECANCELED (all torn down again); -errno. Logs what it returns. */
 int quotaprofile_controller_start(struct quotaprofile_controller *c);
 
