@@ -691,7 +691,9 @@ static int gc_pass(struct sched_resv_controller *c)
         if (!gone && !aged(r, expired, now, c->o.gc_duration_s))
             continue;
         ret = kube_delete(c->client, &res_reservations, NULL, kube_object_name(v[i]), &st);
-        if (ret < 0 && ret != -ENOENT) {
+        if (ret == -ENOENT) /* gone already: the cache had not seen its deletion yet */
+            continue;
+        if (ret < 0) {
             log_warn(COMP, "cannot delete reservation \"%s\": %s, ignoring", kube_object_name(v[i]),
                      st.message[0] ? st.message : err_str(ret));
             continue;
