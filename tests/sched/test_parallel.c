@@ -223,8 +223,10 @@ static void test_measured(void **state)
     sched_pool_run_measured(p, &light, 200, 1, who_body, &w);
     assert_int_equal(atomic_load(&w.calls), 200);
     assert_int_equal(atomic_load(&w.others), 0);
-    assert_true(light.ewma_ns > 0 && light.ewma_ns < SCHED_POOL_MIN_PARALLEL_NS);
-    /* A light loop stays there. */
+    assert_true(light.ewma_ns > 0);
+    /* A call site whose loops cost less than the threshold stays there (the cost is set: a
+     * measured one depends on the machine, valgrind's included). */
+    light.ewma_ns = SCHED_POOL_MIN_PARALLEL_NS / 2;
     sched_pool_run_measured(p, &light, 200, 1, who_body, &w);
     assert_int_equal(atomic_load(&w.calls), 400);
     assert_int_equal(atomic_load(&w.others), 0);
