@@ -7,6 +7,17 @@
  * workload gets a fresh API server and scheduler:
  *
  *   SchedulingBasic/5000Nodes_10000Pods      5000 nodes, 1000 init pod-default, 10000 measured
+ *   KoordinatorProfile/5000Nodes_10000Pods   SchedulingBasic's counts, the profile of
+ *                                            examples/scheduler/koord-scheduler-config.yaml
+ *                                            (LoadAwareScheduling, Reservation, ElasticQuota,
+ *                                            ScheduleAdmission); a fresh slo.koordinator.sh
+ *                                            NodeMetric per node, 100 Reservations made
+ *                                            Available first (no pod owns them), a tree of 50
+ *                                            ElasticQuotas; measured pods spread over the 45
+ *                                            leaf quotas' namespaces
+ *   QuotaWaiting/5000Nodes_10000Pods_10000Waiting  SchedulingBasic with ScheduleAdmission and
+ *                                            ElasticQuota (the sample's, nothing else), while
+ *                                            10000 pods of a full quota wait gated
  *   SchedulingWhileGated/1Node_10000GatedPods  1 node of 90000 pods, 10000 gated pods, 20000
  *                                            light pods deleted at 50/s once scheduled, then
  *                                            20000 measured light pods
@@ -25,8 +36,9 @@
  * request was sent to the moment it is seen bound on the watch; the scheduler's CPU and peak
  * RSS (VmHWM) and the API server's CPU. Then the cycle alone: SchedulingBasic in this process
  * (cycle.c), no API server, so the API path's share shows. Counts fail the run (exit 1): a
- * measured pod never bound, a gated pod attempted; timings never do. --smoke runs tiny counts
- * of every workload so `make test` keeps this program working.
+ * measured pod never bound, a gated pod or a pod of the full quota attempted, a Reservation not
+ * Available, a pod refused before it fit, quota usage not written back; timings never do.
+ * --smoke runs tiny counts of every workload so `make test` keeps this program working.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -67,20 +79,27 @@ static const char usage[] =
     "                       [--koord PATH] [--perf FILE] [--keep-going] [--smoke]\n"
     "\n"
     "Runs scheduler_perf's workloads against `koord scheduler` and `koord apiserver` (started\n"
-    "here, fresh for each workload): SchedulingBasic, SchedulingWhileGated,\n"
-    "SchedulingPodAffinity, TopologySpreading, PreemptionBasic, Unschedulable, and the cycle\n"
-    "alone in this process (`cycle`, SchedulingBasic's counts). Prints the throughput as\n"
-    "scheduler_perf computes it (Average, Perc50/90/95/99) against upstream's floor, the\n"
-    "latency from create to bound, the scheduler's CPU and peak RSS, the API server's CPU.\n"
+    "here, fresh for each workload): SchedulingBasic, KoordinatorProfile (SchedulingBasic\n"
+    "with Koordinator's sample profile, NodeMetrics, Reservations, a quota tree),\n"
+    "QuotaWaiting (SchedulingBasic while the pods of a full quota wait),\n"
+    "SchedulingWhileGated, SchedulingPodAffinity, TopologySpreading, PreemptionBasic,\n"
+    "Unschedulable, and the cycle alone in this process (`cycle`, SchedulingBasic's counts).\n"
+    "Prints the throughput as scheduler_perf computes it (Average, Perc50/90/95/99) against\n"
+    "upstream's floor, the latency from create to bound, the scheduler's CPU and peak RSS,\n"
+    "the API server's CPU.\n"
     "  --workload NAME  a test case (case-insensitive; repeat for more; default all)\n"
     "  --nodes N        nodes of every workload but SchedulingWhileGated's one; init pods scale\n"
     "                   with it (Unschedulable keeps its 200)\n"
-    "  --pods P         measured pods of every workload\n"
+    "  --pods P         measured pods of every workload (QuotaWaiting's waiting pods and\n"
+    "                   the Reservations keep their counts)\n"
+    "  --waiting W      QuotaWaiting's pods waiting in the full quota (default 10000; 0: the\n"
+    "                   same profile and quota without them, to tell the plugin's cost from\n"
+    "                   the waiting pods')\n"
     "  --clients C      threads creating objects (default 8)\n"
     "  --perf FILE      `perf record` the scheduler during the first workload's measured pods\n"
     "  --keep-going     run the next workloads after one failed\n"
-    "  --smoke          tiny counts (50 nodes, 20 init, 100 measured); counts are checked,\n"
-    "                   never times\n";
+    "  --smoke          tiny counts (50 nodes, 20 init, 100 measured, 10 Reservations, 50\n"
+    "                   waiting); counts are checked, never times\n";
 
 /* The scheduler's configuration of a workload. */
 enum profile {
@@ -231,6 +250,8 @@ static const struct workload workloads[W_COUNT] = {
 static struct {
     const char *koord, *perf;
     size_t clients, nodes, pods; /* nodes, pods: 0 = the workload's */
+    size_t waiting;              /* QuotaWaiting's waiting pods, when waiting_set */
+    bool waiting_set;
     bool smoke, keep_going, run[W_COUNT], cycle, any;
 } opt = {.koord = KOORD_BINARY, .clients = 8};
 
@@ -254,6 +275,8 @@ static struct counts counts_of(const struct workload *w)
     }
     if (opt.pods)
         c.measured = opt.pods;
+    if (opt.waiting_set && w->waiting)
+        c.waiting = opt.waiting;
     return c;
 }
 
@@ -1448,7 +1471,7 @@ static int check_metrics(const struct workload *w, const struct counts *n, struc
             r = -EIO;
         }
     }
-    if (n->waiting) {
+    if (w->waiting) {
         /* Every pod but the waiting ones fits at its first attempt: any other attempt was a
          * waiting pod's, which ElasticQuota's PreEnqueue must keep out of the active queue. */
         double want = (double)(n->init + FULL_FILL + n->measured);
@@ -1579,7 +1602,7 @@ static void run_workload(const struct workload *w, struct result *res)
     if (w->koord)
         (void)printf(", %zu NodeMetrics, %d ElasticQuotas, %zu Reservations", n.nodes,
                      QUOTA_PARENTS * (QUOTA_LEAVES + 1), n.reservations);
-    if (n.waiting)
+    if (w->waiting)
         (void)printf(", %zu waiting in a full quota", n.waiting);
     (void)printf("\n");
     (void)fflush(stdout);
@@ -1621,7 +1644,7 @@ static void run_workload(const struct workload *w, struct result *res)
     }
     if (n.reservations && reservations_ready(&api, &sch, n.reservations) < 0)
         goto out;
-    if (n.waiting && full_quota(&n, &api, &sch, &text) < 0)
+    if (w->waiting && full_quota(&n, &api, &sch, &text) < 0)
         goto out;
     if (n.gated) {
         double tg = now_s();
@@ -1719,7 +1742,7 @@ static void print_result(const struct result *r)
                      "NodeMetrics %.0f s old at the end (LoadAware's expiry %.0f s)\n",
                      r->resv_after, r->n.reservations, r->resv_owned,
                      (double)r->quota_used_m / 1000, r->nm_age_s, r->nm_expiry_s);
-    if (r->n.waiting)
+    if (r->w->waiting)
         (void)printf("  waiting pods: scheduler_pending_pods{queue=\"gated\"} %.0f (want %zu); "
                      "attempts %.0f = init %zu + filling %d + measured %zu: %.0f spent on the "
                      "waiting pods\n",
@@ -1862,11 +1885,17 @@ static int select_workload(const char *name)
 static int parse_opts(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"workload", required_argument, NULL, 'w'}, {"nodes", required_argument, NULL, 'n'},
-        {"pods", required_argument, NULL, 'p'},     {"clients", required_argument, NULL, 'c'},
-        {"koord", required_argument, NULL, 'K'},    {"perf", required_argument, NULL, 'P'},
-        {"keep-going", no_argument, NULL, 'k'},     {"smoke", no_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"workload", required_argument, NULL, 'w'},
+        {"nodes", required_argument, NULL, 'n'},
+        {"pods", required_argument, NULL, 'p'},
+        {"clients", required_argument, NULL, 'c'},
+        {"koord", required_argument, NULL, 'K'},
+        {"perf", required_argument, NULL, 'P'},
+        {"waiting", required_argument, NULL, 'W'},
+        {"keep-going", no_argument, NULL, 'k'},
+        {"smoke", no_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int ch, r = 0;
 
@@ -1886,6 +1915,10 @@ static int parse_opts(int argc, char **argv)
             break;
         case 'K':
             opt.koord = optarg;
+            break;
+        case 'W':
+            r = bench_parse_size(optarg, 0, 1000000, &opt.waiting);
+            opt.waiting_set = true;
             break;
         case 'P':
             opt.perf = optarg;
