@@ -915,8 +915,8 @@ static int gated_barrier(const struct server *sch, size_t n, struct strbuf *text
 
 /* ---- Koordinator's objects (KoordinatorProfile, QuotaWaiting) ---- */
 
-#define QUOTA_PARENTS     5 /* is-parent quotas under the root ... */
-#define QUOTA_LEAVES      9 /* ... with this many children each: 5 + 45 = 50 quotas */
+#define QUOTA_PARENTS     ((size_t)5) /* is-parent quotas under the root ... */
+#define QUOTA_LEAVES      ((size_t)9) /* ... with this many children each: 5 + 45 = 50 quotas */
 #define QUOTA_PARENT_NS   "eq-parents"
 #define FULL_QUOTA        "eq-full" /* QuotaWaiting's quota (and namespace): room for ... */
 #define FULL_FILL         10        /* ... this many pod-default, placed before the waiting pods */
@@ -1229,7 +1229,7 @@ static int koord_objects(const struct counts *n, const struct server *api, time_
     t0 = now_s();
     if (create_quota_tree(api) < 0)
         return -EIO;
-    (void)printf("  %d ElasticQuotas (%d parents x %d leaves) in %.1f s\n",
+    (void)printf("  %zu ElasticQuotas (%zu parents x %zu leaves) in %.1f s\n",
                  QUOTA_PARENTS * (QUOTA_LEAVES + 1), QUOTA_PARENTS, QUOTA_LEAVES, now_s() - t0);
     return 0;
 }
@@ -1600,7 +1600,7 @@ static void run_workload(const struct workload *w, struct result *res)
     if (n.gated)
         (void)printf(", %zu gated, %zu deleted at %d/s", n.gated, n.deleting, DELETE_RATE);
     if (w->koord)
-        (void)printf(", %zu NodeMetrics, %d ElasticQuotas, %zu Reservations", n.nodes,
+        (void)printf(", %zu NodeMetrics, %zu ElasticQuotas, %zu Reservations", n.nodes,
                      QUOTA_PARENTS * (QUOTA_LEAVES + 1), n.reservations);
     if (w->waiting)
         (void)printf(", %zu waiting in a full quota", n.waiting);
