@@ -204,6 +204,8 @@ static int wire_answer(struct wire *w)
     }
     strbuf_reset(&w->body);
     strbuf_add(&w->body, w->in.buf + head, len);
+    /* reading the body may have moved w->in.buf: eoh pointed into the old one */
+    eoh = w->in.buf + head - 4;
     v = header_value(w->in.buf, eoh, "Connection");
     if (v && !strncasecmp(v, "close", 5))
         wire_close(w);

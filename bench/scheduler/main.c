@@ -7,6 +7,17 @@
  * workload gets a fresh API server and scheduler:
  *
  *   SchedulingBasic/5000Nodes_10000Pods      5000 nodes, 1000 init pod-default, 10000 measured
+ *   KoordinatorProfile/5000Nodes_10000Pods   SchedulingBasic's counts, the profile of
+ *                                            examples/scheduler/koord-scheduler-config.yaml
+ *                                            (LoadAwareScheduling, Reservation, ElasticQuota,
+ *                                            ScheduleAdmission); a fresh slo.koordinator.sh
+ *                                            NodeMetric per node, 100 Reservations made
+ *                                            Available first (no pod owns them), a tree of 50
+ *                                            ElasticQuotas; measured pods spread over the 45
+ *                                            leaf quotas' namespaces
+ *   QuotaWaiting/5000Nodes_10000Pods_10000Waiting  SchedulingBasic with ScheduleAdmission and
+ *                                            ElasticQuota (the sample's, nothing else), while
+ *                                            10000 pods of a full quota wait gated
  *   SchedulingWhileGated/1Node_10000GatedPods  1 node of 90000 pods, 10000 gated pods, 20000
  *                                            light pods deleted at 50/s once scheduled, then
  *                                            20000 measured light pods
@@ -25,8 +36,9 @@
  * request was sent to the moment it is seen bound on the watch; the scheduler's CPU and peak
  * RSS (VmHWM) and the API server's CPU. Then the cycle alone: SchedulingBasic in this process
  * (cycle.c), no API server, so the API path's share shows. Counts fail the run (exit 1): a
- * measured pod never bound, a gated pod attempted; timings never do. --smoke runs tiny counts
- * of every workload so `make test` keeps this program working.
+ * measured pod never bound, a gated pod or a pod of the full quota attempted, a Reservation not
+ * Available, a pod refused before it fit, quota usage not written back; timings never do.
+ * --smoke runs tiny counts of every workload so `make test` keeps this program working.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -40,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/quantity.h"
+#include "api/rfc3339.h"
 #include "base/base.h"
 #include "codec/codec.h"
 #include "common/bench.h"
@@ -54,6 +68,9 @@
 #define TARGET_RSS_MB   200.0   /* the scheduler at 5000 nodes and 10000 pods */
 #define TARGET_GATED    1.05    /* SchedulingWhileGated's CPU per pod / SchedulingBasic's */
 
+/* The pause container of upstream's templates. */
+#define PAUSE_JSON "\"image\":\"registry.k8s.io/pause:3.10\",\"name\":\"pause\""
+
 /* What the pod creates ask back: the metadata (the client reads only the status code). */
 #define META_ACCEPT "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
@@ -62,38 +79,55 @@ static const char usage[] =
     "                       [--koord PATH] [--perf FILE] [--keep-going] [--smoke]\n"
     "\n"
     "Runs scheduler_perf's workloads against `koord scheduler` and `koord apiserver` (started\n"
-    "here, fresh for each workload): SchedulingBasic, SchedulingWhileGated,\n"
-    "SchedulingPodAffinity, TopologySpreading, PreemptionBasic, Unschedulable, and the cycle\n"
-    "alone in this process (`cycle`, SchedulingBasic's counts). Prints the throughput as\n"
-    "scheduler_perf computes it (Average, Perc50/90/95/99) against upstream's floor, the\n"
-    "latency from create to bound, the scheduler's CPU and peak RSS, the API server's CPU.\n"
+    "here, fresh for each workload): SchedulingBasic, KoordinatorProfile (SchedulingBasic\n"
+    "with Koordinator's sample profile, NodeMetrics, Reservations, a quota tree),\n"
+    "QuotaWaiting (SchedulingBasic while the pods of a full quota wait),\n"
+    "SchedulingWhileGated, SchedulingPodAffinity, TopologySpreading, PreemptionBasic,\n"
+    "Unschedulable, and the cycle alone in this process (`cycle`, SchedulingBasic's counts).\n"
+    "Prints the throughput as scheduler_perf computes it (Average, Perc50/90/95/99) against\n"
+    "upstream's floor, the latency from create to bound, the scheduler's CPU and peak RSS,\n"
+    "the API server's CPU.\n"
     "  --workload NAME  a test case (case-insensitive; repeat for more; default all)\n"
     "  --nodes N        nodes of every workload but SchedulingWhileGated's one; init pods scale\n"
     "                   with it (Unschedulable keeps its 200)\n"
-    "  --pods P         measured pods of every workload\n"
+    "  --pods P         measured pods of every workload (QuotaWaiting's waiting pods and\n"
+    "                   the Reservations keep their counts)\n"
+    "  --waiting W      QuotaWaiting's pods waiting in the full quota (default 10000; 0: the\n"
+    "                   same profile and quota without them, to tell the plugin's cost from\n"
+    "                   the waiting pods')\n"
     "  --clients C      threads creating objects (default 8)\n"
     "  --perf FILE      `perf record` the scheduler during the first workload's measured pods\n"
     "  --keep-going     run the next workloads after one failed\n"
-    "  --smoke          tiny counts (50 nodes, 20 init, 100 measured); counts are checked,\n"
-    "                   never times\n";
+    "  --smoke          tiny counts (50 nodes, 20 init, 100 measured, 10 Reservations, 50\n"
+    "                   waiting); counts are checked, never times\n";
+
+/* The scheduler's configuration of a workload. */
+enum profile {
+    PROFILE_DEFAULT, /* upstream's default plugins (a file's profile starts from them) */
+    PROFILE_KOORD,   /* examples/scheduler/koord-scheduler-config.yaml's plugins and args */
+    PROFILE_QUOTA,   /* the same without LoadAwareScheduling and Reservation */
+};
 
 struct workload {
     const char *name, *variant;
-    double floor;             /* upstream's threshold: minimum Average pods/s */
+    double floor;             /* upstream's threshold: minimum Average pods/s; 0: none */
     const char *const *zones; /* node labels round-robin, NULL: none */
-    size_t nodes, init, measured, gated, deleting;
-    size_t s_nodes, s_init, s_measured, s_gated, s_deleting; /* --smoke */
+    size_t nodes, init, measured, gated, deleting, reservations, waiting;
+    size_t s_nodes, s_init, s_measured, s_gated, s_deleting, s_reservations,
+        s_waiting; /* --smoke */
     enum sbench_tpl node_tpl, init_tpl, measured_tpl;
+    enum profile profile;
     bool init_nowait; /* init pods never fit (skipWaitToCompletion) */
     bool init_fixed;  /* init pods do not scale with --nodes */
     bool fixed_nodes; /* one named node, whatever --nodes says */
     bool priority;    /* the measured pods name SBENCH_HIGH_CLASS */
+    bool koord;       /* NodeMetrics, the quota tree, Reservations; measured pods in the leaves */
 };
 
 static const char *const zone1[] = {"zone1", NULL};
 static const char *const moons[] = {"moon-1", "moon-2", "moon-3", NULL};
 
-enum { W_BASIC, W_GATED, W_AFFINITY, W_SPREAD, W_PREEMPT, W_UNSCHED, W_COUNT };
+enum { W_BASIC, W_KOORD, W_QUOTA, W_GATED, W_AFFINITY, W_SPREAD, W_PREEMPT, W_UNSCHED, W_COUNT };
 
 /* Reference scheduler.md 9.3; --smoke counts after the s_ prefix. */
 static const struct workload workloads[W_COUNT] = {
@@ -109,6 +143,38 @@ static const struct workload workloads[W_COUNT] = {
                  .node_tpl = SBENCH_NODE_DEFAULT,
                  .init_tpl = SBENCH_POD_DEFAULT,
                  .measured_tpl = SBENCH_POD_DEFAULT},
+    /* SchedulingBasic's counts with Koordinator's profile and the objects it reads: a
+     * NodeMetric per node, the quota tree (QUOTA_PARENTS x QUOTA_LEAVES), Reservations */
+    [W_KOORD] = {.name = "KoordinatorProfile",
+                 .variant = "5000Nodes_10000Pods",
+                 .nodes = 5000,
+                 .init = 1000,
+                 .measured = 10000,
+                 .reservations = 100,
+                 .s_nodes = 50,
+                 .s_init = 20,
+                 .s_measured = 100,
+                 .s_reservations = 10,
+                 .node_tpl = SBENCH_NODE_DEFAULT,
+                 .init_tpl = SBENCH_POD_DEFAULT,
+                 .measured_tpl = SBENCH_POD_DEFAULT,
+                 .profile = PROFILE_KOORD,
+                 .koord = true},
+    /* SchedulingBasic while the pods of a full quota wait (ElasticQuota gates them) */
+    [W_QUOTA] = {.name = "QuotaWaiting",
+                 .variant = "5000Nodes_10000Pods_10000Waiting",
+                 .nodes = 5000,
+                 .init = 1000,
+                 .measured = 10000,
+                 .waiting = 10000,
+                 .s_nodes = 50,
+                 .s_init = 20,
+                 .s_measured = 100,
+                 .s_waiting = 50,
+                 .node_tpl = SBENCH_NODE_DEFAULT,
+                 .init_tpl = SBENCH_POD_DEFAULT,
+                 .measured_tpl = SBENCH_POD_DEFAULT,
+                 .profile = PROFILE_QUOTA},
     [W_GATED] = {.name = "SchedulingWhileGated",
                  .variant = "1Node_10000GatedPods",
                  .floor = 130,
@@ -184,20 +250,24 @@ static const struct workload workloads[W_COUNT] = {
 static struct {
     const char *koord, *perf;
     size_t clients, nodes, pods; /* nodes, pods: 0 = the workload's */
+    size_t waiting;              /* QuotaWaiting's waiting pods, when waiting_set */
+    bool waiting_set;
     bool smoke, keep_going, run[W_COUNT], cycle, any;
 } opt = {.koord = KOORD_BINARY, .clients = 8};
 
 /* A workload's counts after --smoke, --nodes and --pods. */
 struct counts {
-    size_t nodes, init, measured, gated, deleting;
+    size_t nodes, init, measured, gated, deleting, reservations, waiting;
 };
 
 static struct counts counts_of(const struct workload *w)
 {
-    struct counts c = {w->nodes, w->init, w->measured, w->gated, w->deleting};
+    struct counts c = {w->nodes,    w->init,         w->measured, w->gated,
+                       w->deleting, w->reservations, w->waiting};
 
     if (opt.smoke)
-        c = (struct counts){w->s_nodes, w->s_init, w->s_measured, w->s_gated, w->s_deleting};
+        c = (struct counts){w->s_nodes,    w->s_init,         w->s_measured, w->s_gated,
+                            w->s_deleting, w->s_reservations, w->s_waiting};
     if (opt.nodes && !w->fixed_nodes) {
         if (!w->init_fixed)
             c.init = (c.init * opt.nodes + c.nodes / 2) / c.nodes;
@@ -205,6 +275,8 @@ static struct counts counts_of(const struct workload *w)
     }
     if (opt.pods)
         c.measured = opt.pods;
+    if (opt.waiting_set && w->waiting)
+        c.waiting = opt.waiting;
     return c;
 }
 
@@ -222,6 +294,9 @@ struct result {
     double setup_s;
     double attempts, gated_gauge;
     double att_unsched, att_error, preemptions; /* attempts by result; preemption attempts */
+    size_t resv_after, resv_owned; /* Reservations Available after the measured pods; owned */
+    double nm_age_s, nm_expiry_s;  /* the NodeMetrics' age when the last pod bound; expiry */
+    int64_t quota_used_m;          /* the leaf quotas' status.used cpu, summed (milli) */
 };
 
 /* ---- small helpers ---- */
@@ -326,7 +401,9 @@ static double metric_sum(const char *text, const char *name, const char *labels)
 
 struct create_job {
     const struct server *api;
-    const char *path;                /* the collection */
+    const char *path;         /* the collection, unless paths */
+    const char *const *paths; /* object i goes to paths[i % npaths] when npaths */
+    size_t npaths;
     const struct sbench_bytes *tpls; /* object i is tpls[i % ntpls] */
     size_t ntpls;
     const char *prefix; /* names: prefix + %06zu, or prefix alone when n == 1 and single */
@@ -357,6 +434,7 @@ static void *create_worker(void *arg)
     }
     for (;;) {
         size_t i = atomic_fetch_add(&j->next, 1);
+        const char *path;
         char name[96];
         int r;
         if (i >= j->n || atomic_load(&j->errors))
@@ -365,11 +443,12 @@ static void *create_worker(void *arg)
         sbench_bytes_render(&j->tpls[i % j->ntpls], name, &body);
         if (j->sent_ns)
             j->sent_ns[i] = now_ns();
-        r = wire_do(&w, "POST", j->path, body.buf, body.len);
+        path = j->npaths ? j->paths[i % j->npaths] : j->path;
+        r = wire_do(&w, "POST", path, body.buf, body.len);
         if (r < 0 || w.status != 201) {
             if (atomic_fetch_add(&j->errors, 1) == 0 && r == 0)
-                (void)fprintf(stderr, "bench_scheduler: POST %s %s: HTTP %ld: %.300s\n", j->path,
-                              name, w.status, w.body.buf);
+                (void)fprintf(stderr, "bench_scheduler: POST %s %s: HTTP %ld: %.300s\n", path, name,
+                              w.status, w.body.buf);
             break;
         }
     }
@@ -397,7 +476,8 @@ static int create_all(struct create_job *j)
 
 struct pod_watch {
     const struct server *api;
-    const char *ns, *prefix;
+    const char *ns, *prefix; /* ns: a namespace, or "all namespaces" */
+    char coll[128];          /* the pods' collection: of the namespace, or of all */
     size_t n;
     uint64_t *bound_ns; /* per pod: when first seen with spec.nodeName; 0 not yet */
     atomic_size_t bound;
@@ -502,7 +582,7 @@ static void *watch_thread(void *arg)
     while (!atomic_load(&w->stop)) {
         int rc;
         strbuf_reset(&path);
-        strbuf_addf(&path, "/api/v1/namespaces/%s/pods?watch=1&resourceVersion=%s", w->ns, w->rv);
+        strbuf_addf(&path, "%s?watch=1&resourceVersion=%s", w->coll, w->rv);
         strbuf_reset(&w->line);
         rc = conn_stream(&c, "GET", path.buf, NULL, 0, on_watch_data, watch_should_stop, w);
         if (atomic_load(&w->stop))
@@ -520,7 +600,8 @@ static void *watch_thread(void *arg)
     return NULL;
 }
 
-/* Lists the namespace (empty so far) for a resourceVersion and watches from it. */
+/* Lists the namespace (empty so far; NULL: every namespace, pods of other names may be
+ * there) for a resourceVersion and watches from it. */
 static int watch_start(struct pod_watch *w, const struct server *api, const char *ns,
                        const char *prefix, size_t n)
 {
@@ -532,13 +613,18 @@ static int watch_start(struct pod_watch *w, const struct server *api, const char
 
     memset(w, 0, sizeof(*w));
     w->api = api;
-    w->ns = ns;
+    w->ns = ns ? ns : "all namespaces";
     w->prefix = prefix;
     w->n = n;
     w->bound_ns = xcalloc(n ? n : 1, sizeof(*w->bound_ns));
     strbuf_init(&w->line);
     conn_init(&c, api);
-    strbuf_addf(&path, "/api/v1/namespaces/%s/pods", ns);
+    if (ns)
+        (void)snprintf(w->coll, sizeof(w->coll), "/api/v1/namespaces/%s/pods", ns);
+    else
+        (void)snprintf(w->coll, sizeof(w->coll), "/api/v1/pods");
+    /* a list with no items: only its resourceVersion is wanted */
+    strbuf_addf(&path, "%s?limit=1", w->coll);
     r = conn_expect(&c, "GET", path.buf, NULL, 0, 200);
     if (r == 0) {
         list = cJSON_ParseWithLength(c.body.buf, c.body.len);
@@ -747,25 +833,45 @@ static int create_nodes(const struct workload *w, const struct counts *n, struct
     return r;
 }
 
-/* Creates n pods of tpl in ns named prefix + index, with their send times in sent_ns (may be
- * NULL; written by the creating threads, which tidy does not follow). */
+/* Creates n pods of tpl named prefix + index, pod i in namespace nss[i % nns], with their send
+ * times in sent_ns (may be NULL; written by the creating threads, which tidy does not
+ * follow). */
+static int create_pods_in(const struct server *api, const char *const *nss, size_t nns,
+                          const char *prefix, enum sbench_tpl tpl, size_t n,
+                          uint64_t *sent_ns) // NOLINT(readability-non-const-parameter)
+{
+    struct sbench_bytes b;
+    char **paths = xcalloc(nns, sizeof(*paths));
+    struct create_job j = {.api = api,
+                           .n = n,
+                           .prefix = prefix,
+                           .sent_ns = sent_ns,
+                           .ntpls = 1,
+                           .paths = (const char *const *)paths,
+                           .npaths = nns};
+    int r;
+
+    sbench_bytes_init(&b, tpl, NULL);
+    for (size_t i = 0; i < nns; i++) {
+        struct strbuf path = STRBUF_INIT;
+        strbuf_addf(&path, "/api/v1/namespaces/%s/pods", nss[i]);
+        paths[i] = strbuf_detach(&path, NULL);
+    }
+    j.tpls = &b;
+    r = create_all(&j);
+    sbench_bytes_release(&b);
+    for (size_t i = 0; i < nns; i++)
+        free(paths[i]);
+    free((void *)paths);
+    return r;
+}
+
+/* create_pods_in() with one namespace. */
 static int create_pods(const struct server *api, const char *ns, const char *prefix,
                        enum sbench_tpl tpl, size_t n,
                        uint64_t *sent_ns) // NOLINT(readability-non-const-parameter)
 {
-    struct sbench_bytes b;
-    struct strbuf path = STRBUF_INIT;
-    struct create_job j = {.api = api, .n = n, .prefix = prefix, .sent_ns = sent_ns, .ntpls = 1};
-    int r;
-
-    sbench_bytes_init(&b, tpl, NULL);
-    strbuf_addf(&path, "/api/v1/namespaces/%s/pods", ns);
-    j.path = path.buf;
-    j.tpls = &b;
-    r = create_all(&j);
-    sbench_bytes_release(&b);
-    strbuf_release(&path);
-    return r;
+    return create_pods_in(api, &ns, 1, prefix, tpl, n, sent_ns);
 }
 
 /* Creates pods and waits until the scheduler has bound them all. */
@@ -807,29 +913,452 @@ static int gated_barrier(const struct server *sch, size_t n, struct strbuf *text
     return -ETIMEDOUT;
 }
 
-static int write_config(const struct server *api, char **ret_path)
+/* ---- Koordinator's objects (KoordinatorProfile, QuotaWaiting) ---- */
+
+#define QUOTA_PARENTS     ((size_t)5) /* is-parent quotas under the root ... */
+#define QUOTA_LEAVES      ((size_t)9) /* ... with this many children each: 5 + 45 = 50 quotas */
+#define QUOTA_PARENT_NS   "eq-parents"
+#define FULL_QUOTA        "eq-full" /* QuotaWaiting's quota (and namespace): room for ... */
+#define FULL_FILL         10        /* ... this many pod-default, placed before the waiting pods */
+#define RESV_SECONDS      60        /* no Reservation turned Available for this long: failed */
+#define QUOTA_SECONDS     10        /* the quotas' used written back within this */
+#define NODEMETRICS       "/apis/slo.koordinator.sh/v1alpha1/nodemetrics"
+#define RESERVATIONS      "/apis/scheduling.koordinator.sh/v1alpha1/reservations"
+#define QUOTA_LABEL(name) "quota.scheduling.koordinator.sh/" name
+
+static const char *const koord_crds[] = {"slo.koordinator.sh_nodemetrics.yaml",
+                                         "scheduling.koordinator.sh_reservations.yaml",
+                                         "scheduling.sigs.k8s.io_elasticquotas.yaml", NULL};
+
+/* Leaf quota k of the tree (k < QUOTA_PARENTS * QUOTA_LEAVES): its name, also its namespace,
+ * whose pods it is charged (a quota named like its namespace, reference manager-behaviour.md
+ * 6.2). */
+static void leaf_name(size_t k, char *buf, size_t size)
 {
-    static const char text[] = "{\"apiVersion\":\"kubescheduler.config.k8s.io/"
-                               "v1\",\"kind\":\"KubeSchedulerConfiguration\","
-                               "\"leaderElection\":{\"leaderElect\":false},"
-                               "\"clientConnection\":{\"qps\":5000,\"burst\":5000},"
-                               "\"profiles\":[{\"schedulerName\":\"default-scheduler\"}]}\n";
-    struct strbuf p = STRBUF_INIT;
+    (void)snprintf(buf, size, "eq-leaf-%zu-%zu", k / QUOTA_LEAVES, k % QUOTA_LEAVES);
+}
+
+static int create_namespace(const struct server *api, const char *name)
+{
+    struct strbuf body = STRBUF_INIT;
+    int r;
+
+    strbuf_addf(&body,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+                name);
+    r = post(api, "/api/v1/namespaces", body.buf);
+    strbuf_release(&body);
+    if (r < 0)
+        bench_fail("namespaces", "creating namespace %s failed", name);
+    return r;
+}
+
+/* fn(w, i) for i in [0, n) from opt.clients threads, each on its own connection. */
+struct each_job {
+    const struct server *api;
+    size_t n;
+    int (*fn)(struct wire *w, size_t i, void *ud, struct strbuf *scratch);
+    void *ud;
+    atomic_size_t next;
+    atomic_int errors;
+};
+
+static void *each_worker(void *arg)
+{
+    struct each_job *j = arg;
+    struct strbuf scratch = STRBUF_INIT;
+    struct wire w;
+
+    if (wire_init(&w, j->api, "application/json") < 0 || wire_open(&w) < 0) {
+        atomic_fetch_add(&j->errors, 1);
+        goto out;
+    }
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n || atomic_load(&j->errors))
+            break;
+        if (j->fn(&w, i, j->ud, &scratch) < 0) {
+            atomic_fetch_add(&j->errors, 1);
+            break;
+        }
+    }
+out:
+    wire_release(&w);
+    strbuf_release(&scratch);
+    return NULL;
+}
+
+static int run_each(struct each_job *j)
+{
+    size_t nth = opt.clients < j->n ? opt.clients : (j->n ? j->n : 1);
+    pthread_t *th = xcalloc(nth, sizeof(*th));
+
+    for (size_t i = 0; i < nth; i++)
+        CHECK(pthread_create(&th[i], NULL, each_worker, j) == 0);
+    for (size_t i = 0; i < nth; i++)
+        CHECK(pthread_join(th[i], NULL) == 0);
+    free(th);
+    return atomic_load(&j->errors) ? -EIO : 0;
+}
+
+/* One request on w that must answer want; the first failure of the run is printed. */
+static int wire_expect(struct wire *w, const char *method, const char *path,
+                       const struct strbuf *body, long want)
+{
+    static atomic_int printed;
+    int r = wire_do(w, method, path, body->buf, body->len);
+
+    if (r == 0 && w->status == want)
+        return 0;
+    if (atomic_fetch_add(&printed, 1) == 0)
+        (void)fprintf(stderr, "bench_scheduler: %s %s: HTTP %ld: %.300s\n", method, path,
+                      r == 0 ? w->status : 0L, r == 0 ? w->body.buf : "(no answer)");
+    return -EIO;
+}
+
+/*
+ * The NodeMetric of node i as an agent leaves it (reference koordlet-and-scheduler.md 2.5):
+ * created with manager's default collect policy, then its status written with the update time
+ * ud (RFC 3339) and a moderate nodeUsage, varying by node: cpu 0.8-1.8 of the node's 4 cores,
+ * memory 8-16 of its 32 GiB. No podsMetric: LoadAwareScheduling then counts every pod placed
+ * on the node at its estimate (the pods of this benchmark are all placed after the report).
+ */
+static int nodemetric_one(struct wire *w, size_t i, void *ud, struct strbuf *b)
+{
+    const char *update = ud;
+    char name[64], path[160];
+
+    object_name("scheduler-perf-", false, i, name, sizeof(name));
+    strbuf_reset(b);
+    strbuf_addf(b,
+                "{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\","
+                "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"metricCollectPolicy\":"
+                "{\"aggregateDurationSeconds\":300,\"reportIntervalSeconds\":60,"
+                "\"nodeAggregatePolicy\":{\"durations\":[\"5m0s\",\"10m0s\",\"30m0s\"]},"
+                "\"nodeMemoryCollectPolicy\":\"usageWithoutPageCache\"}}}",
+                name);
+    if (wire_expect(w, "POST", NODEMETRICS, b, 201) < 0)
+        return -EIO;
+    strbuf_reset(b);
+    strbuf_addf(b,
+                "{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\","
+                "\"metadata\":{\"name\":\"%s\"},\"status\":{\"updateTime\":\"%s\","
+                "\"nodeMetric\":{\"nodeUsage\":{\"resources\":{\"cpu\":\"%zum\","
+                "\"memory\":\"%zuMi\"}}}}}",
+                name, update, 800 + i * 37 % 1000, 8192 + i * 53 % 8192);
+    (void)snprintf(path, sizeof(path), NODEMETRICS "/%s/status", name);
+    return wire_expect(w, "PUT", path, b, 200);
+}
+
+/* One ElasticQuota into b: a parent (is-parent), a leaf of parent, or a root-level one
+ * (parent NULL, not is-parent); min and max in cpu and memory, the keys of every quota of the
+ * tree. */
+static void quota_body(struct strbuf *b, const char *ns, const char *name, const char *parent,
+                       bool is_parent, const char *min_cpu, const char *min_mem,
+                       const char *max_cpu, const char *max_mem)
+{
+    strbuf_reset(b);
+    strbuf_addf(b,
+                "{\"apiVersion\":\"scheduling.sigs.k8s.io/v1alpha1\",\"kind\":\"ElasticQuota\","
+                "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"labels\":{",
+                name, ns);
+    if (is_parent)
+        strbuf_addstr(b, "\"" QUOTA_LABEL("is-parent") "\":\"true\"");
+    if (parent)
+        strbuf_addf(b, "%s\"" QUOTA_LABEL("parent") "\":\"%s\"", is_parent ? "," : "", parent);
+    strbuf_addf(b,
+                "}},\"spec\":{\"min\":{\"cpu\":\"%s\",\"memory\":\"%s\"},\"max\":{\"cpu\":"
+                "\"%s\",\"memory\":\"%s\"}}}",
+                min_cpu, min_mem, max_cpu, max_mem);
+}
+
+static void quota_path(char *buf, size_t size, const char *ns)
+{
+    (void)snprintf(buf, size, "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/%s/elasticquotas",
+                   ns);
+}
+
+/*
+ * The quota tree of KoordinatorProfile: QUOTA_PARENTS parents under the root (in
+ * QUOTA_PARENT_NS), each with QUOTA_LEAVES leaves, each leaf in a namespace of its name. A
+ * leaf guarantees 2 cpu / 10 Gi and may grow to 1000 cpu / 5000 Gi (room for 10,000
+ * pod-default, so the measured pods are never refused by their quota); a parent's min is its
+ * children's (the webhook's rule: the children's mins fit in the parent's), its max ten times
+ * a leaf's. Item i of the job: parents first (they must exist before their children), then
+ * each leaf's namespace and quota.
+ */
+static int quota_tree_one(struct wire *w, size_t i, void *ud, struct strbuf *b)
+{
+    char name[32], parent[32], path[128];
+
+    (void)ud;
+    if (i < QUOTA_PARENTS) {
+        (void)snprintf(name, sizeof(name), "eq-parent-%zu", i);
+        quota_body(b, QUOTA_PARENT_NS, name, NULL, true, "18", "90Gi", "10000", "50000Gi");
+        quota_path(path, sizeof(path), QUOTA_PARENT_NS);
+        return wire_expect(w, "POST", path, b, 201);
+    }
+    i -= QUOTA_PARENTS;
+    leaf_name(i, name, sizeof(name));
+    (void)snprintf(parent, sizeof(parent), "eq-parent-%zu", i / QUOTA_LEAVES);
+    strbuf_reset(b);
+    strbuf_addf(b, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}",
+                name);
+    if (wire_expect(w, "POST", "/api/v1/namespaces", b, 201) < 0)
+        return -EIO;
+    quota_body(b, name, name, parent, false, "2", "10Gi", "1000", "5000Gi");
+    quota_path(path, sizeof(path), name);
+    return wire_expect(w, "POST", path, b, 201);
+}
+
+static int create_quota_tree(const struct server *api)
+{
+    struct each_job parents = {.api = api, .n = QUOTA_PARENTS, .fn = quota_tree_one};
+    struct each_job leaves = {.api = api, .n = QUOTA_PARENTS * QUOTA_LEAVES, .fn = quota_tree_one};
+
+    /* the leaves' items come after the parents' */
+    atomic_store(&leaves.next, QUOTA_PARENTS);
+    leaves.n += QUOTA_PARENTS;
+    if (create_namespace(api, QUOTA_PARENT_NS) < 0 || run_each(&parents) < 0 ||
+        run_each(&leaves) < 0) {
+        bench_fail("quotas", "creating the quota tree failed");
+        return -EIO;
+    }
+    return 0;
+}
+
+/*
+ * Reservation i: a small template (100m / 100Mi, in sched-0: the default quota) that fits
+ * beside the pods on any node, owned by pods labelled app=reserved-owner. No pod of the
+ * benchmark carries that label: the measured pods are no owners, so every one of them goes
+ * through Reservation's owner matching against every Reservation and finds none, and the held
+ * room stays held.
+ */
+static int reservation_one(struct wire *w, size_t i, void *ud, struct strbuf *b)
+{
+    (void)ud;
+    strbuf_reset(b);
+    strbuf_addf(b,
+                "{\"apiVersion\":\"scheduling.koordinator.sh/v1alpha1\",\"kind\":\"Reservation\","
+                "\"metadata\":{\"name\":\"reservation-%04zu\"},\"spec\":{\"template\":{"
+                "\"metadata\":{\"namespace\":\"sched-0\"},\"spec\":{\"containers\":[{" PAUSE_JSON
+                ",\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"100Mi\"}}}]}},"
+                "\"owners\":[{\"labelSelector\":{\"matchLabels\":{\"app\":\"reserved-owner\"}}}]}}",
+                i);
+    return wire_expect(w, "POST", RESERVATIONS, b, 201);
+}
+
+/* The Reservations that are Available on a node and, when *owned is not NULL, how many of
+ * them have owners; < 0 when the list failed. */
+static int reservations_available(const struct server *api, size_t *ret, size_t *owned)
+{
+    struct conn c;
+    cJSON *list = NULL, *it;
+    int r;
+
+    *ret = 0;
+    if (owned)
+        *owned = 0;
+    conn_init(&c, api);
+    r = conn_expect(&c, "GET", RESERVATIONS, NULL, 0, 200);
+    if (r == 0 && !(list = cJSON_ParseWithLength(c.body.buf, c.body.len)))
+        r = -EIO;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "status");
+        const char *phase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "phase"));
+        const char *node = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "nodeName"));
+        if (!phase || strcmp(phase, "Available") || !node || !*node)
+            continue;
+        (*ret)++;
+        if (owned && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(st, "currentOwners")))
+            (*owned)++;
+    }
+    cJSON_Delete(list);
+    conn_release(&c);
+    return r;
+}
+
+/* Creates n Reservations and waits until the scheduler has made them all Available. */
+static int reservations_ready(const struct server *api, const struct server *sch, size_t n)
+{
+    struct each_job j = {.api = api, .n = n, .fn = reservation_one};
+    double t0 = now_s(), progress = t0;
+    size_t avail = 0, last = 0;
+
+    if (run_each(&j) < 0) {
+        bench_fail("reservations", "creating %zu Reservations failed", n);
+        return -EIO;
+    }
+    for (;;) {
+        if (reservations_available(api, &avail, NULL) < 0) {
+            bench_fail("reservations", "listing the Reservations failed");
+            return -EIO;
+        }
+        if (avail >= n)
+            break;
+        if (avail != last) {
+            last = avail;
+            progress = now_s();
+        } else if (now_s() - progress > RESV_SECONDS || !alive(sch)) {
+            bench_fail("reservations", "%zu of %zu Reservations Available, none more for %.0f s%s",
+                       avail, n, now_s() - progress, alive(sch) ? "" : " (the scheduler exited)");
+            return -ETIMEDOUT;
+        }
+        (void)usleep(50000);
+    }
+    (void)printf("  %zu Reservations Available in %.1f s\n", n, now_s() - t0);
+    return 0;
+}
+
+/* KoordinatorProfile's objects before the scheduler starts: NodeMetrics (their update time in
+ * *nm_time), the quota tree. */
+static int koord_objects(const struct counts *n, const struct server *api, time_t *nm_time)
+{
+    char update[RFC3339_STR_MAX];
+    struct each_job j = {.api = api, .n = n->nodes, .fn = nodemetric_one, .ud = update};
+    double t0 = now_s();
+
+    *nm_time = time(NULL);
+    (void)rfc3339_format((int64_t)*nm_time, update);
+    if (run_each(&j) < 0) {
+        bench_fail("nodemetrics", "creating the NodeMetrics failed");
+        return -EIO;
+    }
+    (void)printf("  %zu NodeMetrics (updateTime %s) in %.1f s\n", n->nodes, update, now_s() - t0);
+    t0 = now_s();
+    if (create_quota_tree(api) < 0)
+        return -EIO;
+    (void)printf("  %zu ElasticQuotas (%zu parents x %zu leaves) in %.1f s\n",
+                 QUOTA_PARENTS * (QUOTA_LEAVES + 1), QUOTA_PARENTS, QUOTA_LEAVES, now_s() - t0);
+    return 0;
+}
+
+/* QuotaWaiting's quota, full: room for FULL_FILL pod-default, which are placed first; then
+ * n->waiting more that can only wait, gated (the scheduler's gauge says so). */
+static int full_quota(const struct counts *n, const struct server *api, const struct server *sch,
+                      struct strbuf *text)
+{
+    struct strbuf body = STRBUF_INIT;
+    char cpu[32], mem[32], path[128];
+    double t0;
+    int r;
+
+    (void)snprintf(cpu, sizeof(cpu), "%dm", FULL_FILL * 100);
+    (void)snprintf(mem, sizeof(mem), "%dMi", FULL_FILL * 500);
+    quota_body(&body, FULL_QUOTA, FULL_QUOTA, NULL, false, "0", "0", cpu, mem);
+    quota_path(path, sizeof(path), FULL_QUOTA);
+    r = create_namespace(api, FULL_QUOTA);
+    if (r == 0 && (r = post(api, path, body.buf)) < 0)
+        bench_fail("waiting", "creating ElasticQuota %s failed", FULL_QUOTA);
+    strbuf_release(&body);
+    if (r < 0 ||
+        pods_bound(api, sch, FULL_QUOTA, "fill-pod-", SBENCH_POD_DEFAULT, FULL_FILL, "filling") < 0)
+        return -EIO;
+    t0 = now_s();
+    if (create_pods(api, FULL_QUOTA, "wait-pod-", SBENCH_POD_DEFAULT, n->waiting, NULL) < 0) {
+        bench_fail("waiting", "creating the pods of the full quota failed");
+        return -EIO;
+    }
+    if (gated_barrier(sch, n->waiting, text) < 0)
+        return -EIO;
+    (void)printf("  %zu pods of the full quota %s gated in %.1f s\n", n->waiting, FULL_QUOTA,
+                 now_s() - t0);
+    return 0;
+}
+
+/* Removes the entries of arr (a list of {name, ...}) named in drop (NULL-terminated). */
+static void drop_named(cJSON *arr, const char *const *drop)
+{
+    for (int i = cJSON_GetArraySize(arr) - 1; i >= 0; i--) {
+        const char *name = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(arr, i), "name"));
+        for (size_t k = 0; name && drop[k]; k++) {
+            if (!strcmp(name, drop[k])) {
+                cJSON_DeleteItemFromArray(arr, i);
+                break;
+            }
+        }
+    }
+}
+
+/* Removes the plugins named in drop from every enabled set and the pluginConfig of profile p. */
+static void drop_plugins(cJSON *p, const char *const *drop)
+{
+    cJSON *set;
+
+    drop_named(cJSON_GetObjectItemCaseSensitive(p, "pluginConfig"), drop);
+    cJSON_ArrayForEach(set, cJSON_GetObjectItemCaseSensitive(p, "plugins"))
+        drop_named(cJSON_GetObjectItemCaseSensitive(set, "enabled"), drop);
+}
+
+#define SAMPLE_CONFIG "examples/scheduler/koord-scheduler-config.yaml"
+
+/*
+ * The configuration of profile p: upstream's harness settings (client QPS and burst 5000,
+ * reference 9.1; no leader election) and one profile named default-scheduler (the pods name
+ * no scheduler). PROFILE_DEFAULT has no plugins of its own (upstream's defaults);
+ * PROFILE_KOORD is the sample's profile, plugins and args as they are there; PROFILE_QUOTA is
+ * the sample's without LoadAwareScheduling and Reservation (ScheduleAdmission and ElasticQuota
+ * on upstream's defaults). *nm_expiry: LoadAwareScheduling's nodeMetricExpirationSeconds, 0
+ * when it does not run.
+ */
+static int write_config(const struct server *api, enum profile p, char **ret_path,
+                        double *nm_expiry)
+{
+    static const char *const no_koord[] = {"LoadAwareScheduling", "Reservation", NULL};
+    struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+    cJSON *doc, *prof, *pc;
     FILE *f;
     int r = 0;
 
-    /* upstream's harness: client QPS and burst 5000 (reference 9.1), the default profile */
-    strbuf_addf(&p, "%s/scheduler-config.json", api->dir);
-    if (!(f = fopen(p.buf, "we")) || fputs(text, f) < 0)
+    *nm_expiry = 0;
+    if (p == PROFILE_DEFAULT) {
+        doc = cJSON_CreateObject();
+        prof = cJSON_CreateObject();
+        CHECK(doc && prof && cJSON_AddItemToArray(cJSON_AddArrayToObject(doc, "profiles"), prof));
+    } else if (!(doc = bench_read_doc(SAMPLE_CONFIG)) ||
+               !(prof = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "profiles"), 0))) {
+        bench_fail("scheduler", "no profile in %s", SAMPLE_CONFIG);
+        cJSON_Delete(doc);
+        return -EIO;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "apiVersion");
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "kind");
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "leaderElection");
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, "clientConnection");
+    CHECK(cJSON_AddStringToObject(doc, "apiVersion", "kubescheduler.config.k8s.io/v1"));
+    CHECK(cJSON_AddStringToObject(doc, "kind", "KubeSchedulerConfiguration"));
+    CHECK(cJSON_AddFalseToObject(cJSON_AddObjectToObject(doc, "leaderElection"), "leaderElect"));
+    pc = cJSON_AddObjectToObject(doc, "clientConnection");
+    CHECK(cJSON_AddNumberToObject(pc, "qps", 5000) && cJSON_AddNumberToObject(pc, "burst", 5000));
+    cJSON_DeleteItemFromObjectCaseSensitive(prof, "schedulerName");
+    CHECK(cJSON_AddStringToObject(prof, "schedulerName", "default-scheduler"));
+    if (p == PROFILE_QUOTA)
+        drop_plugins(prof, no_koord);
+    cJSON_ArrayForEach(pc, cJSON_GetObjectItemCaseSensitive(prof, "pluginConfig"))
+    {
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(pc, "args"), *x;
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pc, "name"));
+        if (!name || strcmp(name, "LoadAwareScheduling"))
+            continue;
+        x = cJSON_GetObjectItemCaseSensitive(args, "nodeMetricExpirationSeconds");
+        *nm_expiry = cJSON_IsNumber(x) ? x->valuedouble : 180; /* the plugin's default */
+    }
+    CHECK(json_print(doc, &text) == 0);
+    cJSON_Delete(doc);
+    strbuf_addf(&path, "%s/scheduler-config.json", api->dir);
+    if (!(f = fopen(path.buf, "we")) || fputs(text.buf, f) < 0)
         r = -EIO;
     if (f && fclose(f) != 0)
         r = -EIO;
+    strbuf_release(&text);
     if (r < 0) {
-        bench_fail("scheduler", "cannot write %s", p.buf);
-        strbuf_release(&p);
+        bench_fail("scheduler", "cannot write %s", path.buf);
+        strbuf_release(&path);
         return r;
     }
-    *ret_path = strbuf_detach(&p, NULL);
+    *ret_path = strbuf_detach(&path, NULL);
     return 0;
 }
 
@@ -843,12 +1372,23 @@ static int measure(const struct workload *w, const struct counts *n, struct serv
     double cpu_s0, cpu_a0, cpu_c0, all0, *lat = NULL;
     uint64_t first = UINT64_MAX, last = 0;
     struct sbench_tput tput;
+    char leaves[QUOTA_PARENTS * QUOTA_LEAVES][32];
+    const char *nss[QUOTA_PARENTS * QUOTA_LEAVES] = {"sched-1"};
+    size_t nns = 1;
     struct pod_watch pw;
     size_t nlat = 0;
     pid_t perf = 0;
     int r;
 
-    if ((r = watch_start(&pw, api, "sched-1", "pod-", n->measured)) < 0) {
+    /* KoordinatorProfile's measured pods are spread over the leaf quotas' namespaces */
+    if (w->koord) {
+        nns = QUOTA_PARENTS * QUOTA_LEAVES;
+        for (size_t k = 0; k < nns; k++)
+            leaf_name(k, leaves[k], sizeof(leaves[k]));
+        for (size_t k = 0; k < nns; k++)
+            nss[k] = leaves[k];
+    }
+    if ((r = watch_start(&pw, api, w->koord ? NULL : "sched-1", "pod-", n->measured)) < 0) {
         free(sent);
         return r;
     }
@@ -861,7 +1401,7 @@ static int measure(const struct workload *w, const struct counts *n, struct serv
     cpu_c0 = bench_self_cpu();
     all0 = bench_machine_cpu();
     sbench_tput_start(&tput, &pw.bound);
-    r = create_pods(api, "sched-1", "pod-", w->measured_tpl, n->measured, sent);
+    r = create_pods_in(api, nss, nns, "pod-", w->measured_tpl, n->measured, sent);
     if (r < 0)
         bench_fail(w->name, "creating the measured pods failed");
     else
@@ -931,7 +1471,110 @@ static int check_metrics(const struct workload *w, const struct counts *n, struc
             r = -EIO;
         }
     }
+    if (w->waiting) {
+        /* Every pod but the waiting ones fits at its first attempt: any other attempt was a
+         * waiting pod's, which ElasticQuota's PreEnqueue must keep out of the active queue. */
+        double want = (double)(n->init + FULL_FILL + n->measured);
+        if (res->gated_gauge != (double)n->waiting) {
+            bench_fail(w->name,
+                       "scheduler_pending_pods{queue=\"gated\"} is %.0f, want the %zu "
+                       "pods of the full quota",
+                       res->gated_gauge, n->waiting);
+            r = -EIO;
+        }
+        if (res->attempts != want) {
+            bench_fail(w->name,
+                       "scheduler_schedule_attempts_total is %.0f, want %.0f (init %zu + filling "
+                       "%d + measured %zu): the waiting pods were attempted %.0f times",
+                       res->attempts, want, n->init, FULL_FILL, n->measured, res->attempts - want);
+            r = -EIO;
+        }
+    }
     strbuf_release(&text);
+    return r;
+}
+
+/* The cpu (milli) the leaf quotas' status.used says, summed; < 0 when the list failed. */
+static int leaves_used(const struct server *api, int64_t *ret)
+{
+    struct conn c;
+    cJSON *list = NULL, *it;
+    int r;
+
+    *ret = 0;
+    conn_init(&c, api);
+    r = conn_expect(&c, "GET", "/apis/scheduling.sigs.k8s.io/v1alpha1/elasticquotas", NULL, 0, 200);
+    if (r == 0 && !(list = cJSON_ParseWithLength(c.body.buf, c.body.len)))
+        r = -EIO;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                       cJSON_GetObjectItemCaseSensitive(it, "metadata"), "name")),
+                   *cpu = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                       cJSON_GetObjectItemCaseSensitive(
+                           cJSON_GetObjectItemCaseSensitive(it, "status"), "used"),
+                       "cpu"));
+        struct quantity q;
+        int64_t m = 0;
+        if (name && !strncmp(name, "eq-leaf-", 8) && cpu && quantity_parse(cpu, &q) == 0 &&
+            quantity_milli(&q, &m) == 0)
+            *ret += m;
+    }
+    cJSON_Delete(list);
+    conn_release(&c);
+    return r;
+}
+
+/* After KoordinatorProfile's measured pods: the Reservations still hold their room (the
+ * measured pods are no owners) and the NodeMetrics were fresh until the last pod bound. */
+static int check_koord(const struct workload *w, const struct counts *n, const struct server *api,
+                       time_t nm_time, struct result *res)
+{
+    int r = 0;
+
+    int64_t used = -1, want = (int64_t)n->measured * 100; /* pod-default: 100m */
+    double deadline = now_s() + QUOTA_SECONDS;
+
+    res->nm_age_s = difftime(time(NULL), nm_time);
+    /* Every scheduling attempt placed a pod: a measured pod refused by its quota (or any
+     * plugin) would show as one more. */
+    if (res->attempts != (double)(n->init + n->measured + n->reservations)) {
+        bench_fail(w->name,
+                   "scheduler_schedule_attempts_total is %.0f, want %zu (init %zu + "
+                   "measured %zu + Reservations %zu): some were refused first",
+                   res->attempts, n->init + n->measured + n->reservations, n->init, n->measured,
+                   n->reservations);
+        r = -EIO;
+    }
+    /* The measured pods were charged to the leaf quotas (written back once a second). */
+    while (leaves_used(api, &used) == 0 && used != want && now_s() < deadline)
+        (void)usleep(100000);
+    res->quota_used_m = used;
+    if (used != want) {
+        bench_fail(w->name,
+                   "the leaf quotas' status.used sums to %lldm cpu, want %lldm (the "
+                   "measured pods' requests)",
+                   (long long)used, (long long)want);
+        r = -EIO;
+    }
+    if (reservations_available(api, &res->resv_after, &res->resv_owned) < 0) {
+        bench_fail(w->name, "listing the Reservations failed");
+        return -EIO;
+    }
+    if (res->resv_after != n->reservations || res->resv_owned) {
+        bench_fail(w->name,
+                   "%zu of %zu Reservations Available after the measured pods, %zu "
+                   "with owners (want all, none)",
+                   res->resv_after, n->reservations, res->resv_owned);
+        r = -EIO;
+    }
+    if (res->nm_expiry_s > 0 && res->nm_age_s >= res->nm_expiry_s) {
+        bench_fail(w->name,
+                   "the NodeMetrics were %.0f s old at the end, past LoadAware's "
+                   "expiry (%.0f s): the nodes scored as without usage",
+                   res->nm_age_s, res->nm_expiry_s);
+        r = -EIO;
+    }
     return r;
 }
 
@@ -939,6 +1582,8 @@ static void run_workload(const struct workload *w, struct result *res)
 {
     static const char *const namespaces[] = {"sched-0", "sched-1", "sched-gated", "sched-deleting"};
     struct server api = {0}, sch = {0};
+    char **crds = w->koord || w->waiting ? bench_crd_paths(koord_crds) : NULL;
+    time_t nm_time = 0;
     struct deleter del = {0};
     struct strbuf text = STRBUF_INIT;
     struct counts n = counts_of(w);
@@ -954,9 +1599,14 @@ static void run_workload(const struct workload *w, struct result *res)
                  n.nodes, n.init, n.measured);
     if (n.gated)
         (void)printf(", %zu gated, %zu deleted at %d/s", n.gated, n.deleting, DELETE_RATE);
+    if (w->koord)
+        (void)printf(", %zu NodeMetrics, %zu ElasticQuotas, %zu Reservations", n.nodes,
+                     QUOTA_PARENTS * (QUOTA_LEAVES + 1), n.reservations);
+    if (w->waiting)
+        (void)printf(", %zu waiting in a full quota", n.waiting);
     (void)printf("\n");
     (void)fflush(stdout);
-    if (server_start_koord(&api, opt.koord, NULL, SERVER_AUTH_CERT) < 0) {
+    if (server_start_koord(&api, opt.koord, (const char *const *)crds, SERVER_AUTH_CERT) < 0) {
         bench_fail(w->name, "the API server did not start");
         goto out;
     }
@@ -984,12 +1634,18 @@ static void run_workload(const struct workload *w, struct result *res)
         bench_fail(w->name, "creating nodes failed");
         goto out;
     }
-    if (write_config(&api, &config) < 0)
+    if (w->koord && koord_objects(&n, &api, &nm_time) < 0)
+        goto out;
+    if (write_config(&api, w->profile, &config, &res->nm_expiry_s) < 0)
         goto out;
     if (server_start_scheduler(&sch, opt.koord, &api, config) < 0) {
         bench_fail(w->name, "the scheduler did not start");
         goto out;
     }
+    if (n.reservations && reservations_ready(&api, &sch, n.reservations) < 0)
+        goto out;
+    if (w->waiting && full_quota(&n, &api, &sch, &text) < 0)
+        goto out;
     if (n.gated) {
         double tg = now_s();
         if (create_pods(&api, "sched-gated", "gated-pod-", SBENCH_POD_GATED, n.gated, NULL) < 0) {
@@ -1037,6 +1693,8 @@ static void run_workload(const struct workload *w, struct result *res)
     res->rss_mb = hwm > 0 ? (double)hwm * 1024 / 1e6 : 0;
     if (check_metrics(w, &n, &sch, res) < 0)
         goto out;
+    if (w->koord && check_koord(w, &n, &api, nm_time, res) < 0)
+        goto out;
     res->ok = true;
 out:
     if (del.running) {
@@ -1045,6 +1703,8 @@ out:
     }
     server_stop(&sch);
     server_stop(&api);
+    if (crds)
+        bench_paths_free(crds);
     free(config);
     strbuf_release(&text);
 }
@@ -1073,8 +1733,21 @@ static void print_result(const struct result *r)
                  "(the scheduler's counters, init pods included)\n",
                  r->attempts, r->att_unsched > 0 ? r->att_unsched : 0,
                  r->att_error > 0 ? r->att_error : 0, r->preemptions > 0 ? r->preemptions : 0);
-    (void)printf("  upstream floor %.0f pods/s: Average/floor = %.2f\n", r->w->floor,
-                 r->w->floor > 0 ? t->avg / r->w->floor : 0);
+    if (r->w->floor > 0)
+        (void)printf("  upstream floor %.0f pods/s: Average/floor = %.2f\n", r->w->floor,
+                     t->avg / r->w->floor);
+    if (r->w->koord)
+        (void)printf("  Koordinator objects: %zu of %zu Reservations still Available after the "
+                     "measured pods, %zu with owners; the leaf quotas' used %.1f cpu; "
+                     "NodeMetrics %.0f s old at the end (LoadAware's expiry %.0f s)\n",
+                     r->resv_after, r->n.reservations, r->resv_owned,
+                     (double)r->quota_used_m / 1000, r->nm_age_s, r->nm_expiry_s);
+    if (r->w->waiting)
+        (void)printf("  waiting pods: scheduler_pending_pods{queue=\"gated\"} %.0f (want %zu); "
+                     "attempts %.0f = init %zu + filling %d + measured %zu: %.0f spent on the "
+                     "waiting pods\n",
+                     r->gated_gauge, r->n.waiting, r->attempts, r->n.init, FULL_FILL, r->n.measured,
+                     r->attempts - (double)(r->n.init + FULL_FILL + r->n.measured));
     (void)fflush(stdout);
 }
 
@@ -1098,7 +1771,8 @@ static double start_load;
 
 static void summary(const struct result *res, const struct sbench_cycle_result *cyc)
 {
-    const struct result *basic = &res[W_BASIC], *gated = &res[W_GATED];
+    const struct result *basic = &res[W_BASIC], *gated = &res[W_GATED], *koord = &res[W_KOORD],
+                        *quota = &res[W_QUOTA];
     double load = 0;
 
     (void)getloadavg(&load, 1);
@@ -1111,6 +1785,7 @@ static void summary(const struct result *res, const struct sbench_cycle_result *
                  "apiserver CPU s |\n");
     for (int i = 0; i < W_COUNT; i++) {
         const struct result *r = &res[i];
+        char floor[64];
         if (!r->ran)
             continue;
         if (!r->ok) {
@@ -1118,11 +1793,16 @@ static void summary(const struct result *res, const struct sbench_cycle_result *
                          r->n.nodes, r->n.init, r->n.measured);
             continue;
         }
-        (void)printf("| %s/%s | %zu/%zu/%zu | %.1f | %.1f | %.1f | %.1f | %.0f | %.2f | %.0f/%.0f "
+        if (r->w->floor > 0)
+            (void)snprintf(floor, sizeof(floor), "%.0f | %.2f", r->w->floor,
+                           r->tput.avg / r->w->floor);
+        else
+            (void)snprintf(floor, sizeof(floor), "- | -");
+        (void)printf("| %s/%s | %zu/%zu/%zu | %.1f | %.1f | %.1f | %.1f | %s | %.0f/%.0f "
                      "| %.2f (%.0f) | %.1f | %.2f |\n",
                      r->w->name, r->w->variant, r->n.nodes, r->n.init, r->n.measured, r->tput.avg,
-                     r->tput.p50, r->tput.p90, r->tput.p99, r->w->floor, r->tput.avg / r->w->floor,
-                     r->lat_p50, r->lat_p99, r->sched_cpu, per_pod_us(r), r->rss_mb, r->api_cpu);
+                     r->tput.p50, r->tput.p90, r->tput.p99, floor, r->lat_p50, r->lat_p99,
+                     r->sched_cpu, per_pod_us(r), r->rss_mb, r->api_cpu);
     }
     if (cyc->ran && cyc->ok)
         (void)printf("| cycle alone (SchedulingBasic in process) | %zu/%zu/%zu | %.0f (overall) | "
@@ -1154,6 +1834,24 @@ static void summary(const struct result *res, const struct sbench_cycle_result *
                      "(%s)\n",
                      TARGET_RSS_MB, basic->n.nodes, basic->n.init + basic->n.measured,
                      basic->rss_mb, basic->rss_mb < TARGET_RSS_MB ? "met" : "MISSED");
+    if (basic->ran && basic->ok && koord->ran && koord->ok && basic->tput.avg > 0) {
+        double ratio = koord->tput.avg / basic->tput.avg;
+        (void)printf("target Koordinator profile within 20%% of SchedulingBasic: %.1f vs %.1f "
+                     "pods/s (%.2f) (%s); latency p50/p99 %.0f/%.0f vs %.0f/%.0f ms; scheduler "
+                     "CPU per pod %.0f vs %.0f us\n",
+                     koord->tput.avg, basic->tput.avg, ratio, ratio >= 0.8 ? "met" : "MISSED",
+                     koord->lat_p50, koord->lat_p99, basic->lat_p50, basic->lat_p99,
+                     per_pod_us(koord), per_pod_us(basic));
+    }
+    if (basic->ran && basic->ok && quota->ran && quota->ok && basic->tput.avg > 0) {
+        double ratio = quota->tput.avg / basic->tput.avg;
+        (void)printf("target QuotaWaiting's measured pods within 5%% of SchedulingBasic: %.1f vs "
+                     "%.1f pods/s (%.2f) (%s); %.0f scheduling attempts spent on its %zu waiting "
+                     "pods (target 0)\n",
+                     quota->tput.avg, basic->tput.avg, ratio, ratio >= 0.95 ? "met" : "MISSED",
+                     quota->attempts - (double)(quota->n.init + FULL_FILL + quota->n.measured),
+                     quota->n.waiting);
+    }
     if (basic->ran && basic->ok && gated->ran && gated->ok && per_pod_us(basic) > 0) {
         double ratio = per_pod_us(gated) / per_pod_us(basic);
         (void)printf("target SchedulingWhileGated's scheduler CPU per pod within 5%% of "
@@ -1187,11 +1885,17 @@ static int select_workload(const char *name)
 static int parse_opts(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"workload", required_argument, NULL, 'w'}, {"nodes", required_argument, NULL, 'n'},
-        {"pods", required_argument, NULL, 'p'},     {"clients", required_argument, NULL, 'c'},
-        {"koord", required_argument, NULL, 'K'},    {"perf", required_argument, NULL, 'P'},
-        {"keep-going", no_argument, NULL, 'k'},     {"smoke", no_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"workload", required_argument, NULL, 'w'},
+        {"nodes", required_argument, NULL, 'n'},
+        {"pods", required_argument, NULL, 'p'},
+        {"clients", required_argument, NULL, 'c'},
+        {"koord", required_argument, NULL, 'K'},
+        {"perf", required_argument, NULL, 'P'},
+        {"waiting", required_argument, NULL, 'W'},
+        {"keep-going", no_argument, NULL, 'k'},
+        {"smoke", no_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int ch, r = 0;
 
@@ -1211,6 +1915,10 @@ static int parse_opts(int argc, char **argv)
             break;
         case 'K':
             opt.koord = optarg;
+            break;
+        case 'W':
+            r = bench_parse_size(optarg, 0, 1000000, &opt.waiting);
+            opt.waiting_set = true;
             break;
         case 'P':
             opt.perf = optarg;
