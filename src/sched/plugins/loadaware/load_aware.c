@@ -117,17 +117,41 @@ static bool is_prod(const struct sched_pod *p)
     return p->koord_priority == API_PRIORITY_PROD;
 }
 
+/* Whether ni is the snapshot's own NodeInfo (not a cycle's restored copy, whose pods differ
+ * under the same generation): only then is its sum kept (struct la_usage_cache). */
+static bool cacheable(const struct la *la, const struct sched_node_info *ni)
+{
+    const struct sched_snapshot *snap = la->h ? sched_handle_snapshot(la->h) : NULL;
+
+    return snap && sched_snapshot_get(snap, ni->name) == ni;
+}
+
 /* Reads the node's NodeMetric and pods; call with the read lock held. */
 static void node_usage(const struct la *la, const struct sched_node_info *ni, double now,
                        struct la_node *n)
 {
-    const struct la_metric *m = hmap_get(&la->metrics, ni->name);
+    struct la_metric *m = hmap_get(&la->metrics, ni->name);
+    bool keep;
 
     memset(n, 0, sizeof(*n));
     n->m = m;
     if (!m)
         return;
     n->expired = m->update <= 0 || now - m->update >= (double)la->a.expiration_s;
+    if ((keep = cacheable(la, ni))) {
+        bool hit;
+        CHECK(pthread_mutex_lock(&m->cache.mu) == 0);
+        hit = m->cache.valid && m->cache.generation == ni->generation &&
+              m->cache.npods == ni->npods && m->cache.epoch == la->prune_epoch;
+        if (hit) {
+            n->delta = m->cache.delta;
+            n->prod_delta = m->cache.prod_delta;
+            n->estimated = m->cache.estimated;
+        }
+        CHECK(pthread_mutex_unlock(&m->cache.mu) == 0);
+        if (hit)
+            return;
+    }
     for (size_t i = 0; i < ni->npods; i++) {
         const struct sched_pod *p = sched_node_info_pod(ni, i);
         const struct la_pod_usage *u = hmap_get(&m->pods, p->key);
@@ -154,6 +178,17 @@ static void node_usage(const struct la *la, const struct sched_node_info *ni, do
                 n->prod_delta.v[k] += e.v[k] - used_prod;
             n->estimated.v[k] += e.v[k];
         }
+    }
+    if (keep) {
+        CHECK(pthread_mutex_lock(&m->cache.mu) == 0);
+        m->cache.valid = true;
+        m->cache.generation = ni->generation;
+        m->cache.npods = ni->npods;
+        m->cache.epoch = la->prune_epoch;
+        m->cache.delta = n->delta;
+        m->cache.prod_delta = n->prod_delta;
+        m->cache.estimated = n->estimated;
+        CHECK(pthread_mutex_unlock(&m->cache.mu) == 0);
     }
 }
 

@@ -101,7 +101,23 @@ struct la_pod_usage {
 };
 
 /* What the plugin keeps of one NodeMetric. Immutable once in the map. */
+/*
+ * What a node's pods add to its NodeMetric (node_usage in load_aware.c), kept between cycles:
+ * it changes only with the node's pods (the NodeInfo's generation), its NodeMetric (a new
+ * struct la_metric) or a prune of the placement times (la->prune_epoch), and walking every pod
+ * of every scored node for each pod was most of the Koordinator profile's cycle.
+ */
+struct la_usage_cache {
+    pthread_mutex_t mu; /* Filter and Score run in parallel under the read lock */
+    bool valid;
+    uint64_t generation;
+    size_t npods;
+    unsigned long epoch;
+    struct sched_res delta, prod_delta, estimated;
+};
+
 struct la_metric {
+    struct la_usage_cache cache;
     double update;                     /* status.updateTime (wall clock seconds); 0 when absent */
     bool has_node;                     /* status.nodeMetric present */
     bool has_usage;                    /* status.nodeMetric.nodeUsage present */
@@ -127,9 +143,10 @@ struct la {
     struct sched_handle *h;
     double (*now)(void); /* wall clock, seconds */
     pthread_rwlock_t lock;
-    struct hmap metrics;    /* node -> struct la_metric * */
-    struct hmap assigned;   /* pod uid -> struct la_assign * */
-    unsigned long reserves; /* prune assignments now and then */
+    struct hmap metrics;       /* node -> struct la_metric * */
+    struct hmap assigned;      /* pod uid -> struct la_assign * */
+    unsigned long reserves;    /* prune assignments now and then */
+    unsigned long prune_epoch; /* bumped by every prune (under the write lock) */
     struct kube_informer *inf;
     const struct kube_resource *res; /* what inf watches; NULL without a feed */
 };

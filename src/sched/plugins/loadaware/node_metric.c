@@ -91,6 +91,7 @@ struct la_metric *sched__la_metric_decode(const cJSON *obj)
     int64_t sec;
     int32_t nsec;
 
+    CHECK(pthread_mutex_init(&m->cache.mu, NULL) == 0);
     hmap_init(&m->pods);
     if (*t && rfc3339_parse(t, &sec, &nsec) == 0)
         m->update = (double)sec + nsec / 1e9;
@@ -148,6 +149,7 @@ void sched__la_metric_free(struct la_metric *m)
         free(e->value);
     hmap_release(&m->pods);
     free(m->agg);
+    (void)pthread_mutex_destroy(&m->cache.mu);
     free(m);
 }
 
@@ -171,6 +173,8 @@ void sched__la_prune(struct la *la, const char *node, double cutoff)
         free(gone[i]);
     }
     free(gone);
+    if (n)
+        la->prune_epoch++; /* a pod's placement time may now come from the pod itself */
 }
 
 void sched__la_metric_set(struct la *la, const cJSON *obj, bool added)
