@@ -70,9 +70,9 @@ struct sched_scheduler {
     struct sched_metrics *metrics;
     struct kube_recorder *recorder;
     struct kube_informer *pods_inf, *nodes_inf;
-    struct kube_informer *resv_inf; /* Reservations, when a profile runs the plugin */
-    bool resv_optional;             /* their CRD was missing at start: no wait for the sync */
-    struct sched_rcache *rcache;    /* the room they hold (reservation/rcache.h), or NULL */
+    struct kube_informer *resv_inf;     /* Reservations, when a profile runs the plugin */
+    bool resv_optional;                 /* their CRD was missing at start: no wait for the sync */
+    struct sched_rcache *rcache;        /* the room they hold (reservation/rcache.h), or NULL */
     struct kube_informer **plugin_infs; /* plugins' own (sched_handle_add_informer), borrowed */
     size_t nplugin_infs;
     size_t next_start; /* round-robin start of the node search */
