@@ -122,7 +122,7 @@ int sched_reservation_args_decode(const cJSON *args, const char *path,
         field_error_add(errs, FIELD_INVALID, path, NULL, "must be an object");
         return -EINVAL;
     }
-    for (m = cJSON_IsObject(args) ? args->child : NULL; m; m = m->next) {
+    for (m = args && cJSON_IsObject(args) ? args->child : NULL; m; m = m->next) {
         const char *const *k = known;
         while (*k && strcmp(*k, m->string))
             k++;
