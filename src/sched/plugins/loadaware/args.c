@@ -160,6 +160,7 @@ static void rlist_set(struct la_rlist *l, const char *name, int64_t v)
         }
     }
     l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+    memset(&l->v[l->n], 0, sizeof(l->v[l->n])); /* no index resolved yet (la_index) */
     l->v[l->n].name = xstrdup(name);
     l->v[l->n++].v = v;
     qsort(l->v, l->n, sizeof(*l->v), rval_cmp);

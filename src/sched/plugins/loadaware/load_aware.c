@@ -68,17 +68,36 @@ static const char *translate(const char *r, int prio)
     return r;
 }
 
+/*
+ * The sched_res index of r's name as a pod of priority prio requests it (translate()), or
+ * -ENOENT while no node offers it. Interned indexes never change, so each is looked up until
+ * found, then kept: Filter and Score ask for every node. The args are the plugin's own (not
+ * const storage), whatever the callers' const says.
+ */
+static int la_index(const struct la_rval *r, int prio)
+{
+    int slot = prio == API_PRIORITY_BATCH ? 1 : prio == API_PRIORITY_MID ? 2 : 0;
+    _Atomic int *cell = (_Atomic int *)&r->idx[slot];
+    int v = atomic_load_explicit(cell, memory_order_relaxed), i;
+
+    if (v > 0)
+        return v - 1;
+    if ((i = sched_res_lookup(translate(r->name, prio))) >= 0)
+        atomic_store_explicit(cell, i + 1, memory_order_relaxed);
+    return i;
+}
+
 void sched__la_estimate(const struct la *la, const struct sched_pod *pod, struct sched_res *out)
 {
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < la->a.factors.n; i++) {
         const struct la_rval *f = &la->a.factors.v[i];
-        int idx = sched_res_lookup(f->name), ti;
+        int idx = la_index(f, 0), ti;
         int64_t req = 0, lim = 0, q, est;
 
         if (idx < 0)
             continue;
-        ti = sched_res_lookup(translate(f->name, pod->koord_priority));
+        ti = la_index(f, pod->koord_priority);
         if (ti >= 0) {
             req = pod->req.v[ti];
             lim = pod->lim.v[ti];
@@ -100,6 +119,36 @@ void sched__la_estimate(const struct la *la, const struct sched_pod *pod, struct
                 est = lim;
         }
         out->v[idx] = est;
+    }
+}
+
+/*
+ * The incoming pod's estimate for Filter and Score, which ask for it on every node: kept per
+ * thread for the last pod (an object of the same uid and resourceVersion is the same pod), the
+ * plugin instance and the resource names in use.
+ */
+static void pod_estimate(const struct la *la, const struct sched_pod *pod, struct sched_res *out)
+{
+    static _Thread_local struct {
+        const struct la *la;
+        int nres;
+        char uid[64], rv[32];
+        struct sched_res est;
+    } memo;
+    int nres = sched_res_count();
+
+    if (memo.la == la && memo.nres == nres && !strcmp(memo.uid, pod->uid) &&
+        !strcmp(memo.rv, pod->resource_version)) {
+        *out = memo.est;
+        return;
+    }
+    sched__la_estimate(la, pod, out);
+    if (strlen(pod->uid) < sizeof(memo.uid) && strlen(pod->resource_version) < sizeof(memo.rv)) {
+        memo.la = la;
+        memo.nres = nres;
+        (void)snprintf(memo.uid, sizeof(memo.uid), "%s", pod->uid);
+        (void)snprintf(memo.rv, sizeof(memo.rv), "%s", pod->resource_version);
+        memo.est = *out;
     }
 }
 
@@ -131,10 +180,15 @@ static void node_usage(const struct la *la, const struct sched_node_info *ni, do
                        struct la_node *n)
 {
     struct la_metric *m = hmap_get(&la->metrics, ni->name);
+    int nres = sched_res_count(); /* the names in use: only they are read */
+    size_t len = (size_t)nres * sizeof(int64_t);
     bool keep;
 
-    memset(n, 0, sizeof(*n));
     n->m = m;
+    n->expired = false;
+    memset(n->delta.v, 0, len);
+    memset(n->prod_delta.v, 0, len);
+    memset(n->estimated.v, 0, len);
     if (!m)
         return;
     n->expired = m->update <= 0 || now - m->update >= (double)la->a.expiration_s;
@@ -142,11 +196,12 @@ static void node_usage(const struct la *la, const struct sched_node_info *ni, do
         bool hit;
         CHECK(pthread_mutex_lock(&m->cache.mu) == 0);
         hit = m->cache.valid && m->cache.generation == ni->generation &&
-              m->cache.npods == ni->npods && m->cache.epoch == la->prune_epoch;
+              m->cache.npods == ni->npods && m->cache.epoch == la->prune_epoch &&
+              m->cache.nres == nres;
         if (hit) {
-            n->delta = m->cache.delta;
-            n->prod_delta = m->cache.prod_delta;
-            n->estimated = m->cache.estimated;
+            memcpy(n->delta.v, m->cache.delta.v, len);
+            memcpy(n->prod_delta.v, m->cache.prod_delta.v, len);
+            memcpy(n->estimated.v, m->cache.estimated.v, len);
         }
         CHECK(pthread_mutex_unlock(&m->cache.mu) == 0);
         if (hit)
@@ -169,7 +224,7 @@ static void node_usage(const struct la *la, const struct sched_node_info *ni, do
         counted = !u || recent;
         /* A prod pod the report does not list as prod counts as unreported. */
         prod_counted = is_prod(p) && (!u || !u->prod || recent);
-        for (int k = 0; k < SCHED_RES_MAX; k++) {
+        for (int k = 0; k < nres; k++) {
             int64_t used = u ? u->u.v[k] : 0;
             int64_t used_prod = u && u->prod ? u->u.v[k] : 0;
             if (counted && e.v[k] > used)
@@ -185,9 +240,10 @@ static void node_usage(const struct la *la, const struct sched_node_info *ni, do
         m->cache.generation = ni->generation;
         m->cache.npods = ni->npods;
         m->cache.epoch = la->prune_epoch;
-        m->cache.delta = n->delta;
-        m->cache.prod_delta = n->prod_delta;
-        m->cache.estimated = n->estimated;
+        m->cache.nres = nres;
+        memcpy(m->cache.delta.v, n->delta.v, len);
+        memcpy(m->cache.prod_delta.v, n->prod_delta.v, len);
+        memcpy(m->cache.estimated.v, n->estimated.v, len);
         CHECK(pthread_mutex_unlock(&m->cache.mu) == 0);
     }
 }
@@ -217,9 +273,10 @@ static void base_usage(const struct la *la, const struct la_node *n, bool prod, 
                        int64_t dur_s, struct sched_res *out)
 {
     const struct sched_res *base = NULL;
+    int nres = sched_res_count();
 
     if (prod) {
-        for (int k = 0; k < SCHED_RES_MAX; k++)
+        for (int k = 0; k < nres; k++)
             out->v[k] = n->m->prod.v[k] + (la->a.prod_include_sys ? n->m->sys.v[k] : 0) +
                         n->prod_delta.v[k];
         return;
@@ -228,7 +285,7 @@ static void base_usage(const struct la *la, const struct la_node *n, bool prod, 
         base = aggregated(n->m, ty, dur_s);
     else if (n->m->has_usage)
         base = &n->m->usage;
-    for (int k = 0; k < SCHED_RES_MAX; k++)
+    for (int k = 0; k < nres; k++)
         out->v[k] = base ? base->v[k] + n->delta.v[k] : n->estimated.v[k];
 }
 
@@ -274,9 +331,9 @@ static enum sched_code la_filter(void *self, struct sched_cycle *cs, const struc
         goto out;
     base_usage(la, &n, prod, agg ? la->a.agg_usage_type : LA_AGG_UNSET, la->a.agg_usage_dur_s,
                &est);
-    sched__la_estimate(la, pod, &pe);
+    pod_estimate(la, pod, &pe);
     for (size_t i = 0; i < th->n; i++) {
-        int idx = sched_res_lookup(th->v[i].name);
+        int idx = la_index(&th->v[i], 0);
         int64_t alloc, used;
         double pct;
 
@@ -330,9 +387,9 @@ static enum sched_code la_score(void *self, struct sched_cycle *cs, const struct
     base_usage(la, &n, la->a.score_prod && is_prod(pod), la->a.agg_score_type,
                la->a.agg_score_dur_s, &est);
     CHECK(pthread_rwlock_unlock(&la->lock) == 0);
-    sched__la_estimate(la, pod, &pe);
+    pod_estimate(la, pod, &pe);
     for (size_t i = 0; i < la->a.weights.n; i++) {
-        int idx = sched_res_lookup(la->a.weights.v[i].name);
+        int idx = la_index(&la->a.weights.v[i], 0);
         int64_t s = 0;
 
         if (idx >= 0)

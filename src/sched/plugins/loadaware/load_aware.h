@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,9 @@ struct kube_resource;
 struct la_rval {
     char *name;
     int64_t v;
+    /* sched_res indexes + 1 of name, and of the names a batch and a mid pod request it under,
+     * once interned (0: not yet): resolved once, not for every node (la_index()). */
+    _Atomic int idx[3];
 };
 
 struct la_rlist {
@@ -113,6 +117,7 @@ struct la_usage_cache {
     uint64_t generation;
     size_t npods;
     unsigned long epoch;
+    int nres; /* sched_res_count() when it was kept: a new resource name invalidates it */
     struct sched_res delta, prod_delta, estimated;
 };
 
