@@ -120,7 +120,8 @@ struct sched_node_info {
     size_t n_with_required_anti; /* pods with required anti-affinity */
     struct sched_port_use *ports;
     size_t nports, ports_cap;
-    uint64_t generation;
+    uint64_t generation; /* the cache's change counter; 0 for a NodeInfo no cache keeps
+                          * (tests, a cycle's overrides), which nobody may memoise by it */
 };
 
 /* The i-th pod (i < npods), borrowed. */
@@ -200,6 +201,7 @@ void sched_cycle_set_skip_score(struct sched_cycle *cs, int plugin_id);
  * Filter and Score then get it for that node. Not for dry-run copies.
  */
 void sched_cycle_override_node(struct sched_cycle *cs, struct sched_node_info *ni);
+/* (The override's generation is set to 0: its pods differ from the cache's under the same one.) */
 /* The NodeInfo the cycle sees for a snapshot NodeInfo: its override, or ni itself. */
 struct sched_node_info *sched_cycle_node(const struct sched_cycle *cs, struct sched_node_info *ni);
 

@@ -130,6 +130,7 @@ void sched_cycle_override_node(struct sched_cycle *cs, struct sched_node_info *n
     struct sched_node_info *old;
 
     CHECK(!cs->overrides_borrowed);
+    ni->generation = 0;
     if (!cs->overrides) {
         cs->overrides = xcalloc(1, sizeof(*cs->overrides));
         hmap_init(cs->overrides);

@@ -166,13 +166,12 @@ static bool is_prod(const struct sched_pod *p)
     return p->koord_priority == API_PRIORITY_PROD;
 }
 
-/* Whether ni is the snapshot's own NodeInfo (not a cycle's restored copy, whose pods differ
- * under the same generation): only then is its sum kept (struct la_usage_cache). */
-static bool cacheable(const struct la *la, const struct sched_node_info *ni)
+/* Whether ni is a NodeInfo of the scheduler's cache (a cycle's restored copy has other pods
+ * under the same generation and carries 0, as tests' do): only then is its sum kept (struct
+ * la_usage_cache). */
+static bool cacheable(const struct sched_node_info *ni)
 {
-    const struct sched_snapshot *snap = la->h ? sched_handle_snapshot(la->h) : NULL;
-
-    return snap && sched_snapshot_get(snap, ni->name) == ni;
+    return ni->generation != 0;
 }
 
 /* Reads the node's NodeMetric and pods; call with the read lock held. */
@@ -192,7 +191,7 @@ static void node_usage(const struct la *la, const struct sched_node_info *ni, do
     if (!m)
         return;
     n->expired = m->update <= 0 || now - m->update >= (double)la->a.expiration_s;
-    if ((keep = cacheable(la, ni))) {
+    if ((keep = cacheable(ni))) {
         bool hit;
         CHECK(pthread_mutex_lock(&m->cache.mu) == 0);
         hit = m->cache.valid && m->cache.generation == ni->generation &&
