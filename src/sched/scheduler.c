@@ -546,7 +546,7 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
     sched_pod_unref(p);
 }
 
-/* The reserve pod of a Reservation object in its current state, or NULL (DONE, malformed). */
+/* The reserve pod of a Reservation object in its current state, or NULL (released, malformed). */
 static struct sched_pod *reserve_pod_of(const cJSON *resv)
 {
     const char *why = NULL;
