@@ -591,7 +591,8 @@ void sched_scheduler_reservation_event(struct sched_scheduler *s, const cJSON *o
              * assumed reserve pod. Owners waiting for room may fit now. */
             if (was != SCHED_RESV_HOLDING)
                 sched_queue_delete(s->queue, p);
-            sched_cache_add_pod(s->cache, p);
+            if (!s->rcache) /* else the reservation cache put it there (rcache_changed) */
+                sched_cache_add_pod(s->cache, p);
             sched_queue_move_all(
                 s->queue, was == SCHED_RESV_HOLDING ? "ReservationUpdate" : "ReservationAdd",
                 SCHED_RESV_EVENT_RESOURCE,

@@ -168,6 +168,8 @@ struct sched_pod *sched_rcache_set(struct sched_rcache *c, const cJSON *obj)
     e->reserved = full->req;
     e->order = order_of(obj);
     left = remaining_pod(e);
+    if (left) /* under the lock, in order with the owners' changes */
+        c->changed(c->ud, sched_pod_ref(left));
     pthread_mutex_unlock(&c->lock);
     sched_pod_unref(full);
     return left;
@@ -220,9 +222,10 @@ void sched_rcache_add_owner(struct sched_rcache *c, const char *resv_uid, const 
         if (e->obj)
             p = remaining_pod(e);
     }
-    pthread_mutex_unlock(&c->lock);
+    /* Under the lock: two changes of one Reservation reach the cache in their order. */
     if (p)
         c->changed(c->ud, p);
+    pthread_mutex_unlock(&c->lock);
 }
 
 void sched_rcache_remove_owner(struct sched_rcache *c, const char *resv_uid, const char *pod_uid)
@@ -239,9 +242,9 @@ void sched_rcache_remove_owner(struct sched_rcache *c, const char *resv_uid, con
             p = remaining_pod(e);
         entry_gc(c, e);
     }
-    pthread_mutex_unlock(&c->lock);
     if (p)
         c->changed(c->ud, p);
+    pthread_mutex_unlock(&c->lock);
 }
 
 size_t sched_rcache_views(struct sched_rcache *c, struct sched_rcache_view **ret)

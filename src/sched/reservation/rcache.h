@@ -25,14 +25,15 @@ struct sched_resv;
 struct sched_rcache;
 
 /* changed: the reserve pod of a Reservation whose remaining room changed (a new reference for
- * the callee to keep or drop), called outside the lock. */
+ * the callee to keep or drop), called under the cache's lock so that the changes of one
+ * Reservation arrive in order: it must not call back into the reservation cache. */
 struct sched_rcache *sched_rcache_new(void (*changed)(void *ud, struct sched_pod *reserve_pod),
                                       void *ud);
 void sched_rcache_free(struct sched_rcache *c);
 
 /*
- * A HOLDING Reservation added or updated (obj borrowed). Returns its reserve pod holding what
- * is left (a new reference), or NULL when obj is malformed.
+ * A HOLDING Reservation added or updated (obj borrowed): its reserve pod holding what is left
+ * goes through `changed`, and is returned too (a new reference), or NULL when obj is malformed.
  */
 struct sched_pod *sched_rcache_set(struct sched_rcache *c, const cJSON *obj);
 /* A Reservation released or deleted. */
