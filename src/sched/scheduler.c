@@ -23,6 +23,7 @@
 #include "sched/framework/parallel.h"
 #include "sched/metrics.h"
 #include "sched/plugins/registry.h"
+#include "sched/reservation/owners.h"
 #include "sched/reservation/rcache.h"
 #include "sched/reservation/reserve_pod.h"
 #include "sched/sched-int.h"
@@ -504,6 +505,10 @@ void sched_scheduler_pod_event(struct sched_scheduler *s, const cJSON *old, cons
     /* Only a Reservation makes a reserve pod: a real pod's annotation saying so is ignored. */
     FREE_AND_NULL(p->reservation);
     FREE_AND_NULL(p->reservation_node);
+    /* What Reservation matching reads, only where a profile matches (the pod is not shared
+     * yet): the other profiles' pods cost no second walk of their metadata. */
+    if (s->rcache)
+        (void)sched_resv_pod_decode(obj, &p->resv);
     /* Plugins first: a new pod's PreEnqueue below sees it counted in their state (its quota's
      * request, hence runtime). */
     for (size_t i = 0; i < s->nfws; i++)

@@ -17,6 +17,7 @@
 #include "codec/codec.h"
 #include "sched/plugins/registry.h"
 #include "sched/plugins/reservation/reservation.h"
+#include "sched/reservation/owners.h"
 #include "sched/reservation/reserve_pod.h"
 #include "schedtest.h"
 
@@ -294,9 +295,14 @@ static void test_plugin(void **state)
     assert_int_equal(pl->pre_filter(self, cs, plain, NULL, &st), SCHED_SUCCESS);
     assert_int_equal(pl->pre_score(self, cs, plain, NULL, 0, &st), SCHED_SKIP);
     {
-        struct sched_pod *aff = fx_pod("{'metadata':{'name':'q','uid':'q','annotations':{"
-                                       "'scheduling.koordinator.sh/reservation-affinity':"
-                                       "'{\\'name\\':\\'r1\\'}'}}}");
+        static const char aj[] = "{'metadata':{'name':'q','uid':'q','annotations':{"
+                                 "'scheduling.koordinator.sh/reservation-affinity':"
+                                 "'{\\'name\\':\\'r1\\'}'}}}";
+        struct sched_pod *aff = fx_pod("%s", aj);
+        cJSON *ao = fx_json(aj);
+        /* the scheduler's pod handler decodes this where a profile runs Reservation */
+        assert_int_equal(sched_resv_pod_decode(ao, &aff->resv), 0);
+        cJSON_Delete(ao);
         assert_int_equal(pl->pre_filter(self, cs, aff, NULL, &st), SCHED_UNRESOLVABLE);
         assert_string_equal(MSG(&st), "node(s) no reservations match reservation affinity");
         sched_status_release(&st);

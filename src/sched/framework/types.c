@@ -372,7 +372,7 @@ bool sched_node_selector_matches(const struct sched_node_selector *s, const cJSO
 
 /* ---- tolerations and taints ---- */
 
-static int decode_effect(const char *s, bool empty_ok, enum sched_effect *ret)
+int sched_effect_parse(const char *s, bool empty_ok, enum sched_effect *ret)
 {
     if (!*s && empty_ok)
         *ret = SCHED_EFFECT_ANY;
@@ -781,7 +781,7 @@ static void decode_tolerations(const cJSON *a, struct sched_pod *p, struct decod
         x->exists = !strcmp(op, "Exists");
         if (!x->exists && *op && strcmp(op, "Equal"))
             fail(err, "spec.tolerations[%zu].operator: Unsupported value: \"%s\"", n, op);
-        if (decode_effect(get_str(t, "effect"), true, &x->effect) < 0)
+        if (sched_effect_parse(get_str(t, "effect"), true, &x->effect) < 0)
             fail(err, "spec.tolerations[%zu].effect: Unsupported value: \"%s\"", n,
                  get_str(t, "effect"));
         n++;
@@ -946,7 +946,6 @@ int sched_pod_decode(const cJSON *obj, struct sched_pod **ret)
         break;
     }
     decode_reservation(get(meta, "annotations"), p);
-    (void)sched_resv_pod_decode(obj, &p->resv);
 
     decode_requests(spec, p, &err);
     decode_limits(spec, p);
@@ -1075,7 +1074,7 @@ int sched_node_decode(const cJSON *obj, struct sched_node **ret)
         cJSON_ArrayForEach(t, x)
         {
             struct sched_taint *tt = &n->taints[k];
-            if (decode_effect(get_str(t, "effect"), false, &tt->effect) < 0) {
+            if (sched_effect_parse(get_str(t, "effect"), false, &tt->effect) < 0) {
                 fail(&err, "spec.taints[%zu].effect: Unsupported value: \"%s\"", k,
                      get_str(t, "effect"));
                 continue;

@@ -176,7 +176,9 @@ struct sched_pod {
     char *reservation;
     char *reservation_node; /* a reserve pod's template nodeName (NULL when none) */
     char *allocated_from;
-    struct sched_resv_pod *resv; /* what Reservation matching reads (reservation/owners.h) */
+    /* What Reservation matching reads (reservation/owners.h): set by the scheduler's pod
+     * handler when a profile runs the Reservation plugin, NULL otherwise; freed with the pod. */
+    struct sched_resv_pod *resv;
 
     struct sched_res req; /* PodRequests: containers, init max, overhead */
     int64_t nonzero_cpu;  /* the same with the non-zero defaults per container */
@@ -231,6 +233,9 @@ int sched_pod_decode(const cJSON *obj, struct sched_pod **ret);
 struct sched_pod *sched_pod_ref(struct sched_pod *p);
 /* Returns NULL; NULL is fine. */
 struct sched_pod *sched_pod_unref(struct sched_pod *p);
+
+/* A taint effect by name; "" is any effect when empty_ok (tolerations). 0 or -EINVAL. */
+int sched_effect_parse(const char *s, bool empty_ok, enum sched_effect *ret);
 
 /* Whether the pod tolerates the taint (core/v1 toleration.go ToleratesTaint). */
 bool sched_toleration_matches(const struct sched_toleration *t, const struct sched_taint *taint);

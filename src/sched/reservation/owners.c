@@ -41,21 +41,6 @@ static cJSON *dup_labels(const cJSON *labels)
     return l;
 }
 
-static int parse_effect(const char *s, bool empty_ok, enum sched_effect *ret)
-{
-    if (!*s && empty_ok)
-        *ret = SCHED_EFFECT_ANY;
-    else if (!strcmp(s, "NoSchedule"))
-        *ret = SCHED_EFFECT_NO_SCHEDULE;
-    else if (!strcmp(s, "PreferNoSchedule"))
-        *ret = SCHED_EFFECT_PREFER_NO_SCHEDULE;
-    else if (!strcmp(s, "NoExecute"))
-        *ret = SCHED_EFFECT_NO_EXECUTE;
-    else
-        return -EINVAL;
-    return 0;
-}
-
 static void ref_decode(const cJSON *o, struct sched_resv_ref *ref)
 {
     const cJSON *c = get(o, "controller");
@@ -136,7 +121,7 @@ static void decode_taints(const cJSON *a, struct sched_resv *r)
     cJSON_ArrayForEach(t, a)
     {
         struct sched_taint *x = &r->taints[r->ntaints];
-        if (!*get_str(t, "key") || parse_effect(get_str(t, "effect"), false, &x->effect) < 0)
+        if (!*get_str(t, "key") || sched_effect_parse(get_str(t, "effect"), false, &x->effect) < 0)
             continue; /* the CRD requires key and effect */
         x->key = xstrdup(get_str(t, "key"));
         x->value = xstrdup(get_str(t, "value"));
@@ -261,7 +246,7 @@ static void decode_tolerations(const cJSON *a, struct sched_resv_pod *p)
     {
         struct sched_toleration *x = &p->tolerations[p->ntolerations];
         const char *op = get_str(t, "operator");
-        if (parse_effect(get_str(t, "effect"), true, &x->effect) < 0) {
+        if (sched_effect_parse(get_str(t, "effect"), true, &x->effect) < 0) {
             fail(&p->invalid, "%s: tolerations[%zu].effect: Unsupported value: \"%s\"",
                  SCHED_RESV_ANN_AFFINITY, p->ntolerations, get_str(t, "effect"));
             continue;
