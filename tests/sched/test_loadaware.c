@@ -763,14 +763,84 @@ static void test_feed_real_apiserver(void **state)
     kt_server_free(srv);
 }
 
+/*
+ * A NodeInfo the scheduler's cache keeps (generation set) is read through its holder's summary
+ * and memo; one no cache keeps (generation 0) the long way. Both must give the same answers as
+ * the NodeMetric, the node's pods and the plugin instance change.
+ */
+static void test_summary_follows_changes(void **state)
+{
+    struct sched_pod *p = POD("in", "", POD_1C1G);
+    struct sched_node_info *cached = node(NODE_32C, NULL), *plain = node(NODE_32C, NULL);
+    struct sched_pod *placed = POD("placed", "",
+                                   "'nodeName':'n1','containers':[{'name':'c',"
+                                   "'resources':{'requests':{'cpu':'4'}}}]");
+    struct la *la = la_new(NULL), *other;
+
+    (void)state;
+    cached->generation = 1;
+#define BOTH(expect_filter, expect_score)                                                          \
+    do {                                                                                           \
+        assert_string_equal(filter(la, p, cached), expect_filter);                                 \
+        assert_string_equal(filter(la, p, plain), expect_filter);                                  \
+        assert_int_equal(score(la, p, cached), expect_score);                                      \
+        assert_int_equal(score(la, p, plain), expect_score);                                       \
+    } while (0)
+    BOTH("Success", 0); /* no NodeMetric */
+    /* 16000m used: (16000 + 850) / 32000 = 53 % <= 65; score cpu 47, memory 1.7 of 128 Gi
+     * used -> 98; (47 + 98) / 2 = 72. */
+    metric(la, "n1", 10, "'nodeUsage':{'resources':{'cpu':'16000m','memory':'1Gi'}}", NULL);
+    BOTH("Success", 72);
+    /* A new report replaces the summary: 20850 / 32000 = 65.2 % rounds to 65, not over; cpu
+     * scores 34 -> 66. */
+    metric(la, "n1", 10, "'nodeUsage':{'resources':{'cpu':'20000m','memory':'1Gi'}}", NULL);
+    BOTH("Success", 66);
+    /* A pod placed since the report (not in podsMetric) counts at its estimate (3400m, and
+     * the 200 Mi default memory): the cached NodeInfo's new generation makes a new summary.
+     * 20000 + 3400 + 850 = 75.8 % -> 76 > 65; cpu scores 24, memory 98 -> 61. */
+    sched_node_info_add_pod(cached, sched_pod_ref(placed));
+    sched_node_info_add_pod(plain, sched_pod_ref(placed));
+    cached->generation = 2;
+    BOTH("Unschedulable: node(s) cpu usage exceed threshold", 61);
+    /* The NodeMetric goes: no usage to judge by. */
+    sched__la_metric_delete(la, "n1");
+    BOTH("Success", 0);
+    metric(la, "n1", 10, "'nodeUsage':{'resources':{'cpu':'1000m','memory':'1Gi'}}", NULL);
+    BOTH("Success", 90); /* 1000 + 3400 + 850 = 5250: cpu 83, memory 98 */
+    /* Another instance reads the same NodeInfo with its own memo and records. */
+    other = la_new(NULL);
+    assert_int_equal(score(other, p, cached), 0);
+    metric(other, "n1", 10, "'nodeUsage':{'resources':{'cpu':'16000m','memory':'1Gi'}}", NULL);
+    assert_int_equal(score(other, p, cached), 67); /* 20250: cpu 36, memory 98 */
+    assert_int_equal(score(la, p, cached), 90);
+    /* An instance that is gone leaves its memo behind; the next one (same slot, new owner)
+     * must not take it for its own. */
+    sched_plugin_load_aware.free(other);
+    other = la_new(NULL);
+    assert_int_equal(score(other, p, cached), 0);
+    sched_plugin_load_aware.free(other);
+#undef BOTH
+    sched_plugin_load_aware.free(la);
+    sched_node_info_free(cached);
+    sched_node_info_free(plain);
+    sched_pod_unref(placed);
+    sched_pod_unref(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_args_defaults),  cmocka_unit_test(test_args_refused),
-        cmocka_unit_test(test_estimator),      cmocka_unit_test(test_filter_thresholds),
-        cmocka_unit_test(test_filter_expired), cmocka_unit_test(test_filter_assigned_pods),
-        cmocka_unit_test(test_filter_prod),    cmocka_unit_test(test_filter_aggregated),
-        cmocka_unit_test(test_score),          cmocka_unit_test(test_feed_real_apiserver),
+        cmocka_unit_test(test_args_defaults),
+        cmocka_unit_test(test_args_refused),
+        cmocka_unit_test(test_estimator),
+        cmocka_unit_test(test_filter_thresholds),
+        cmocka_unit_test(test_filter_expired),
+        cmocka_unit_test(test_filter_assigned_pods),
+        cmocka_unit_test(test_filter_prod),
+        cmocka_unit_test(test_filter_aggregated),
+        cmocka_unit_test(test_score),
+        cmocka_unit_test(test_feed_real_apiserver),
+        cmocka_unit_test(test_summary_follows_changes),
     };
 
     return cmocka_run_group_tests(tests, setup, NULL);

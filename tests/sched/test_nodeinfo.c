@@ -452,6 +452,50 @@ static void test_chunks_copy_on_write(void **state)
     }
 }
 
+/* Plugins' memos: a slot per live instance, owners never reused, kept by clone and assign. */
+static void test_memos(void **state)
+{
+    struct sched_memo_key a, b, c, d;
+    struct sched_node_info *ni = sched_node_info_new("n1"), *copy, *snap;
+    int x = 1, y = 2;
+
+    (void)state;
+    sched_node_memo_claim(&a);
+    sched_node_memo_claim(&b);
+    sched_node_memo_claim(&c); /* SCHED_NODE_MEMOS is 2: none left */
+    assert_true(a.slot >= 0 && b.slot >= 0 && a.slot != b.slot);
+    assert_int_equal(c.slot, -1);
+    assert_true(a.owner != b.owner && b.owner != c.owner);
+    assert_null(sched_node_memo_get(ni, &a));
+    sched_node_memo_set(ni, &a, &x);
+    sched_node_memo_set(ni, &b, &y);
+    sched_node_memo_set(ni, &c, &x); /* no slot: nothing kept */
+    assert_ptr_equal(sched_node_memo_get(ni, &a), &x);
+    assert_ptr_equal(sched_node_memo_get(ni, &b), &y);
+    assert_null(sched_node_memo_get(ni, &c));
+    /* A copy names the same node; a snapshot's NodeInfo keeps its memos when the cache's
+     * (which no plugin reads) is assigned over it. */
+    copy = sched_node_info_clone(ni);
+    assert_ptr_equal(sched_node_memo_get(copy, &a), &x);
+    snap = sched_node_info_new("n1");
+    sched_node_memo_set(snap, &b, &x);
+    sched_node_info_assign(snap, ni);
+    assert_ptr_equal(sched_node_memo_get(snap, &b), &x);
+    /* A released slot goes to a new owner, which does not see the old one's memo. */
+    sched_node_memo_release(&a);
+    assert_int_equal(a.slot, -1);
+    sched_node_memo_claim(&d);
+    assert_true(d.slot >= 0);
+    assert_null(sched_node_memo_get(ni, &d));
+    sched_node_memo_release(&b);
+    sched_node_memo_release(&c);
+    sched_node_memo_release(&d);
+    sched_node_memo_release(NULL);
+    sched_node_info_free(snap);
+    sched_node_info_free(copy);
+    sched_node_info_free(ni);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_chunks_copy_on_write),
         cmocka_unit_test(test_set_node),
         cmocka_unit_test(test_snapshot_get_and_pods_free),
+        cmocka_unit_test(test_memos),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

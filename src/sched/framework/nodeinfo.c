@@ -15,6 +15,68 @@
 _Static_assert(offsetof(struct sched_node_info, requested) == SCHED_CACHE_LINE,
                "the NodeInfo's hot fields fill exactly its first cache line");
 
+/* ---- plugins' memos ---- */
+
+static _Atomic unsigned memo_slots_used; /* bit i: slot i is claimed */
+static _Atomic uint64_t memo_owners = 1; /* the next owner number; 0 is never one */
+
+void sched_node_memo_claim(struct sched_memo_key *k)
+{
+    unsigned used = atomic_load(&memo_slots_used);
+
+    k->slot = -1;
+    k->owner = atomic_fetch_add(&memo_owners, 1);
+    for (int i = 0; i < SCHED_NODE_MEMOS; i++) {
+        if (used & (1u << i))
+            continue;
+        if (atomic_compare_exchange_strong(&memo_slots_used, &used, used | (1u << i))) {
+            k->slot = i;
+            return;
+        }
+        i = -1; /* used was reloaded: start over */
+    }
+}
+
+void sched_node_memo_release(struct sched_memo_key *k)
+{
+    if (!k || k->slot < 0)
+        return;
+    atomic_fetch_and(&memo_slots_used, ~(1u << k->slot));
+    k->slot = -1;
+}
+
+void *sched_node_memo_get(const struct sched_node_info *ni, const struct sched_memo_key *k)
+{
+    const struct sched_node_memo *m;
+
+    if (k->slot < 0)
+        return NULL;
+    m = &ni->memo[k->slot];
+    if (__atomic_load_n(&m->owner, __ATOMIC_ACQUIRE) != k->owner)
+        return NULL;
+    return __atomic_load_n(&m->p, __ATOMIC_RELAXED);
+}
+
+void sched_node_memo_prefetch(const struct sched_node_info *ni)
+{
+    for (int i = 0; i < SCHED_NODE_MEMOS; i++) {
+        const void *p = __atomic_load_n(&ni->memo[i].p, __ATOMIC_RELAXED);
+        if (p)
+            __builtin_prefetch(p);
+    }
+}
+
+void sched_node_memo_set(const struct sched_node_info *ni, const struct sched_memo_key *k, void *p)
+{
+    struct sched_node_memo *m;
+
+    if (k->slot < 0)
+        return;
+    m = (struct sched_node_memo *)&ni->memo[k->slot];
+    __atomic_store_n(&m->p, p, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->owner, k->owner, __ATOMIC_RELEASE);
+}
+
 /* ---- pod chunks ---- */
 
 static struct sched_pod_chunk *chunk_unref(struct sched_pod_chunk *c)
@@ -101,8 +163,10 @@ void sched_node_info_assign(struct sched_node_info *dst, const struct sched_node
 {
     struct sched_node_info *c = sched_node_info_clone(src), old = *dst;
 
-    /* dst takes the copy's contents; the old contents leave with the copy's shell. */
+    /* dst takes the copy's contents; the old contents leave with the copy's shell. The
+     * plugins' memos name the node, which has not changed: they stay. */
     *dst = *c;
+    memcpy(dst->memo, old.memo, sizeof(dst->memo));
     *c = old;
     sched_node_info_free(c);
 }

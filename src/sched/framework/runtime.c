@@ -621,11 +621,14 @@ static void score_node(void *arg, size_t i)
 {
     struct score_job *j = arg;
 
-    if (i + SCHED_PREFETCH_AHEAD < j->n) { /* as filter_node does */
-        const char *ahead = (const char *)j->nodes[i + SCHED_PREFETCH_AHEAD].ni;
+    if (i + SCHED_PREFETCH_AHEAD < j->n) { /* as filter_node does, and the plugins' memos */
+        const struct sched_node_info *ahead = j->nodes[i + SCHED_PREFETCH_AHEAD].ni;
         __builtin_prefetch(ahead);
-        __builtin_prefetch(ahead + SCHED_CACHE_LINE);
+        __builtin_prefetch((const char *)ahead + SCHED_CACHE_LINE);
+        __builtin_prefetch(ahead->memo);
     }
+    if (i + SCHED_PREFETCH_AHEAD / 2 < j->n)
+        sched_node_memo_prefetch(j->nodes[i + SCHED_PREFETCH_AHEAD / 2].ni);
     for (size_t k = 0; k < j->npls; k++) {
         const struct fw_plugin *p = j->pls[k];
         struct sched_status s = {0};

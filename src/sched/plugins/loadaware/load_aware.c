@@ -174,16 +174,27 @@ static bool cacheable(const struct sched_node_info *ni)
     return ni->generation != 0;
 }
 
-/* Reads the node's NodeMetric and pods; call with the read lock held. */
-static void node_usage(const struct la *la, const struct sched_node_info *ni, double now,
-                       struct la_node *n)
+/* The node's holder (its memo, else looked up and memoised), or NULL; call with the read lock
+ * held. */
+static struct la_holder *holder_of(const struct la *la, const struct sched_node_info *ni)
 {
-    struct la_metric *m = hmap_get(&la->metrics, ni->name);
+    struct la_holder *h = sched_node_memo_get(ni, &la->memo);
+
+    if (!h && (h = hmap_get(&la->metrics, ni->name)))
+        sched_node_memo_set(ni, &la->memo, h);
+    return h;
+}
+
+/* Reads the node's NodeMetric (h's, h may be NULL) and pods; call with the read lock held. */
+static void node_usage(const struct la *la, const struct la_holder *h,
+                       const struct sched_node_info *ni, double now, struct la_node *n)
+{
+    struct la_metric *m;
     int nres = sched_res_count(); /* the names in use: only they are read */
     size_t len = (size_t)nres * sizeof(int64_t);
     bool keep;
 
-    n->m = m;
+    n->m = m = h ? h->m : NULL;
     n->expired = false;
     memset(n->delta.v, 0, len);
     memset(n->prod_delta.v, 0, len);
@@ -288,57 +299,136 @@ static void base_usage(const struct la *la, const struct la_node *n, bool prod, 
         out->v[k] = base ? base->v[k] + n->delta.v[k] : n->estimated.v[k];
 }
 
+/* ---- the node's summary (struct la_holder) ---- */
+
+/* The thresholds Filter compares for pod: prod ones for a prod pod when there are any, else the
+ * aggregated ones when there are any, else usageThresholds. */
+static const struct la_rlist *thresholds(const struct la *la, bool prod_pod, bool *prod, bool *agg)
+{
+    *prod = *agg = false;
+    if (prod_pod && la->a.prod_usage.n) {
+        *prod = true;
+        return &la->a.prod_usage;
+    }
+    if (la->a.agg_usage.n) {
+        *agg = true;
+        return &la->a.agg_usage;
+    }
+    return &la->a.usage;
+}
+
+/*
+ * The usage Score (for_score) or Filter compares on the node for a pod that is not prod (a prod
+ * pod's paths read other figures), per resourceWeights or non-prod threshold entry, into out:
+ * from h's summary, made first when it is not for the node's record and pods as they are now.
+ * False when the summary cannot serve (a NodeInfo no cache keeps, too many entries, another
+ * thread at it): the caller takes the long way. Call with the read lock held, h->m set.
+ */
+static bool summary(const struct la *la, struct la_holder *h, const struct sched_node_info *ni,
+                    double now, bool for_score, int64_t *out)
+{
+    bool unused_prod, agg;
+    const struct la_rlist *th = thresholds(la, false, &unused_prod, &agg);
+    int nres = sched_res_count();
+    size_t n = for_score ? la->a.weights.n : th->n;
+
+    if (!cacheable(ni) || la->a.weights.n > LA_SUMMARY_SCORE || th->n > LA_SUMMARY_FILTER ||
+        atomic_flag_test_and_set_explicit(&h->busy, memory_order_acquire))
+        return false;
+    if (!h->valid || h->generation != ni->generation || h->npods != (uint32_t)ni->npods ||
+        h->epoch != (uint32_t)la->prune_epoch || h->nres != nres) {
+        struct la_node u;
+        struct sched_res est;
+
+        node_usage(la, h, ni, now, &u);
+        base_usage(la, &u, false, la->a.agg_score_type, la->a.agg_score_dur_s, &est);
+        for (size_t i = 0; i < la->a.weights.n; i++) {
+            int idx = la_index(&la->a.weights.v[i], 0);
+            h->score[i] = idx >= 0 ? est.v[idx] : 0;
+        }
+        base_usage(la, &u, false, agg ? la->a.agg_usage_type : LA_AGG_UNSET, la->a.agg_usage_dur_s,
+                   &est);
+        for (size_t i = 0; i < th->n; i++) {
+            int idx = la_index(&th->v[i], 0);
+            h->filter[i] = idx >= 0 ? est.v[idx] : 0;
+        }
+        h->generation = ni->generation;
+        h->npods = (uint32_t)ni->npods;
+        h->epoch = (uint32_t)la->prune_epoch;
+        h->nres = nres;
+        h->valid = true;
+    }
+    memcpy(out, for_score ? h->score : h->filter, n * sizeof(*out));
+    atomic_flag_clear_explicit(&h->busy, memory_order_release);
+    return true;
+}
+
 /* ---- filter ---- */
+
+/* The node's allocatable of resource idx: cpu and memory from the NodeInfo's first line, the
+ * Node object (another cache miss) only for the others. */
+static int64_t allocatable(const struct sched_node_info *ni, int idx)
+{
+    if (idx == SCHED_RES_CPU)
+        return ni->alloc_cpu;
+    if (idx == SCHED_RES_MEMORY)
+        return ni->alloc_mem;
+    return ni->node->allocatable.v[idx];
+}
+
+/* Whether the node's NodeMetric is too old to trust (nodeMetricExpirationSeconds). */
+static bool expired(const struct la *la, const struct la_holder *h, double now)
+{
+    return h->update <= 0 || now - h->update >= (double)la->a.expiration_s;
+}
 
 static enum sched_code la_filter(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
                                  const struct sched_node_info *ni, struct sched_status *st)
 {
     struct la *la = self;
     const struct la_rlist *th;
-    bool prod = false, agg = false, any = false;
+    bool prod, agg, any = false, summed;
+    int64_t sum[LA_SUMMARY_FILTER];
     struct sched_res est, pe;
+    struct la_holder *h;
     struct la_node n;
+    double now;
     enum sched_code c = SCHED_SUCCESS;
 
     (void)cs;
     if (!ni->node || !strcmp(pod->owner_kind, "DaemonSet"))
         return SCHED_SUCCESS;
-    if (is_prod(pod) && la->a.prod_usage.n) {
-        th = &la->a.prod_usage;
-        prod = true;
-    } else if (la->a.agg_usage.n) {
-        th = &la->a.agg_usage;
-        agg = true;
-    } else {
-        th = &la->a.usage;
-    }
+    th = thresholds(la, is_prod(pod), &prod, &agg);
     for (size_t i = 0; i < th->n; i++)
         any |= th->v[i].v > 0;
     if (!any)
         return SCHED_SUCCESS;
 
     CHECK(pthread_rwlock_rdlock(&la->lock) == 0);
-    node_usage(la, ni, la->now(), &n);
-    if (!n.m)
+    if (!(h = holder_of(la, ni)) || !h->m)
         goto out;
-    if (n.expired) {
+    now = la->now();
+    if (expired(la, h, now)) {
         if (la->a.filter_expired && !la->a.schedule_when_expired)
             c = sched_status_set(st, SCHED_UNSCHEDULABLE, "node(s) nodeMetric expired");
         goto out;
     }
-    if (!n.m->has_node)
+    if (!h->has_node)
         goto out;
-    base_usage(la, &n, prod, agg ? la->a.agg_usage_type : LA_AGG_UNSET, la->a.agg_usage_dur_s,
-               &est);
+    if (!(summed = !prod && summary(la, h, ni, now, false, sum))) {
+        node_usage(la, h, ni, now, &n);
+        base_usage(la, &n, prod, agg ? la->a.agg_usage_type : LA_AGG_UNSET, la->a.agg_usage_dur_s,
+                   &est);
+    }
     pod_estimate(la, pod, &pe);
     for (size_t i = 0; i < th->n; i++) {
         int idx = la_index(&th->v[i], 0);
         int64_t alloc, used;
         double pct;
 
-        if (th->v[i].v <= 0 || idx < 0 || (alloc = ni->node->allocatable.v[idx]) <= 0)
+        if (th->v[i].v <= 0 || idx < 0 || (alloc = allocatable(ni, idx)) <= 0)
             continue;
-        used = est.v[idx] + pe.v[idx];
+        used = (summed ? sum[i] : est.v[idx]) + pe.v[idx];
         pct = round((double)used / (double)alloc * 100.0);
         if (pct > (double)th->v[i].v) {
             c = sched_status_set(st, SCHED_UNSCHEDULABLE,
@@ -368,9 +458,12 @@ static enum sched_code la_score(void *self, struct sched_cycle *cs, const struct
                                 struct sched_status *st)
 {
     struct la *la = self;
+    bool prod = la->a.score_prod && is_prod(pod), summed;
+    int64_t sum[LA_SUMMARY_SCORE], total = 0, wsum = 0, min = SCHED_MAX_NODE_SCORE;
     struct sched_res est, pe;
+    struct la_holder *h;
     struct la_node n;
-    int64_t sum = 0, wsum = 0, min = SCHED_MAX_NODE_SCORE;
+    double now;
 
     (void)cs;
     (void)st;
@@ -378,13 +471,14 @@ static enum sched_code la_score(void *self, struct sched_cycle *cs, const struct
     if (!ni->node)
         return SCHED_SUCCESS;
     CHECK(pthread_rwlock_rdlock(&la->lock) == 0);
-    node_usage(la, ni, la->now(), &n);
-    if (!n.m || n.expired || !n.m->has_node) {
+    if (!(h = holder_of(la, ni)) || !h->m || expired(la, h, now = la->now()) || !h->has_node) {
         CHECK(pthread_rwlock_unlock(&la->lock) == 0);
         return SCHED_SUCCESS;
     }
-    base_usage(la, &n, la->a.score_prod && is_prod(pod), la->a.agg_score_type,
-               la->a.agg_score_dur_s, &est);
+    if (!(summed = !prod && summary(la, h, ni, now, true, sum))) {
+        node_usage(la, h, ni, now, &n);
+        base_usage(la, &n, prod, la->a.agg_score_type, la->a.agg_score_dur_s, &est);
+    }
     CHECK(pthread_rwlock_unlock(&la->lock) == 0);
     pod_estimate(la, pod, &pe);
     for (size_t i = 0; i < la->a.weights.n; i++) {
@@ -392,17 +486,17 @@ static enum sched_code la_score(void *self, struct sched_cycle *cs, const struct
         int64_t s = 0;
 
         if (idx >= 0)
-            s = least_used(est.v[idx] + pe.v[idx], ni->node->allocatable.v[idx]);
-        sum += la->a.weights.v[i].v * s;
+            s = least_used((summed ? sum[i] : est.v[idx]) + pe.v[idx], allocatable(ni, idx));
+        total += la->a.weights.v[i].v * s;
         wsum += la->a.weights.v[i].v;
         if (s < min)
             min = s;
     }
     if (la->a.dominant_weight > 0 && la->a.weights.n) {
-        sum += la->a.dominant_weight * min;
+        total += la->a.dominant_weight * min;
         wsum += la->a.dominant_weight;
     }
-    *ret_score = wsum > 0 ? sum / wsum : 0;
+    *ret_score = wsum > 0 ? total / wsum : 0;
     return SCHED_SUCCESS;
 }
 
@@ -457,9 +551,13 @@ static void la_free(void *self)
     if (!la)
         return;
     sched__la_feed_free(la);
-    for (e = hmap_first(&la->metrics, &it); e; e = hmap_next(&la->metrics, e, &it))
-        sched__la_metric_free(e->value);
+    for (e = hmap_first(&la->metrics, &it); e; e = hmap_next(&la->metrics, e, &it)) {
+        struct la_holder *h = e->value;
+        sched__la_metric_free(h->m);
+        free(h);
+    }
     hmap_release(&la->metrics);
+    sched_node_memo_release(&la->memo);
     for (e = hmap_first(&la->assigned, &it); e; e = hmap_next(&la->assigned, e, &it)) {
         struct la_assign *as = e->value;
         free(as->node);
@@ -485,6 +583,7 @@ static int la_init(const cJSON *args, const char *path, struct sched_handle *h, 
     CHECK(pthread_rwlock_init(&la->lock, NULL) == 0);
     hmap_init(&la->metrics);
     hmap_init(&la->assigned);
+    sched_node_memo_claim(&la->memo);
     if (h)
         sched__la_feed_start(la, h);
     *ret_self = la;

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -153,6 +154,9 @@ void sched__la_metric_free(struct la_metric *m)
     free(m);
 }
 
+_Static_assert(offsetof(struct la_holder, filter) == SCHED_CACHE_LINE,
+               "what Score reads of a holder fills exactly its first cache line");
+
 void sched__la_prune(struct la *la, const char *node, double cutoff)
 {
     struct hmap_entry *e;
@@ -180,13 +184,23 @@ void sched__la_prune(struct la *la, const char *node, double cutoff)
 void sched__la_metric_set(struct la *la, const cJSON *obj, bool added)
 {
     const char *name = get_str(get(obj, "metadata"), "name");
+    struct la_holder *h;
     struct la_metric *m;
 
     if (!*name)
         return;
     m = sched__la_metric_decode(obj);
     CHECK(pthread_rwlock_wrlock(&la->lock) == 0);
-    sched__la_metric_free(hmap_put(&la->metrics, name, m));
+    if (!(h = hmap_get(&la->metrics, name))) {
+        h = xaligned_zalloc(SCHED_CACHE_LINE, sizeof(*h));
+        atomic_flag_clear(&h->busy);
+        (void)hmap_put(&la->metrics, name, h);
+    }
+    sched__la_metric_free(h->m);
+    h->m = m;
+    h->update = m->update;
+    h->has_node = m->has_node;
+    h->valid = false;
     /* The pods placed before this report's window are in its usage now (or, when it does not
      * list them, counted by their binding time from the pod itself). */
     if (m->update > 0)
@@ -199,8 +213,14 @@ void sched__la_metric_set(struct la *la, const cJSON *obj, bool added)
 
 void sched__la_metric_delete(struct la *la, const char *node)
 {
+    struct la_holder *h;
+
     CHECK(pthread_rwlock_wrlock(&la->lock) == 0);
-    sched__la_metric_free(hmap_del(&la->metrics, node));
+    if ((h = hmap_get(&la->metrics, node))) {
+        sched__la_metric_free(h->m);
+        h->m = NULL;
+        h->valid = false;
+    }
     sched__la_prune(la, node, INFINITY);
     CHECK(pthread_rwlock_unlock(&la->lock) == 0);
     if (la->h)

@@ -271,13 +271,17 @@ static enum sched_code resv_pre_filter(void *self, struct sched_cycle *cs,
     hmap_init(&rs->nodes);
     rs->required = required;
     rs->nviews = sched_rcache_views(rc, &rs->views);
-    for (size_t i = 0; i < rs->nviews; i++) {
+    for (size_t i = 0; pod->resv && i < rs->nviews; i++) {
         const struct sched_rcache_view *v = &rs->views[i];
-        const struct sched_node_info *ni = snap ? sched_snapshot_get(snap, v->r->node_name) : NULL;
+        const struct sched_node_info *ni;
         enum sched_resv_match m;
         struct node_resv *nr;
 
-        if (!ni || !ni->node || !pod->resv)
+        /* Most pods own no Reservation: that is known before the node's lookup by name. */
+        if (!sched_resv_is_active(v->r) ||
+            (!pod->resv->ignored && !sched_resv_match_owners(v->r, pod->resv)))
+            continue;
+        if (!(ni = snap ? sched_snapshot_get(snap, v->r->node_name) : NULL) || !ni->node)
             continue;
         m = sched_resv_match(v->r, pod->resv, &pod->req, ni->node->labels, NULL);
         if (m != SCHED_RESV_MATCHED && m != SCHED_RESV_IGNORED)
