@@ -411,7 +411,8 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 "# TYPE koord_manager_recommendation_writes_total counter\n"
                 "koord_manager_recommendation_writes_total{kind=\"status\"} %lu\n"
                 "koord_manager_recommendation_writes_total{kind=\"checkpoint\"} %lu\n",
-                rcs.samples, rcs.report_sum_s, rcs.reports, rcs.status_writes, rcs.checkpoint_writes);
+                rcs.samples, rcs.report_sum_s, rcs.reports, rcs.status_writes,
+                rcs.checkpoint_writes);
     nodemetric_server_render_metrics(m->nm, out);
 }
 

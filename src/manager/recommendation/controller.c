@@ -26,12 +26,12 @@
 #include "kube/workqueue.h"
 #include "manager/nodemetric/nodemetric.h"
 
-#define COMP                 "recommendation"
-#define DEFAULT_INTERVAL_MS  60000
+#define COMP                  "recommendation"
+#define DEFAULT_INTERVAL_MS   60000
 #define DEFAULT_CHECKPOINT_MS 60000
-#define DEFAULT_SYNC_MS      60000
-#define SYNC_SLICE_MS        50
-#define CHECKPOINT_VERSION   "v3"
+#define DEFAULT_SYNC_MS       60000
+#define SYNC_SLICE_MS         50
+#define CHECKPOINT_VERSION    "v3"
 
 static const struct kube_resource res_recs = {"analysis.koordinator.sh", "v1alpha1",
                                               "recommendations", "Recommendation", true};
@@ -328,8 +328,9 @@ static void maybe_checkpoint(struct rec_controller *c, const char *key, bool for
     }
     (void)pthread_mutex_unlock(&c->lock);
     if (doc && name.len > 253)
-        log_warn(COMP, "%s: name too long for a checkpoint ConfigMap; history is not kept "
-                       "across restarts",
+        log_warn(COMP,
+                 "%s: name too long for a checkpoint ConfigMap; history is not kept "
+                 "across restarts",
                  key);
     else if (doc && write_checkpoint(c, ns, name.buf, rec_name, uid, doc) < 0) {
         (void)pthread_mutex_lock(&c->lock);
@@ -381,10 +382,8 @@ static void load_checkpoint(struct rec_controller *c, const char *key, const cha
                      ks.message[0] ? ks.message : err_str(r));
         goto out;
     }
-    cJSON_ArrayForEach(ref, at(cJSON_GetObjectItemCaseSensitive(cm, "metadata"),
-                               "ownerReferences", NULL))
-        if ((owner = str_at(ref, "uid", NULL)))
-            break;
+    cJSON_ArrayForEach(ref, at(cJSON_GetObjectItemCaseSensitive(cm, "metadata"), "ownerReferences",
+                               NULL)) if ((owner = str_at(ref, "uid", NULL))) break;
     if (!owner || strcmp(owner, uid)) {
         log_info(COMP, "%s: checkpoint %s/%s belongs to another object, ignoring", key, ns,
                  cm_name.buf);
@@ -408,8 +407,7 @@ static void load_checkpoint(struct rec_controller *c, const char *key, const cha
         rec_agg_init(&tmp, &c->o.params);
         strbuf_reset(&why);
         if (rec_agg_load(&tmp, e, &why) < 0)
-            log_warn(COMP, "%s: checkpoint of container \"%s\": %s, ignoring", key, cname,
-                     why.buf);
+            log_warn(COMP, "%s: checkpoint of container \"%s\": %s, ignoring", key, cname, why.buf);
         else {
             agg_merge(c, st, cname, &tmp);
             loaded++;
@@ -431,7 +429,7 @@ out:
 /* ---- targets ---- */
 
 struct target {
-    cJSON *list;        /* the namespace's (or selector's) pods */
+    cJSON *list;             /* the namespace's (or selector's) pods */
     const char *unsupported; /* ConfigUnsupported reason, or NULL */
     char message[200];
     bool workload_missing;
@@ -476,8 +474,7 @@ static void filter_workload(struct rec_controller *c, const cJSON *wl, const cha
     if (rec_workload_resource(av, kind, group, sizeof(group), version, sizeof(version), plural,
                               sizeof(plural))) {
         if (*group)
-            strbuf_addf(&path, "/apis/%s/%s/namespaces/%s/%s/%s", group, version, ns, plural,
-                        name);
+            strbuf_addf(&path, "/apis/%s/%s/namespaces/%s/%s/%s", group, version, ns, plural, name);
         else
             strbuf_addf(&path, "/api/%s/namespaces/%s/%s/%s", version, ns, plural, name);
         if (kube_request(c->client, "GET", path.buf, NULL, NULL, NULL, NULL) == -ENOENT)
@@ -493,8 +490,8 @@ static void filter_workload(struct rec_controller *c, const cJSON *wl, const cha
             if (via) {
                 bool rs = !strcmp(ok, "ReplicaSet");
                 strbuf_reset(&path);
-                strbuf_addf(&path, "/apis/%s/namespaces/%s/%s/%s", rs ? "apps/v1" : "batch/v1",
-                            ns, rs ? "replicasets" : "jobs", on);
+                strbuf_addf(&path, "/apis/%s/namespaces/%s/%s/%s", rs ? "apps/v1" : "batch/v1", ns,
+                            rs ? "replicasets" : "jobs", on);
                 keep = owner_of(c, path.buf, &cache, kind, name);
             }
         }
@@ -522,8 +519,7 @@ static int resolve(struct rec_controller *c, const cJSON *rec, const char *ns, s
     if (type && !strcmp(type, "podSelector")) {
         if (label_selector_from_json(at(target, "podSelector", NULL), &sel, &err) < 0) {
             t->unsupported = "InvalidPodSelector";
-            (void)snprintf(t->message, sizeof(t->message), "spec.target.podSelector: %s",
-                           err.buf);
+            (void)snprintf(t->message, sizeof(t->message), "spec.target.podSelector: %s", err.buf);
             goto out;
         }
         label_selector_format(sel, &sb);
@@ -716,8 +712,7 @@ static cJSON *compute(struct rec_controller *c, struct rec_state *st, const stru
             cond[C_LOW_CONFIDENCE].status = "True";
             cond[C_LOW_CONFIDENCE].reason = "ShortHistory";
             (void)snprintf(cond[C_LOW_CONFIDENCE].message, sizeof(cond[0].message),
-                           "less than %lld s of usage history",
-                           (long long)p->mem_interval);
+                           "less than %lld s of usage history", (long long)p->mem_interval);
         }
     } else {
         cond[C_LOW_CONFIDENCE].status = "True";

@@ -65,11 +65,11 @@ void rec_controller_free(struct rec_controller *c);
 
 struct rec_stats {
     unsigned long reconciles, errors;
-    unsigned long samples;         /* container samples fed */
-    unsigned long reports;         /* node reports read */
+    unsigned long samples; /* container samples fed */
+    unsigned long reports; /* node reports read */
     unsigned long status_writes, checkpoint_writes;
-    double latency_sum_s;          /* reconciles */
-    double report_sum_s;           /* reading and feeding reports */
+    double latency_sum_s; /* reconciles */
+    double report_sum_s;  /* reading and feeding reports */
 };
 void rec_controller_stats(struct rec_controller *c, struct rec_stats *ret);
 

@@ -236,7 +236,7 @@ int rec_hist_load(struct rec_hist *h, const cJSON *ckpt, struct strbuf *why)
         if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 4294967295.0 ||
             v->valuedouble != floor(v->valuedouble)) {
             strbuf_addf(why, "bucketWeights: weight of bucket %u is not an integer in 0..2^32-1",
-                         b);
+                        b);
             return -EINVAL;
         }
         sum += (int64_t)v->valuedouble;

@@ -33,11 +33,11 @@ struct strbuf;
 
 /* VPA's constants (aggregations_config.go): 5 % bucket growth, epsilon 0.001 x the minimum
  * sample weight 0.1, at most 10000 per checkpointed bucket, re-normalise past 2^100. */
-#define REC_HIST_RATIO                1.05
-#define REC_HIST_MIN_SAMPLE_WEIGHT    0.1
-#define REC_HIST_EPSILON              (0.001 * REC_HIST_MIN_SAMPLE_WEIGHT)
-#define REC_HIST_MAX_CHECKPOINT       10000u
-#define REC_HIST_MAX_DECAY_EXPONENT   100
+#define REC_HIST_RATIO              1.05
+#define REC_HIST_MIN_SAMPLE_WEIGHT  0.1
+#define REC_HIST_EPSILON            (0.001 * REC_HIST_MIN_SAMPLE_WEIGHT)
+#define REC_HIST_MAX_CHECKPOINT     10000u
+#define REC_HIST_MAX_DECAY_EXPONENT 100
 
 /* The bucketing scheme. */
 struct rec_hist_opts {

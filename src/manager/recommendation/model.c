@@ -140,8 +140,8 @@ int rec_agg_load(struct rec_agg *a, const cJSON *ckpt, struct strbuf *why)
         strbuf_addstr(why, "totalSamplesCount: must be a non-negative integer");
         return -EINVAL;
     }
-    if ((r = rec_hist_load(&a->cpu, cJSON_GetObjectItemCaseSensitive(ckpt, "cpuHistogram"),
-                           &sub)) < 0) {
+    if ((r = rec_hist_load(&a->cpu, cJSON_GetObjectItemCaseSensitive(ckpt, "cpuHistogram"), &sub)) <
+        0) {
         strbuf_addf(why, "cpuHistogram: %s", sub.buf);
         goto out;
     }
@@ -208,9 +208,8 @@ static int64_t qty(const cJSON *list, const char *k, bool milli)
 
 size_t rec_pod_containers(const cJSON *pod, struct rec_container **ret)
 {
-    const cJSON *list =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "spec"),
-                                         "containers");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pod, "spec"), "containers");
     const cJSON *c;
     struct rec_container *v = xcalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof(*v));
     size_t n = 0;
@@ -230,10 +229,10 @@ size_t rec_pod_containers(const cJSON *pod, struct rec_container **ret)
         o->cpu_lim_m = qty(lim, "cpu", true);
         o->mem_lim = qty(lim, "memory", false);
         /* Kubernetes defaults a missing request to the limit. */
-        o->cpu_req_m = cJSON_GetObjectItemCaseSensitive(req, "cpu") ? qty(req, "cpu", true)
-                                                                     : o->cpu_lim_m;
+        o->cpu_req_m =
+            cJSON_GetObjectItemCaseSensitive(req, "cpu") ? qty(req, "cpu", true) : o->cpu_lim_m;
         o->mem_req = cJSON_GetObjectItemCaseSensitive(req, "memory") ? qty(req, "memory", false)
-                                                                      : o->mem_lim;
+                                                                     : o->mem_lim;
         n++;
     }
     *ret = v;
@@ -247,8 +246,7 @@ void rec_split(const struct rec_container *cs, size_t n, bool cpu, double *out)
     for (size_t i = 0; i < n; i++)
         sum += (double)(cpu ? cs[i].cpu_req_m : cs[i].mem_req);
     for (size_t i = 0; i < n; i++)
-        out[i] = sum > 0 ? (double)(cpu ? cs[i].cpu_req_m : cs[i].mem_req) / sum
-                         : 1.0 / (double)n;
+        out[i] = sum > 0 ? (double)(cpu ? cs[i].cpu_req_m : cs[i].mem_req) / sum : 1.0 / (double)n;
 }
 
 bool rec_controller_of(const cJSON *obj, const char **kind, const char **name)
@@ -311,9 +309,8 @@ bool rec_workload_resource(const char *api_version, const char *kind, char *grou
 {
     static const struct {
         const char *kind, *api_version;
-    } known[] = {{"Deployment", "apps/v1"}, {"StatefulSet", "apps/v1"},
-                 {"ReplicaSet", "apps/v1"}, {"DaemonSet", "apps/v1"},
-                 {"Job", "batch/v1"},       {"CronJob", "batch/v1"}};
+    } known[] = {{"Deployment", "apps/v1"}, {"StatefulSet", "apps/v1"}, {"ReplicaSet", "apps/v1"},
+                 {"DaemonSet", "apps/v1"},  {"Job", "batch/v1"},        {"CronJob", "batch/v1"}};
     const char *slash;
     size_t i, n = strlen(kind);
 
@@ -412,8 +409,8 @@ cJSON *rec_build_status(const struct rec_result *res, size_t n, const struct rec
         CHECK(cJSON_AddStringToObject(c, "status", conds[i].status));
         CHECK(cJSON_AddStringToObject(c, "reason", conds[i].reason));
         CHECK(cJSON_AddStringToObject(c, "message", conds[i].message));
-        CHECK(cJSON_AddStringToObject(
-            c, "lastTransitionTime", os && olt && !strcmp(os, conds[i].status) ? olt : ts));
+        CHECK(cJSON_AddStringToObject(c, "lastTransitionTime",
+                                      os && olt && !strcmp(os, conds[i].status) ? olt : ts));
         CHECK(cJSON_AddItemToArray(conditions, c));
     }
     return st;

@@ -19,13 +19,13 @@
 struct strbuf;
 
 /* VPA recommender defaults (docs/recommendation.md cites each). */
-#define REC_DEFAULT_HALF_LIFE_S      86400 /* cpu and memory histogram half-life: 24 h */
-#define REC_DEFAULT_MEM_INTERVAL_S   86400 /* one memory peak per 24 h per container */
-#define REC_DEFAULT_PERCENTILE       0.9   /* target cpu and memory percentile */
-#define REC_DEFAULT_MARGIN           0.15  /* safety margin fraction */
-#define REC_DEFAULT_POD_MIN_CPU_M    25    /* per pod, split over its containers */
-#define REC_DEFAULT_POD_MIN_MEM_MB   250   /* MiB: VPA multiplies its "MB" by 1024 x 1024 */
-#define REC_DEFAULT_MIN_SAMPLES      10    /* koord's: CPU samples before a first recommendation */
+#define REC_DEFAULT_HALF_LIFE_S    86400 /* cpu and memory histogram half-life: 24 h */
+#define REC_DEFAULT_MEM_INTERVAL_S 86400 /* one memory peak per 24 h per container */
+#define REC_DEFAULT_PERCENTILE     0.9   /* target cpu and memory percentile */
+#define REC_DEFAULT_MARGIN         0.15  /* safety margin fraction */
+#define REC_DEFAULT_POD_MIN_CPU_M  25    /* per pod, split over its containers */
+#define REC_DEFAULT_POD_MIN_MEM_MB 250   /* MiB: VPA multiplies its "MB" by 1024 x 1024 */
+#define REC_DEFAULT_MIN_SAMPLES    10    /* koord's: CPU samples before a first recommendation */
 
 struct rec_params {
     int64_t cpu_half_life, mem_half_life, mem_interval; /* seconds */
@@ -39,8 +39,8 @@ void rec_params_default(struct rec_params *p);
 
 /* One container name of one Recommendation (VPA's AggregateContainerState). */
 struct rec_agg {
-    struct rec_hist cpu;              /* cores, weighted by max(request, 0.1) */
-    struct rec_hist mem;              /* bytes: one peak per pod container per interval */
+    struct rec_hist cpu;               /* cores, weighted by max(request, 0.1) */
+    struct rec_hist mem;               /* bytes: one peak per pod container per interval */
     int64_t first_sample, last_sample; /* CPU sample times (unix s); 0 = none */
     unsigned long samples;             /* CPU samples */
 };
