@@ -22,7 +22,8 @@
 static const char usage[] =
     "usage: koord manager [--kubeconfig FILE] [--listen HOST:PORT] [flags]\n"
     "\n"
-    "Runs koord-manager: the NodeSLO and NodeResource controllers and the in-memory NodeMetric\n"
+    "Runs koord-manager: the NodeSLO, NodeResource, ElasticQuotaProfile and Recommendation\n"
+    "controllers and the in-memory NodeMetric\n"
     "API (metrics.koordinator.sh/v1alpha1), on the leader of a Lease only.\n"
     "\n"
     "  --kubeconfig FILE                 API server to talk to (default $KUBECONFIG, in-cluster,\n"
