@@ -17,11 +17,13 @@
 #include "codec/codec.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "manager/recommendation/model.h"
 
 static const char usage[] =
     "usage: koord manager [--kubeconfig FILE] [--listen HOST:PORT] [flags]\n"
     "\n"
-    "Runs koord-manager: the NodeSLO and NodeResource controllers and the in-memory NodeMetric\n"
+    "Runs koord-manager: the NodeSLO, NodeResource, ElasticQuotaProfile and Recommendation\n"
+    "controllers and the in-memory NodeMetric\n"
     "API (metrics.koordinator.sh/v1alpha1), on the leader of a Lease only.\n"
     "\n"
     "  --kubeconfig FILE                 API server to talk to (default $KUBECONFIG, in-cluster,\n"
@@ -54,6 +56,15 @@ static const char usage[] =
     "                                    at this address while leading (standalone mode;\n"
     "                                    port 0: the port --listen got)\n"
     "  --degrade-minute-ms MS            length of a degradeTimeMinutes minute (tests only)\n"
+    "  --recommendation-controller=false do not run the Recommendation controller\n"
+    "  --recommendation-interval S       re-compute each Recommendation every S s (default 60)\n"
+    "  --recommendation-checkpoint-interval S\n"
+    "                                    write its checkpoint ConfigMap every S s (default 60)\n"
+    "  --recommendation-half-life S      histogram decay half-life (default 86400; tests)\n"
+    "  --recommendation-memory-interval S\n"
+    "                                    one memory peak per S s (default 86400; tests)\n"
+    "  --recommendation-min-samples N    CPU samples before a first recommendation\n"
+    "                                    (default 10)\n"
     "  --log-level LEVEL                 error, warn, info (default) or debug\n"
     "\n"
     "Stops cleanly on SIGINT or SIGTERM (releasing the Lease); exits 1 when it loses the Lease.\n";
@@ -159,6 +170,12 @@ enum {
     OPT_REGISTER,
     OPT_DEGRADE_MS,
     OPT_LOG_LEVEL,
+    OPT_REC,
+    OPT_REC_INTERVAL,
+    OPT_REC_CKPT,
+    OPT_REC_HALF_LIFE,
+    OPT_REC_MEM_INTERVAL,
+    OPT_REC_MIN_SAMPLES,
 };
 
 int cmd_manager(int argc, char **argv)
@@ -185,10 +202,17 @@ int cmd_manager(int argc, char **argv)
         {"register-apiservice", required_argument, NULL, OPT_REGISTER},
         {"degrade-minute-ms", required_argument, NULL, OPT_DEGRADE_MS},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"recommendation-controller", required_argument, NULL, OPT_REC},
+        {"recommendation-interval", required_argument, NULL, OPT_REC_INTERVAL},
+        {"recommendation-checkpoint-interval", required_argument, NULL, OPT_REC_CKPT},
+        {"recommendation-half-life", required_argument, NULL, OPT_REC_HALF_LIFE},
+        {"recommendation-memory-interval", required_argument, NULL, OPT_REC_MEM_INTERVAL},
+        {"recommendation-min-samples", required_argument, NULL, OPT_REC_MIN_SAMPLES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct manager_opts mo = {.token_review = true, .on_fatal = on_fatal};
+    struct rec_params rp;
     const char *listen = "0.0.0.0:9443", *ready = NULL, *cert_dir = ".koord/manager";
     const char *tls_cert = NULL, *tls_key = NULL, *client_ca_file = NULL, *rh_ca_file = NULL;
     const char *rh_names = NULL, *kubeconfig = NULL;
@@ -203,6 +227,8 @@ int cmd_manager(int argc, char **argv)
     sigset_t sigs;
     int c, sig = 0, r, rc = 1;
 
+    rec_params_default(&rp);
+    mo.recommendation_params = &rp;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_KUBECONFIG:
@@ -275,6 +301,34 @@ int cmd_manager(int argc, char **argv)
         case OPT_LOG_LEVEL:
             if (log_set_level(optarg) < 0)
                 goto bad;
+            break;
+        case OPT_REC:
+            if (strcmp(optarg, "true") && strcmp(optarg, "false"))
+                goto bad;
+            mo.recommendation_off = !strcmp(optarg, "false");
+            break;
+        case OPT_REC_INTERVAL:
+            if (!parse_seconds(optarg, &mo.recommendation_interval_ms))
+                goto bad;
+            break;
+        case OPT_REC_CKPT:
+            if (!parse_seconds(optarg, &mo.recommendation_checkpoint_ms))
+                goto bad;
+            break;
+        case OPT_REC_HALF_LIFE:
+            if (parse_u32(optarg, &v) < 0 || v == 0)
+                goto bad;
+            rp.cpu_half_life = rp.mem_half_life = v;
+            break;
+        case OPT_REC_MEM_INTERVAL:
+            if (parse_u32(optarg, &v) < 0 || v == 0)
+                goto bad;
+            rp.mem_interval = v;
+            break;
+        case OPT_REC_MIN_SAMPLES:
+            if (parse_u32(optarg, &v) < 0 || v == 0)
+                goto bad;
+            rp.min_samples = v;
             break;
         case 'h':
             (void)fputs(usage, stdout);

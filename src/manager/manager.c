@@ -32,6 +32,7 @@
 #include "manager/noderesource/controller.h"
 #include "manager/nodeslo/nodeslo.h"
 #include "manager/quotaprofile/quotaprofile.h"
+#include "manager/recommendation/controller.h"
 
 struct manager {
     struct manager_opts o;
@@ -40,6 +41,7 @@ struct manager {
     struct nodeslo_controller *slo;
     struct noderesource_controller *nr;
     struct quotaprofile_controller *qp;
+    struct rec_controller *rec;
     struct kube_leader *le;
     struct http_server *http;
     char *ca_bundle;
@@ -271,6 +273,9 @@ static int lead(struct manager *m)
     what = "start the ElasticQuotaProfile controller";
     if ((r = quotaprofile_controller_start(m->qp)) < 0 && r != -ENOENT)
         goto fail;
+    what = "start the Recommendation controller";
+    if (m->rec && (r = rec_controller_start(m->rec)) < 0 && r != -ENOENT)
+        goto fail;
     what = "register the NodeMetric APIService";
     if (m->o.register_address && (r = register_apiservice(m)) < 0)
         goto fail;
@@ -334,8 +339,11 @@ static void render_metrics(struct manager *m, struct strbuf *out)
     struct noderesource_stats rs = {0};
     struct nodemetric_stats ns = {0};
     struct quotaprofile_stats qs = {0};
+    struct rec_stats rcs = {0};
 
     quotaprofile_controller_stats(m->qp, &qs);
+    if (m->rec)
+        rec_controller_stats(m->rec, &rcs);
     nodeslo_controller_stats(m->slo, &ss);
     noderesource_controller_stats(m->nr, &rs);
     nodemetric_server_stats(m->nm, &ns);
@@ -349,11 +357,13 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 "koord_manager_reconciles_total{controller=\"nodeslo\"} %lu\n"
                 "koord_manager_reconciles_total{controller=\"noderesource\"} %lu\n"
                 "koord_manager_reconciles_total{controller=\"quotaprofile\"} %lu\n"
+                "koord_manager_reconciles_total{controller=\"recommendation\"} %lu\n"
                 "# HELP koord_manager_reconcile_errors_total Failed reconciles (retried).\n"
                 "# TYPE koord_manager_reconcile_errors_total counter\n"
                 "koord_manager_reconcile_errors_total{controller=\"nodeslo\"} %lu\n"
                 "koord_manager_reconcile_errors_total{controller=\"noderesource\"} %lu\n"
                 "koord_manager_reconcile_errors_total{controller=\"quotaprofile\"} %lu\n"
+                "koord_manager_reconcile_errors_total{controller=\"recommendation\"} %lu\n"
                 "# HELP koord_manager_reconcile_duration_seconds Time spent reconciling.\n"
                 "# TYPE koord_manager_reconcile_duration_seconds summary\n"
                 "koord_manager_reconcile_duration_seconds_sum{controller=\"nodeslo\"} %.6f\n"
@@ -363,10 +373,14 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 "%lu\n"
                 "koord_manager_reconcile_duration_seconds_sum{controller=\"quotaprofile\"} %.6f\n"
                 "koord_manager_reconcile_duration_seconds_count{controller=\"quotaprofile\"} "
+                "%lu\n"
+                "koord_manager_reconcile_duration_seconds_sum{controller=\"recommendation\"} "
+                "%.6f\n"
+                "koord_manager_reconcile_duration_seconds_count{controller=\"recommendation\"} "
                 "%lu\n",
-                ss.reconciles, rs.reconciles, qs.reconciles, ss.errors, rs.errors, qs.errors,
-                ss.latency_sum_s, ss.reconciles, rs.latency_sum_s, rs.reconciles, qs.latency_sum_s,
-                qs.reconciles);
+                ss.reconciles, rs.reconciles, qs.reconciles, rcs.reconciles, ss.errors, rs.errors,
+                qs.errors, rcs.errors, ss.latency_sum_s, ss.reconciles, rs.latency_sum_s,
+                rs.reconciles, qs.latency_sum_s, qs.reconciles, rcs.latency_sum_s, rcs.reconciles);
     strbuf_addf(out,
                 "# HELP koord_manager_node_writes_total Node status writes of batch resources.\n"
                 "# TYPE koord_manager_node_writes_total counter\n"
@@ -382,6 +396,23 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 "# TYPE koord_manager_tokenreviews_total counter\n"
                 "koord_manager_tokenreviews_total %lu\n",
                 rs.node_writes, ns.reports, ns.objects, nodemetric_auth_reviews(m->auth));
+    strbuf_addf(out,
+                "# HELP koord_manager_recommendation_samples_total Container usage samples "
+                "added to Recommendation histograms.\n"
+                "# TYPE koord_manager_recommendation_samples_total counter\n"
+                "koord_manager_recommendation_samples_total %lu\n"
+                "# HELP koord_manager_recommendation_report_seconds Time spent reading "
+                "NodeMetric reports for Recommendations.\n"
+                "# TYPE koord_manager_recommendation_report_seconds summary\n"
+                "koord_manager_recommendation_report_seconds_sum %.6f\n"
+                "koord_manager_recommendation_report_seconds_count %lu\n"
+                "# HELP koord_manager_recommendation_writes_total Recommendation status and "
+                "checkpoint writes.\n"
+                "# TYPE koord_manager_recommendation_writes_total counter\n"
+                "koord_manager_recommendation_writes_total{kind=\"status\"} %lu\n"
+                "koord_manager_recommendation_writes_total{kind=\"checkpoint\"} %lu\n",
+                rcs.samples, rcs.report_sum_s, rcs.reports, rcs.status_writes,
+                rcs.checkpoint_writes);
     nodemetric_server_render_metrics(m->nm, out);
 }
 
@@ -419,6 +450,7 @@ static void on_report(void *userdata, const char *node)
 {
     struct manager *m = userdata;
     noderesource_controller_enqueue(m->nr, node);
+    rec_controller_on_report(m->rec, node);
 }
 
 int manager_start(const struct manager_opts *opts, struct manager **ret)
@@ -471,6 +503,15 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
         goto fail;
     if ((r = quotaprofile_controller_new(opts->client, NULL, &m->qp)) < 0)
         goto fail;
+    if (!opts->recommendation_off) {
+        struct rec_opts ro = {.nodemetrics = m->nm,
+                              .interval_ms = opts->recommendation_interval_ms,
+                              .checkpoint_ms = opts->recommendation_checkpoint_ms};
+        if (opts->recommendation_params)
+            ro.params = *opts->recommendation_params;
+        if ((r = rec_controller_new(opts->client, &ro, &m->rec)) < 0)
+            goto fail;
+    }
     if (opts->client_ca_pem)
         strbuf_addstr(&bundle, opts->client_ca_pem);
     if (opts->requestheader_ca_pem) {
@@ -541,6 +582,7 @@ void manager_stop(struct manager *m)
     if (m->starter_started)
         (void)pthread_join(m->starter, NULL);
     atomic_store(&m->ready, false);
+    rec_controller_stop(m->rec);
     quotaprofile_controller_stop(m->qp);
     noderesource_controller_stop(m->nr);
     nodeslo_controller_stop(m->slo);
@@ -551,6 +593,7 @@ void manager_stop(struct manager *m)
     nodemetric_server_stop_watches(m->nm);
     http_server_stop(m->http);
     kube_leader_free(m->le); /* releases the lease so a standby takes over at once */
+    rec_controller_free(m->rec);
     quotaprofile_controller_free(m->qp);
     noderesource_controller_free(m->nr);
     nodeslo_controller_free(m->slo);

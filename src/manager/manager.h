@@ -12,6 +12,8 @@
  *                  authentication, and the spec of each node's NodeMetric (section 3)
  *   noderesource/  NodeMetrics, Pods, Nodes -> kubernetes.io/batch-cpu, batch-memory (4.4)
  *   quotaprofile/  ElasticQuotaProfile -> the root ElasticQuota of its quota tree (8)
+ *   recommendation/ NodeMetric pod usage -> Recommendation status, VPA's algorithm (9;
+ *                  docs/recommendation.md)
  *
  * One HTTPS port serves /healthz, /readyz, /metrics and the NodeMetric API.
  */
@@ -22,6 +24,7 @@
 #include <stdint.h>
 
 struct kube_client;
+struct rec_params;
 
 /* Upstream's defaults (manager-behaviour.md 1.1, 10, 11). */
 #define MANAGER_DEFAULT_NAMESPACE  "koordinator-system"
@@ -57,6 +60,12 @@ struct manager_opts {
 
     /* NodeResource: only for tests that cannot wait minutes; 0 = the config's values */
     long degrade_scale_ms; /* length of one "minute" of degradeTimeMinutes, 0 = 60000 */
+
+    /* Recommendation controller (on by default: idle without Recommendations) */
+    bool recommendation_off;
+    const struct rec_params *recommendation_params; /* NULL = VPA's defaults; copied */
+    long recommendation_interval_ms;                /* 0 = 60000 */
+    long recommendation_checkpoint_ms;              /* 0 = 60000 */
 
     /*
      * Standalone registration: when set ("IP:PORT", port 0 for the port served on; anything
