@@ -112,11 +112,14 @@ int rec_controller_new(struct kube_client *client, const struct rec_opts *opts,
                        struct rec_controller **ret)
 {
     struct rec_controller *c = xcalloc(1, sizeof(*c));
-    static const struct rec_params zero = {0};
+    const struct rec_params *p = &opts->params;
 
     c->client = client;
     c->o = *opts;
-    if (!memcmp(&c->o.params, &zero, sizeof(zero)))
+    /* All zero: not given (each member has a non-zero default). */
+    if (!p->cpu_half_life && !p->mem_half_life && !p->mem_interval && p->cpu_percentile == 0 &&
+        p->mem_percentile == 0 && p->margin == 0 && !p->pod_min_cpu_milli &&
+        !p->pod_min_mem_bytes && !p->min_samples)
         rec_params_default(&c->o.params);
     if (c->o.interval_ms <= 0)
         c->o.interval_ms = DEFAULT_INTERVAL_MS;
@@ -171,7 +174,7 @@ static void index_add(struct rec_controller *c, const char *pod, struct rec_stat
 
     if (!r)
         e->value = r = xcalloc(1, sizeof(*r));
-    r->v = xrealloc(r->v, (r->n + 1) * sizeof(*r->v));
+    r->v = xrealloc(r->v, (r->n + 1) * sizeof(struct rec_state *));
     r->v[r->n++] = st;
 }
 

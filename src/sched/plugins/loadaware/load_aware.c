@@ -388,7 +388,7 @@ static enum sched_code la_filter(void *self, struct sched_cycle *cs, const struc
     struct la *la = self;
     const struct la_rlist *th;
     bool prod, agg, any = false, summed;
-    int64_t sum[LA_SUMMARY_FILTER];
+    int64_t sum[LA_SUMMARY_FILTER] = {0};
     struct sched_res est, pe;
     struct la_holder *h;
     struct la_node n;
@@ -459,7 +459,7 @@ static enum sched_code la_score(void *self, struct sched_cycle *cs, const struct
 {
     struct la *la = self;
     bool prod = la->a.score_prod && is_prod(pod), summed;
-    int64_t sum[LA_SUMMARY_SCORE], total = 0, wsum = 0, min = SCHED_MAX_NODE_SCORE;
+    int64_t sum[LA_SUMMARY_SCORE] = {0}, total = 0, wsum = 0, min = SCHED_MAX_NODE_SCORE;
     struct sched_res est, pe;
     struct la_holder *h;
     struct la_node n;
