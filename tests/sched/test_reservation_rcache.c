@@ -48,6 +48,11 @@ static struct sched_res req(int64_t milli, int64_t bytes)
     return r;
 }
 
+static bool keep_named(const struct sched_resv *r, const void *name)
+{
+    return !strcmp(r->name, name);
+}
+
 static void test_remaining(void **state)
 {
     (void)state;
@@ -83,13 +88,21 @@ static void test_remaining(void **state)
     sched_rcache_add_owner(c, "u1", "pod-b", &big);
     assert_int_equal(seen.calls, 3);
     assert_int_equal(seen.cpu, 0);
-    n = sched_rcache_views(c, &v);
+    n = sched_rcache_views(c, NULL, NULL, &v);
     assert_int_equal(n, 1);
     assert_string_equal(v[0].r->name, "r-u1");
     assert_int_equal(v[0].nowners, 2);
     assert_int_equal(v[0].order, 3);
     assert_int_equal(v[0].reserved.v[SCHED_RES_CPU], 4000);
     assert_int_equal(v[0].allocated.v[SCHED_RES_CPU], 10500);
+    sched_rcache_views_free(v, n);
+    /* Only what keep accepts is copied. */
+    n = sched_rcache_views(c, keep_named, "r-other", &v);
+    assert_int_equal(n, 0);
+    assert_null(v);
+    n = sched_rcache_views(c, keep_named, "r-u1", &v);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0].r->name, "r-u1");
     sched_rcache_views_free(v, n);
     sched_rcache_remove_owner(c, "u1", "pod-b");
     assert_int_equal(seen.calls, 4);
@@ -104,7 +117,7 @@ static void test_remaining(void **state)
 
     sched_rcache_remove(c, "u1");
     assert_int_equal(sched_rcache_count(c), 0);
-    n = sched_rcache_views(c, &v);
+    n = sched_rcache_views(c, NULL, NULL, &v);
     assert_int_equal(n, 0);
     sched_rcache_views_free(v, n);
     cJSON_Delete(o);

@@ -94,9 +94,11 @@ struct sched_pod_chunk {
  * A cycle visits hundreds of NodeInfos once each, so what it costs is the cache lines it touches
  * per node, fetched from memory (the API server on the other core evicts them between cycles).
  * The first 64 bytes hold what the default plugins' Filter and Score read for a pod asking for
- * cpu and memory, the node's fields among them copied from the node (set_node keeps them), and
- * `requested` starts the second line; NodeInfos are 64-byte aligned, so one node costs two
- * adjacent lines, which the hardware fetches as a pair, instead of five scattered ones.
+ * cpu and memory, the node's fields among them copied from the node (set_node keeps them); the
+ * second line starts with the plugins' memos and the cpu and memory requested; NodeInfos are
+ * 64-byte aligned, so one node costs two adjacent lines, which the hardware fetches as a pair,
+ * instead of five scattered ones. A plugin that keeps a per-node record makes it one line and
+ * memoises it (sched_node_memo_get()): the Score loop prefetches memos' targets too.
  */
 #define SCHED_CACHE_LINE 64
 /* How many NodeInfos ahead the Filter and Score loops prefetch. */
@@ -150,9 +152,10 @@ struct sched_node_info {
     int32_t allowed_pods;             /* node->allowed_pods, saturated; 0 without a node */
     uint16_t ntaints;                 /* node->ntaints, saturated; 0 without a node */
     bool unschedulable;               /* node->unschedulable */
-    /* line 2 onwards */
-    struct sched_res requested;      /* Σ pod requests */
-    struct sched_pod_chunk **chunks; /* read pods through sched_node_info_pod() */
+    /* line 2 onwards: the plugins' memos, then the requests (cpu and memory still in line 2) */
+    struct sched_node_memo memo[SCHED_NODE_MEMOS]; /* sched_node_memo_get() */
+    struct sched_res requested;                    /* Σ pod requests */
+    struct sched_pod_chunk **chunks;               /* read pods through sched_node_info_pod() */
     size_t nchunks, chunks_cap;
     size_t n_with_affinity;      /* pods with any pod (anti-)affinity */
     size_t n_with_required_anti; /* pods with required anti-affinity */
@@ -160,7 +163,6 @@ struct sched_node_info {
     size_t nports, ports_cap;
     uint64_t generation; /* the cache's change counter; 0 for a NodeInfo no cache keeps
                           * (tests, a cycle's overrides), which nobody may memoise by it */
-    struct sched_node_memo memo[SCHED_NODE_MEMOS]; /* sched_node_memo_get() */
 };
 
 /* The i-th pod (i < npods), borrowed. */

@@ -247,7 +247,9 @@ void sched_rcache_remove_owner(struct sched_rcache *c, const char *resv_uid, con
     pthread_mutex_unlock(&c->lock);
 }
 
-size_t sched_rcache_views(struct sched_rcache *c, struct sched_rcache_view **ret)
+size_t sched_rcache_views(struct sched_rcache *c,
+                          bool (*keep)(const struct sched_resv *r, const void *ud), const void *ud,
+                          struct sched_rcache_view **ret)
 {
     struct sched_rcache_view *v = NULL;
     struct hmap_entry *he;
@@ -258,7 +260,7 @@ size_t sched_rcache_views(struct sched_rcache *c, struct sched_rcache_view **ret
         v = xcalloc(c->nholding, sizeof(*v));
     for (he = hmap_first(&c->entries, &it); he; he = hmap_next(&c->entries, he, &it)) {
         const struct entry *e = he->value;
-        if (!e->obj || n == c->nholding)
+        if (!e->obj || n == c->nholding || (keep && !keep(e->r, ud)))
             continue;
         v[n].r = sched_resv_ref(e->r);
         v[n].reserved = e->reserved;
@@ -268,6 +270,10 @@ size_t sched_rcache_views(struct sched_rcache *c, struct sched_rcache_view **ret
         n++;
     }
     pthread_mutex_unlock(&c->lock);
+    if (!n) {
+        free(v);
+        v = NULL;
+    }
     *ret = v;
     return n;
 }

@@ -410,7 +410,12 @@ static void pick_all(struct eq *pl, double now, struct eq_keys *out)
     struct hmap_entry *e;
     size_t it, n = 0, i = 0, left;
 
-    if (!pl->qstates.n)
+    /* Without waiters there is nothing to pick: the runtime quotas are not recomputed for
+     * every pod event (PreFilter refreshes them when it needs them). */
+    for (e = hmap_first(&pl->qstates, &it); e; e = hmap_next(&pl->qstates, e, &it))
+        if (((const struct eq_qstate *)e->value)->waiting.n)
+            break;
+    if (!e)
         return;
     refresh(pl);
     per = xcalloc(pl->qstates.n, sizeof(*per));

@@ -239,6 +239,15 @@ static bool fits_within(const struct sched_rcache_view *v, const struct sched_po
     return true;
 }
 
+/* Whether the pod (p) may use r at all, as far as that is known without its node: most pods
+ * own no Reservation, and this keeps their cycle from copying and looking up every one. */
+static bool may_use(const struct sched_resv *r, const void *p)
+{
+    const struct sched_resv_pod *rp = p;
+
+    return sched_resv_is_active(r) && (rp->ignored || sched_resv_match_owners(r, rp));
+}
+
 /*
  * PreFilter (Koordinator's BeforePreFilter + PreFilter): the HOLDING Reservations the pod
  * matches, node by node, and for each such node the NodeInfo the cycle sees instead of the
@@ -270,17 +279,14 @@ static enum sched_code resv_pre_filter(void *self, struct sched_cycle *cs,
     rs = xcalloc(1, sizeof(*rs));
     hmap_init(&rs->nodes);
     rs->required = required;
-    rs->nviews = sched_rcache_views(rc, &rs->views);
-    for (size_t i = 0; pod->resv && i < rs->nviews; i++) {
+    if (pod->resv)
+        rs->nviews = sched_rcache_views(rc, may_use, pod->resv, &rs->views);
+    for (size_t i = 0; i < rs->nviews; i++) {
         const struct sched_rcache_view *v = &rs->views[i];
         const struct sched_node_info *ni;
         enum sched_resv_match m;
         struct node_resv *nr;
 
-        /* Most pods own no Reservation: that is known before the node's lookup by name. */
-        if (!sched_resv_is_active(v->r) ||
-            (!pod->resv->ignored && !sched_resv_match_owners(v->r, pod->resv)))
-            continue;
         if (!(ni = snap ? sched_snapshot_get(snap, v->r->node_name) : NULL) || !ni->node)
             continue;
         m = sched_resv_match(v->r, pod->resv, &pod->req, ni->node->labels, NULL);
