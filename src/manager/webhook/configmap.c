@@ -31,10 +31,17 @@ static void word(const struct field_error *fe, struct strbuf *msg)
     }
     for (size_t i = 0; i < ARRAY_SIZE(reasons); i++) {
         size_t len = strlen(reasons[i]);
-        if (!strncmp(detail, reasons[i], len) && detail[len] == ':')
+        if (!strncmp(detail, reasons[i], len) && detail[len] == ':') {
             reason = reasons[i];
+            detail += len + 1 + (detail[len + 1] == ' ');
+        }
     }
-    field_error_format(fe, &text);
+    {
+        /* The reason moves out of the detail into its own member. */
+        struct field_error bare = *fe;
+        bare.detail = (char *)detail;
+        field_error_format(&bare, &text);
+    }
     CHECK(o = cJSON_CreateObject());
     CHECK(cJSON_AddStringToObject(o, "reason", reason));
     CHECK(cJSON_AddStringToObject(o, "message", text.buf));
