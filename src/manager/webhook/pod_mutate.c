@@ -295,13 +295,13 @@ static int mutate_profiles(const struct webhook_config *cfg, const cJSON *orig, 
 
     if (!d->nprofiles)
         return 0;
-    matched = xcalloc(d->nprofiles, sizeof(*matched));
+    matched = xcalloc(d->nprofiles, sizeof(const cJSON *));
     for (size_t i = 0; i < d->nprofiles && n < MAX_MATCHED_PROFILES; i++)
         if (profile_matches(d->profiles[i], orig, ns, d))
             matched[n++] = d->profiles[i];
     if (!n)
         goto out;
-    qsort(matched, n, sizeof(*matched), by_name);
+    qsort(matched, n, sizeof(const cJSON *), by_name);
     for (size_t i = 0; i < n; i++) {
         int percent;
         if (webhook__annotation(matched[i], A_SKIP_RESOURCES))

@@ -144,7 +144,7 @@ int webhook_gates_parse(const char *s, struct webhook_gates *g, struct strbuf *e
 
     while (*p) {
         size_t len = strcspn(p, ","), klen;
-        const char *eq = memchr(p, '=', len);
+        const char *eq;
         bool v, found = false;
 
         while (len && *p == ' ') {

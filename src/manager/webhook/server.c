@@ -88,7 +88,7 @@ static void hold_add(struct hold *h, struct kube_object *o)
 {
     if (h->n == h->alloc) {
         h->alloc = h->alloc ? 2 * h->alloc : 8;
-        h->refs = xrealloc(h->refs, h->alloc * sizeof(*h->refs));
+        h->refs = xrealloc(h->refs, h->alloc * sizeof(struct kube_object *));
     }
     h->refs[h->n++] = o;
 }
@@ -130,7 +130,7 @@ static size_t hold_list(struct hold *h, int which, const cJSON ***ret)
     struct kube_informer *inf = informer(h->s, which);
     struct kube_object **v = NULL;
     size_t n = inf ? kube_informer_list(inf, NULL, &v) : 0;
-    const cJSON **out = xcalloc(n + 1, sizeof(*out));
+    const cJSON **out = xcalloc(n + 1, sizeof(const cJSON *));
 
     for (size_t i = 0; i < n; i++) {
         out[i] = kube_object_json(v[i]);
@@ -325,7 +325,7 @@ static int probe(struct webhook_server *s)
             continue;
         }
         inf = kube_informer_new(s->o.client, &(struct kube_informer_opts){.resource = inf_res[i]});
-        if ((r = kube_informer_start(inf)) < 0) {
+        if (kube_informer_start(inf) < 0) {
             kube_informer_free(inf);
             missing++;
             continue;
