@@ -354,6 +354,12 @@ int cmd_manager(int argc, char **argv)
     }
     if (!gates_set)
         webhook_gates_default(&mo.webhook_config.gates);
+    if (!mo.webhooks && mo.register_webhooks) {
+        (void)fputs("koord manager: --register-webhooks needs the webhooks (drop "
+                    "--disable-webhooks)\n",
+                    stderr);
+        return 2;
+    }
     if (cmd_parse_listen("koord manager", listen, &host, &port) < 0)
         return 2;
     if (cmd_parse_listen("koord manager", wh_listen, &wh_host, &wh_port) < 0) {

@@ -12,6 +12,13 @@
 command -v kubectl >/dev/null || skip "kubectl not installed"
 command -v curl >/dev/null || skip "curl not installed"
 
+# Bad flags are refused before anything starts.
+run "$KOORD" manager --feature-gates Bogus=true
+expect_rc 2 "unknown gate"
+expect_out "unrecognized feature gate: Bogus" "unknown gate"
+run "$KOORD" manager --feature-gates PodMutatingWebhook=maybe
+expect_rc 2 "bad gate value"
+
 start_apiserver "$TMP/data"
 mpid=""
 trap 'kill -9 $pid $mpid 2>/dev/null || true; rm -rf "$TMP"' EXIT
