@@ -929,6 +929,40 @@ static void test_json_patch_create(void **state)
     }
 }
 
+/* json_patch_create under allocation failure: every failure is -ENOMEM with *ret untouched and
+ * nothing leaked; the run that injects nothing gives the full patch. */
+static void test_json_patch_create_oom(void **state)
+{
+    cJSON *a = parse("{\"m\":{\"l\":{\"a\":\"1\",\"b/c\":\"2\"}},\"s\":[1,{\"x\":1},3],\"k\":1}");
+    cJSON *b = parse("{\"m\":{\"l\":{\"a\":\"2\",\"n\":{\"d\":[1]}}},\"s\":[1,{\"x\":2}],\"z\":0}");
+    long n;
+
+    (void)state;
+    for (n = 1;; n++) {
+        cJSON *p = NULL;
+        int r, injected;
+
+        alloc_fail_after(n);
+        r = json_patch_create(a, b, &p);
+        injected = alloc_injected();
+        alloc_fail_after(0);
+        if (!injected) {
+            cJSON *c = cJSON_Duplicate(a, true);
+            assert_int_equal(r, 0);
+            assert_int_equal(json_patch_apply(&c, p, 100, NULL), 0);
+            assert_true(json_value_equal(c, b));
+            cJSON_Delete(c);
+            cJSON_Delete(p);
+            break;
+        }
+        assert_int_equal(r, -ENOMEM);
+        assert_null(p);
+    }
+    assert_true(n > 5);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -948,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_merge_patch_create),
         cmocka_unit_test(test_value_equal),
         cmocka_unit_test(test_json_patch_create),
+        cmocka_unit_test(test_json_patch_create_oom),
     };
 
     return cmocka_run_group_tests(tests, setup, NULL);
