@@ -125,9 +125,30 @@ struct mcase {
     const char *want; /* the stored pod; NULL = no patch */
     int code;         /* refusal: result.code, message below */
     const char *message;
+    const char *req_ns; /* request.namespace; NULL = "web" */
 };
 
 static const struct mcase mutate_cases[] = {
+    {"no metadata.namespace: the request's namespace (batch) selects; nothing written back",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{"
+      "\"colocation\":\"on\"}},\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     "{\"metadata\":{\"name\":\"p\"},\"spec\":{}}",
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"labels\":{\"l\":\"v\"}},\"spec\":{}}",
+     0,
+     NULL,
+     "batch"},
+    {"no metadata.namespace, request namespace web: not selected",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{"
+      "\"colocation\":\"on\"}},\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     "{\"metadata\":{\"name\":\"p\"},\"spec\":{}}",
+     0,
+     NULL,
+     0,
+     NULL,
+     "web"},
     {"batch profile: BE label, batch resources in integer millicores, koord-batch priority",
      {CCP_BATCH},
      "CREATE",
@@ -362,8 +383,9 @@ static void test_mutate(void **state)
         d.nprofiles = n;
         e->rand = c->rand;
         print_message("case %zu: %s\n", i, c->name);
-        wt_run(&cfg, WEBHOOK_PATH_MUTATE_POD, wt_review(c->op, "", "pods", "", "web", c->pod, NULL),
-               &d, &out);
+        wt_run(&cfg, WEBHOOK_PATH_MUTATE_POD,
+               wt_review(c->op, "", "pods", "", c->req_ns ? c->req_ns : "web", c->pod, NULL), &d,
+               &out);
         if (c->code) {
             assert_false(out.allowed);
             assert_int_equal(out.code, c->code);
