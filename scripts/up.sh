@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 
 LISTEN=${KOORD_LISTEN:-127.0.0.1:6443}
 MLISTEN=${KOORD_MANAGER_LISTEN:-127.0.0.1:9443}
+WLISTEN=${KOORD_WEBHOOK_LISTEN:-127.0.0.1:9876}
 ALISTEN=${KOORD_AGENT_LISTEN:-127.0.0.1:9316}
 SLISTEN=${KOORD_SCHEDULER_LISTEN:-127.0.0.1:10259}
 STATE=$PWD/.koord
@@ -101,9 +102,10 @@ status:
      lastHeartbeatTime: "$now", lastTransitionTime: "$now"}
 EOF
 
-echo "== koord manager on $MLISTEN (certificates in $STATE/manager, log $STATE/manager.log)"
+echo "== koord manager on $MLISTEN, webhooks on $WLISTEN (certificates in $STATE/manager, log $STATE/manager.log)"
 setsid "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen "$MLISTEN" --cert-dir "$STATE/manager" \
     --ready-file "$STATE/manager.ready" --register-apiservice "$MLISTEN" \
+    --webhook-listen "$WLISTEN" --register-webhooks "$WLISTEN" \
     >>"$STATE/manager.log" 2>&1 &
 mpid=$!
 wait_file "$STATE/manager.ready" "$mpid" "koord manager"

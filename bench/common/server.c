@@ -557,10 +557,11 @@ int server_start_manager(struct server *s, const char *koord_path, const struct 
     s->certfile = path_in(api->dir, "data/pki/admin.crt");
     s->keyfile = path_in(api->dir, "data/pki/admin.key");
     {
-        const char *argv[] = {
-            koord_path,         "manager",      "--kubeconfig", api->kubeconfig, "--listen",
-            "127.0.0.1:0",      "--ready-file", ready,          "--cert-dir",    certs,
-            "--client-ca-file", api->cafile,    "--log-level",  "warn",          NULL};
+        const char *argv[] = {koord_path,    "manager",     "--kubeconfig",     api->kubeconfig,
+                              "--listen",    "127.0.0.1:0", "--ready-file",     ready,
+                              "--cert-dir",  certs,         "--client-ca-file", api->cafile,
+                              "--log-level", "warn",        "--webhook-listen", "127.0.0.1:0",
+                              NULL};
         r = spawn(s, argv);
     }
     if (r < 0)

@@ -55,6 +55,21 @@ static const char usage[] =
     "  --register-apiservice IP:PORT     point the NodeMetric APIService, Service and Endpoints\n"
     "                                    at this address while leading (standalone mode;\n"
     "                                    port 0: the port --listen got)\n"
+    "  --webhook-listen HOST:PORT        HTTPS port of the admission webhooks, served on every\n"
+    "                                    replica (default 0.0.0.0:9876; port 0 = any)\n"
+    "  --webhook-ready-file FILE         written with the webhook HOST:PORT once listening\n"
+    "  --webhook-cert-dir DIR            webhook serving certificate and its CA (the caBundle),\n"
+    "                                    generated on first start (default: --cert-dir)\n"
+    "  --disable-webhooks                serve no admission webhooks\n"
+    "  --register-webhooks IP:PORT       create the webhook configurations, Service and\n"
+    "                                    Endpoints pointing at this address (standalone mode;\n"
+    "                                    port 0: the port --webhook-listen got)\n"
+    "  --feature-gates GATES             e.g. ConfigMapValidatingWebhook=true (upstream's gates)\n"
+    "  --node-strategy-name-need-check BOOL\n"
+    "                                    the ConfigMap webhook requires node entry names\n"
+    "                                    (default false)\n";
+/* Two strings: C compilers need only support literals of 4095 characters. */
+static const char usage_more[] =
     "  --degrade-minute-ms MS            length of a degradeTimeMinutes minute (tests only)\n"
     "  --recommendation-controller=false do not run the Recommendation controller\n"
     "  --recommendation-interval S       re-compute each Recommendation every S s (default 60)\n"
@@ -176,6 +191,13 @@ enum {
     OPT_REC_HALF_LIFE,
     OPT_REC_MEM_INTERVAL,
     OPT_REC_MIN_SAMPLES,
+    OPT_WH_LISTEN,
+    OPT_WH_READY,
+    OPT_WH_CERT_DIR,
+    OPT_WH_DISABLE,
+    OPT_WH_REGISTER,
+    OPT_FEATURE_GATES,
+    OPT_NAME_CHECK,
 };
 
 int cmd_manager(int argc, char **argv)
@@ -208,10 +230,22 @@ int cmd_manager(int argc, char **argv)
         {"recommendation-half-life", required_argument, NULL, OPT_REC_HALF_LIFE},
         {"recommendation-memory-interval", required_argument, NULL, OPT_REC_MEM_INTERVAL},
         {"recommendation-min-samples", required_argument, NULL, OPT_REC_MIN_SAMPLES},
+        {"webhook-listen", required_argument, NULL, OPT_WH_LISTEN},
+        {"webhook-ready-file", required_argument, NULL, OPT_WH_READY},
+        {"webhook-cert-dir", required_argument, NULL, OPT_WH_CERT_DIR},
+        {"disable-webhooks", no_argument, NULL, OPT_WH_DISABLE},
+        {"register-webhooks", required_argument, NULL, OPT_WH_REGISTER},
+        {"feature-gates", required_argument, NULL, OPT_FEATURE_GATES},
+        {"node-strategy-name-need-check", required_argument, NULL, OPT_NAME_CHECK},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct manager_opts mo = {.token_review = true, .on_fatal = on_fatal};
+    struct manager_opts mo = {.token_review = true, .on_fatal = on_fatal, .webhooks = true};
+    const char *wh_listen = "0.0.0.0:9876", *wh_ready = NULL, *wh_cert_dir = NULL;
+    const char *const wh_dns_names[] = {WEBHOOK_SERVICE_NAME ".koordinator-system.svc", NULL};
+    struct strbuf wh_host = STRBUF_INIT, gate_err = STRBUF_INIT;
+    struct tls_pem wh_ca = {0}, wh_serving = {0};
+    uint16_t wh_port;
     struct rec_params rp;
     const char *listen = "0.0.0.0:9443", *ready = NULL, *cert_dir = ".koord/manager";
     const char *tls_cert = NULL, *tls_key = NULL, *client_ca_file = NULL, *rh_ca_file = NULL;
@@ -224,6 +258,7 @@ int cmd_manager(int argc, char **argv)
     struct manager *m = NULL;
     uint32_t v;
     uint16_t port;
+    bool gates_set = false;
     sigset_t sigs;
     int c, sig = 0, r, rc = 1;
 
@@ -330,11 +365,43 @@ int cmd_manager(int argc, char **argv)
                 goto bad;
             rp.min_samples = v;
             break;
+        case OPT_WH_LISTEN:
+            wh_listen = optarg;
+            break;
+        case OPT_WH_READY:
+            wh_ready = optarg;
+            break;
+        case OPT_WH_CERT_DIR:
+            wh_cert_dir = optarg;
+            break;
+        case OPT_WH_DISABLE:
+            mo.webhooks = false;
+            break;
+        case OPT_WH_REGISTER:
+            mo.register_webhooks = optarg;
+            break;
+        case OPT_FEATURE_GATES:
+            if (!gates_set) {
+                webhook_gates_default(&mo.webhook_config.gates);
+                gates_set = true;
+            }
+            if (webhook_gates_parse(optarg, &mo.webhook_config.gates, &gate_err) < 0) {
+                (void)fprintf(stderr, "koord manager: --feature-gates: %s\n", gate_err.buf);
+                strbuf_release(&gate_err);
+                return 2;
+            }
+            break;
+        case OPT_NAME_CHECK:
+            /* upstream: only the exact string "true" enables it (manager-behaviour.md 1.1) */
+            mo.webhook_config.node_strategy_name_check = !strcmp(optarg, "true");
+            break;
         case 'h':
             (void)fputs(usage, stdout);
+            (void)fputs(usage_more, stdout);
             return 0;
         default:
             (void)fputs(usage, stderr);
+            (void)fputs(usage_more, stderr);
             return 2;
         }
     }
@@ -343,8 +410,20 @@ int cmd_manager(int argc, char **argv)
                     stderr);
         return 2;
     }
+    if (!gates_set)
+        webhook_gates_default(&mo.webhook_config.gates);
+    if (!mo.webhooks && mo.register_webhooks) {
+        (void)fputs("koord manager: --register-webhooks needs the webhooks (drop "
+                    "--disable-webhooks)\n",
+                    stderr);
+        return 2;
+    }
     if (cmd_parse_listen("koord manager", listen, &host, &port) < 0)
         return 2;
+    if (cmd_parse_listen("koord manager", wh_listen, &wh_host, &wh_port) < 0) {
+        strbuf_release(&host);
+        return 2;
+    }
     cmd_block_stop_signals(&sigs, SIGUSR1);
 
     if (cmd_kube_client(kubeconfig, "manager", NULL, &client) < 0)
@@ -359,6 +438,13 @@ int cmd_manager(int argc, char **argv)
     } else if ((r = apiserver_pki_serving(cert_dir, "koord-manager", dns_names, &ca, &serving)) <
                0) {
         log_error("manager", "cannot prepare certificates in \"%s\": %s", cert_dir, err_str(r));
+        goto out;
+    }
+    if (mo.webhooks &&
+        (r = apiserver_pki_serving(wh_cert_dir ? wh_cert_dir : cert_dir, "koord-webhook",
+                                   wh_dns_names, &wh_ca, &wh_serving)) < 0) {
+        log_error("manager", "cannot prepare the webhook certificate in \"%s\": %s",
+                  wh_cert_dir ? wh_cert_dir : cert_dir, err_str(r));
         goto out;
     }
     if ((client_ca_file && !(client_ca = read_text(client_ca_file))) ||
@@ -379,6 +465,11 @@ int cmd_manager(int argc, char **argv)
     mo.requestheader_ca_pem = rh_ca;
     mo.allowed_names = (const char *const *)allowed;
     mo.register_ca_pem = ca.cert;
+    mo.webhook_host = wh_host.buf;
+    mo.webhook_port = wh_port;
+    mo.webhook_cert_pem = wh_serving.cert;
+    mo.webhook_key_pem = wh_serving.key;
+    mo.webhook_ca_pem = wh_ca.cert;
     if (mo.register_address && !mo.register_ca_pem) {
         log_error("manager", "--register-apiservice needs the generated certificate (no "
                              "--tls-cert-file)");
@@ -389,6 +480,9 @@ int cmd_manager(int argc, char **argv)
         goto out;
     }
     if (cmd_write_ready("manager", ready, host.buf, manager_port(m)) < 0)
+        goto out;
+    if (mo.webhooks &&
+        cmd_write_ready("manager", wh_ready, wh_host.buf, manager_webhook_port(m)) < 0)
         goto out;
     (void)sigwait(&sigs, &sig);
     if (sig == SIGUSR1) {
@@ -402,6 +496,10 @@ out:
     kube_client_free(client);
     tls_pem_release(&ca);
     tls_pem_release(&serving);
+    tls_pem_release(&wh_ca);
+    tls_pem_release(&wh_serving);
+    strbuf_release(&wh_host);
+    strbuf_release(&gate_err);
     free(cert);
     free(key);
     free(client_ca);

@@ -63,7 +63,8 @@ int admit_update(struct store *store, const struct api_resource *res, const cJSO
 int admit_delete(struct store *store, const struct api_resource *res, const cJSON *old,
                  struct strbuf *why);
 
-/* The ElasticQuota rules (admit_quota.c), reached through the three calls above. */
+/* The ElasticQuota rules (api/elasticquota.h over the store, admit_quota.c), reached through
+ * the three calls above. */
 int admit_quota_create(struct store *store, cJSON *q, struct strbuf *why);
 int admit_quota_update(struct store *store, const cJSON *old, cJSON *q, struct strbuf *why);
 int admit_quota_delete(struct store *store, const cJSON *q, struct strbuf *why);

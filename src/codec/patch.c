@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "base/strbuf.h"
 #include "codec/codec-int.h"
 #include "codec/codec.h"
 
@@ -1057,4 +1058,120 @@ int merge_patch_create(const cJSON *a, const cJSON *b, cJSON **ret)
     CHECK(a && b && ret);
     codec_init();
     return diff(a, b, 1, ret);
+}
+
+/* ---- the JSON Patch diff ---- */
+
+/* Appends the RFC 6901 form of key ('~' -> "~0", '/' -> "~1") to path. */
+static void pointer_append(struct strbuf *path, const char *key)
+{
+    strbuf_addch(path, '/');
+    for (const char *p = key; *p; p++) {
+        if (*p == '~')
+            strbuf_addstr(path, "~0");
+        else if (*p == '/')
+            strbuf_addstr(path, "~1");
+        else
+            strbuf_addch(path, *p);
+    }
+}
+
+/* Appends {"op": op, "path": path[, "value": copy of v]} to ops. */
+static int add_op(cJSON *ops, const char *op, const char *path, const cJSON *v)
+{
+    cJSON *o = cJSON_CreateObject(), *val = NULL;
+
+    if (!o)
+        return -ENOMEM;
+    CHECK(cJSON_AddItemToArray(ops, o));
+    if (!cJSON_AddStringToObject(o, "op", op) || !cJSON_AddStringToObject(o, "path", path))
+        return -ENOMEM;
+    if (!v)
+        return 0;
+    if (!(val = cJSON_Duplicate(v, true)))
+        return -ENOMEM;
+    codec__set_key(val, NULL);
+    return add_member(o, "value", val);
+}
+
+static int patch_diff(const cJSON *a, const cJSON *b, struct strbuf *path, int level, cJSON *ops)
+{
+    size_t len = path->len;
+    int r = 0;
+
+    if (level > PATCH_MAX_DEPTH)
+        return -E2BIG;
+    if (cJSON_IsObject(a) && cJSON_IsObject(b)) {
+        struct codec_member_index ia, ib;
+        const cJSON *x, *y;
+        if ((r = codec__member_index_init(&ia, a)) < 0)
+            return r;
+        if ((r = codec__member_index_init(&ib, b)) < 0) {
+            codec__member_index_release(&ia);
+            return r;
+        }
+        for (x = a->child; x && r == 0; x = x->next) {
+            if (codec__member_index_get(&ib, x->string))
+                continue;
+            pointer_append(path, x->string);
+            r = add_op(ops, "remove", path->buf, NULL);
+            strbuf_setlen(path, len);
+        }
+        for (y = b->child; y && r == 0; y = y->next) {
+            x = codec__member_index_get(&ia, y->string);
+            pointer_append(path, y->string);
+            r = x ? patch_diff(x, y, path, level + 1, ops) : add_op(ops, "add", path->buf, y);
+            strbuf_setlen(path, len);
+        }
+        codec__member_index_release(&ia);
+        codec__member_index_release(&ib);
+        return r;
+    }
+    if (cJSON_IsArray(a) && cJSON_IsArray(b)) {
+        const cJSON *x = a->child, *y = b->child;
+        size_t i = 0, na = array_size(a);
+        /* Elements at the same index are diffed in place; the tail is added or removed. */
+        for (; x && y && r == 0; x = x->next, y = y->next, i++) {
+            strbuf_addf(path, "/%zu", i);
+            r = patch_diff(x, y, path, level + 1, ops);
+            strbuf_setlen(path, len);
+        }
+        for (; y && r == 0; y = y->next) {
+            strbuf_addstr(path, "/-");
+            r = add_op(ops, "add", path->buf, y);
+            strbuf_setlen(path, len);
+        }
+        /* Removed from the end, so each index is still valid when its operation runs. */
+        for (size_t k = na; k > i && r == 0; k--) {
+            strbuf_addf(path, "/%zu", k - 1);
+            r = add_op(ops, "remove", path->buf, NULL);
+            strbuf_setlen(path, len);
+        }
+        return r;
+    }
+    r = json_equal(a, b, level);
+    if (r < 0)
+        return r;
+    return r == 1 ? 0 : add_op(ops, "replace", path->buf, b);
+}
+
+int json_patch_create(const cJSON *a, const cJSON *b, cJSON **ret)
+{
+    struct strbuf path = STRBUF_INIT;
+    cJSON *ops;
+    int r;
+
+    CHECK(a && b && ret);
+    codec_init();
+    if (!(ops = cJSON_CreateArray()))
+        return -ENOMEM;
+    strbuf_addstr(&path, "");
+    r = patch_diff(a, b, &path, 1, ops);
+    strbuf_release(&path);
+    if (r < 0) {
+        cJSON_Delete(ops);
+        return r;
+    }
+    *ret = ops;
+    return 0;
 }

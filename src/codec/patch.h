@@ -92,6 +92,19 @@ int merge_patch_apply(cJSON **doc, const cJSON *patch, struct codec_error *err);
 int merge_patch_create(const cJSON *a, const cJSON *b, cJSON **ret);
 
 /*
+ * Computes an RFC 6902 JSON Patch that turns a into b (both borrowed), what an admission webhook
+ * answers with (patchType JSONPatch): members of objects are removed, added or diffed
+ * recursively; arrays are diffed element by element at the same index, extra elements of b
+ * appended with "/-" and extra elements of a removed from the highest index down; any other
+ * difference (type, scalar value) is a "replace" of that location, of the root ("") when a and
+ * b differ there. Keys are escaped per RFC 6901 ("~" -> "~0", "/" -> "~1"). Identical values
+ * give []. json_patch_apply(a, create(a, b)) gives b.
+ * On success *ret takes the new array and 0 is returned; -E2BIG past PATCH_MAX_DEPTH, -ENOMEM;
+ * *ret is untouched on error.
+ */
+int json_patch_create(const cJSON *a, const cJSON *b, cJSON **ret);
+
+/*
  * Whether a and b (either may be NULL: equal only to NULL) are the same JSON value, as "test"
  * compares them. Linear in the sizes of a and b. Use it instead of cJSON_Compare(), which
  * compares every object member twice at every level and so takes time exponential in the

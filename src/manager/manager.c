@@ -33,6 +33,7 @@
 #include "manager/nodeslo/nodeslo.h"
 #include "manager/quotaprofile/quotaprofile.h"
 #include "manager/recommendation/controller.h"
+#include "manager/webhook/server.h"
 
 struct manager {
     struct manager_opts o;
@@ -44,6 +45,7 @@ struct manager {
     struct rec_controller *rec;
     struct kube_leader *le;
     struct http_server *http;
+    struct webhook_server *webhook;
     char *ca_bundle;
 
     /* NodeMetric specs follow the NodeSLO controller's view of nodes and config. */
@@ -414,6 +416,23 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 rcs.samples, rcs.report_sum_s, rcs.reports, rcs.status_writes,
                 rcs.checkpoint_writes);
     nodemetric_server_render_metrics(m->nm, out);
+    if (m->webhook) {
+        struct webhook_server_stats ws;
+        webhook_server_stats(m->webhook, &ws);
+        strbuf_addf(out,
+                    "# HELP koord_manager_webhook_reviews_total AdmissionReviews answered.\n"
+                    "# TYPE koord_manager_webhook_reviews_total counter\n"
+                    "koord_manager_webhook_reviews_total %lu\n"
+                    "# HELP koord_manager_webhook_denied_total AdmissionReviews answered with "
+                    "allowed=false.\n"
+                    "# TYPE koord_manager_webhook_denied_total counter\n"
+                    "koord_manager_webhook_denied_total %lu\n"
+                    "# HELP koord_manager_webhook_patched_total AdmissionReviews answered with a "
+                    "patch.\n"
+                    "# TYPE koord_manager_webhook_patched_total counter\n"
+                    "koord_manager_webhook_patched_total %lu\n",
+                    ws.reviews, ws.denied, ws.patched);
+    }
 }
 
 static void reply_text(struct http_response *resp, int code, const char *text)
@@ -431,10 +450,12 @@ static void handle(const struct http_request *req, struct http_response *resp, v
     if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
         reply_text(resp, 200, "ok");
     } else if (!strcmp(path, "/readyz")) {
-        if (atomic_load(&m->ready))
-            reply_text(resp, 200, "ok");
-        else
+        if (!atomic_load(&m->ready))
             reply_text(resp, 503, "not the leader");
+        else if (m->webhook && !webhook_server_ready(m->webhook))
+            reply_text(resp, 503, "webhook-ready: informers not synced");
+        else
+            reply_text(resp, 200, "ok");
     } else if (!strcmp(path, "/metrics")) {
         resp->status = 200;
         resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -529,6 +550,23 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
                           handle, m, &m->http);
     if (r < 0)
         goto fail;
+    if (opts->webhooks) {
+        struct webhook_server_opts wo = {.client = opts->client,
+                                         .config = opts->webhook_config,
+                                         .host =
+                                             opts->webhook_host ? opts->webhook_host : opts->host,
+                                         .port = opts->webhook_port,
+                                         .cert_pem = opts->webhook_cert_pem,
+                                         .key_pem = opts->webhook_key_pem,
+                                         .ca_pem = opts->webhook_ca_pem,
+                                         .register_address = opts->register_webhooks};
+        if (!wo.config.config_namespace)
+            wo.config.config_namespace = opts->config_namespace;
+        if (!wo.config.config_name)
+            wo.config.config_name = opts->config_name;
+        if ((r = webhook_server_start(&wo, &m->webhook)) < 0)
+            goto fail;
+    }
     if ((r = pthread_create(&m->starter, NULL, starter, m)) != 0) {
         r = -r;
         goto fail;
@@ -561,6 +599,11 @@ fail:
     return r;
 }
 
+uint16_t manager_webhook_port(const struct manager *m)
+{
+    return m->webhook ? webhook_server_port(m->webhook) : 0;
+}
+
 uint16_t manager_port(const struct manager *m)
 {
     return http_server_port(m->http);
@@ -591,6 +634,7 @@ void manager_stop(struct manager *m)
     if (m->spec_worker_started)
         (void)pthread_join(m->spec_worker, NULL);
     nodemetric_server_stop_watches(m->nm);
+    webhook_server_stop(m->webhook);
     http_server_stop(m->http);
     kube_leader_free(m->le); /* releases the lease so a standby takes over at once */
     rec_controller_free(m->rec);

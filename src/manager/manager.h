@@ -14,14 +14,19 @@
  *   quotaprofile/  ElasticQuotaProfile -> the root ElasticQuota of its quota tree (8)
  *   recommendation/ NodeMetric pod usage -> Recommendation status, VPA's algorithm (9;
  *                  docs/recommendation.md)
+ *   webhook/       the admission webhooks (5, 6.2, 1.7, 4.8) and their configurations
  *
- * One HTTPS port serves /healthz, /readyz, /metrics and the NodeMetric API.
+ * One HTTPS port serves /healthz, /readyz, /metrics and the NodeMetric API. The webhooks have
+ * their own port and run on every replica, leader or not (upstream's webhook server does too):
+ * /readyz answers 200 only when this replica leads and its webhook server is ready.
  */
 #ifndef KOORD_MANAGER_MANAGER_H
 #define KOORD_MANAGER_MANAGER_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "manager/webhook/webhook.h"
 
 struct kube_client;
 struct rec_params;
@@ -77,6 +82,21 @@ struct manager_opts {
     const char *register_address;
     const char *register_ca_pem;
 
+    /*
+     * The admission webhooks (webhook/server.h), when webhooks is set: listen on
+     * webhook_host:webhook_port with webhook_cert_pem/key_pem (for koordinator-webhook-service.
+     * koordinator-system.svc), whose CA webhook_ca_pem is the caBundle; handlers and gates from
+     * webhook_config (its config name/namespace default to the ones above). register_webhooks
+     * ("IP:PORT", port 0 = the webhook port): create the webhook configurations, Service and
+     * Endpoints pointing there (standalone mode).
+     */
+    bool webhooks;
+    struct webhook_config webhook_config;
+    const char *webhook_host;
+    uint16_t webhook_port;
+    const char *webhook_cert_pem, *webhook_key_pem, *webhook_ca_pem;
+    const char *register_webhooks;
+
     /* Called once, from any thread, when the manager cannot go on (lost the lease). */
     void (*on_fatal)(void *userdata, const char *why);
     void *userdata;
@@ -89,6 +109,9 @@ int manager_start(const struct manager_opts *opts, struct manager **ret);
 
 /* The bound port. */
 uint16_t manager_port(const struct manager *m);
+
+/* The bound port of the webhook server, 0 without webhooks. */
+uint16_t manager_webhook_port(const struct manager *m);
 
 /* Whether this manager leads and serves (what /readyz answers). */
 bool manager_ready(struct manager *m);

@@ -114,6 +114,15 @@ int slo_render_nodemetric_spec(const struct slo_config *cfg, const cJSON *node, 
 size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t nnodes,
                            bool need_names, struct field_errors *errs);
 
+/*
+ * slo_config_validate() as the webhook runs it on an update (1.7): only the keys whose string
+ * differs from old_data's (NULL on create: every key) are checked; an unchanged system-config is
+ * still read for the network bandwidth the resource-qos sums are bounded by.
+ */
+size_t slo_config_validate_changed(const cJSON *data, const cJSON *old_data,
+                                   const cJSON *const *nodes, size_t nnodes, bool need_names,
+                                   struct field_errors *errs);
+
 /* The ColocationStrategy description (colocation-config fields). */
 extern const struct api_schema slo_colocation_strategy;
 

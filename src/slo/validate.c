@@ -317,12 +317,14 @@ static void check_nodes(const char *key, const cJSON *doc, const cJSON *const *n
     selectors_free(sels, n);
 }
 
-size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t nnodes,
-                           bool need_names, struct field_errors *errs)
+size_t slo_config_validate_changed(const cJSON *data, const cJSON *old_data,
+                                   const cJSON *const *nodes, size_t nnodes, bool need_names,
+                                   struct field_errors *errs)
 {
     static const char *const keys[] = {SLO_KEY_COLOCATION, SLO_KEY_THRESHOLD, SLO_KEY_QOS,
                                        SLO_KEY_SYSTEM, SLO_KEY_CPU_BURST};
     cJSON *docs[ARRAY_SIZE(keys)] = {0};
+    bool checked[ARRAY_SIZE(keys)] = {0};
     const cJSON *system = NULL;
     size_t before = field_errors_count(errs);
 
@@ -331,14 +333,24 @@ size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t 
         struct codec_error cerr = {0};
         char path[64];
 
+        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(old_data, keys[i]);
+
         if (!cJSON_IsString(v) || !*v->valuestring)
             continue;
+        checked[i] = !cJSON_IsString(ov) || strcmp(ov->valuestring, v->valuestring) != 0;
         (void)snprintf(path, sizeof(path), "data[%s]", keys[i]);
         if (json_parse(v->valuestring, strlen(v->valuestring), NULL, &docs[i], &cerr) < 0) {
+            if (!checked[i]) /* unchanged: not checked again, only read for the bandwidth */
+                continue;
             field_error_add(errs, FIELD_INVALID, path, NULL, "ParseConfigFail: %s", cerr.msg);
             goto out;
         }
         if (!cJSON_IsObject(docs[i])) {
+            if (!checked[i]) {
+                cJSON_Delete(docs[i]);
+                docs[i] = NULL;
+                continue;
+            }
             field_error_add(errs, FIELD_INVALID, path, NULL, "ParseConfigFail: not an object");
             goto out;
         }
@@ -346,14 +358,14 @@ size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t 
             system = docs[i];
     }
     for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-        if (!docs[i])
+        if (!docs[i] || !checked[i])
             continue;
         validate_key(keys[i], docs[i], system, need_names, errs);
         if (field_errors_count(errs) > before)
             goto out; /* the first failing key rejects, as upstream */
     }
     for (size_t i = 0; i < ARRAY_SIZE(keys) && nodes; i++) {
-        if (docs[i])
+        if (docs[i] && checked[i])
             check_nodes(keys[i], docs[i], nodes, nnodes, errs);
         if (field_errors_count(errs) > before)
             break;
@@ -362,4 +374,10 @@ out:
     for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
         cJSON_Delete(docs[i]);
     return field_errors_count(errs) - before;
+}
+
+size_t slo_config_validate(const cJSON *data, const cJSON *const *nodes, size_t nnodes,
+                           bool need_names, struct field_errors *errs)
+{
+    return slo_config_validate_changed(data, NULL, nodes, nnodes, need_names, errs);
 }

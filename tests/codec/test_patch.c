@@ -882,6 +882,87 @@ static void test_value_equal(void **state)
     strbuf_release(&deep_b);
 }
 
+/* json_patch_create: hand-written expected patches, and applying each gives b back. */
+static void test_json_patch_create(void **state)
+{
+    static const struct {
+        const char *a, *b, *want;
+    } cases[] = {
+        {"{\"a\":1}", "{\"a\":1}", "[]"},
+        {"{\"a\":1}", "{\"a\":2}", "[{\"op\":\"replace\",\"path\":\"/a\",\"value\":2}]"},
+        {"{\"a\":1,\"b\":2}", "{\"b\":2}", "[{\"op\":\"remove\",\"path\":\"/a\"}]"},
+        {"{}", "{\"a\":{\"b\":[1]}}", "[{\"op\":\"add\",\"path\":\"/a\",\"value\":{\"b\":[1]}}]"},
+        {"{\"a/b\":1,\"c~d\":{}}", "{\"a/b\":2,\"c~d\":{\"~/\":3}}",
+         "[{\"op\":\"replace\",\"path\":\"/a~1b\",\"value\":2},"
+         "{\"op\":\"add\",\"path\":\"/c~0d/~0~1\",\"value\":3}]"},
+        {"{\"a\":[1,2,3]}", "{\"a\":[1]}",
+         "[{\"op\":\"remove\",\"path\":\"/a/2\"},{\"op\":\"remove\",\"path\":\"/a/1\"}]"},
+        {"{\"a\":[1]}", "{\"a\":[5,2,3]}",
+         "[{\"op\":\"replace\",\"path\":\"/a/0\",\"value\":5},"
+         "{\"op\":\"add\",\"path\":\"/a/-\",\"value\":2},{\"op\":\"add\",\"path\":\"/a/-\","
+         "\"value\":3}]"},
+        {"{\"c\":[{\"r\":{\"cpu\":\"1\"}}]}", "{\"c\":[{\"r\":{\"batch-cpu\":\"1000\"}}]}",
+         "[{\"op\":\"remove\",\"path\":\"/c/0/r/cpu\"},"
+         "{\"op\":\"add\",\"path\":\"/c/0/r/batch-cpu\",\"value\":\"1000\"}]"},
+        {"{\"a\":1}", "{\"a\":{\"b\":1}}",
+         "[{\"op\":\"replace\",\"path\":\"/a\",\"value\":{\"b\":1}}]"},
+        {"{\"a\":{\"x\":1,\"y\":2}}", "{\"a\":{\"y\":2.0,\"x\":1}}", "[]"},
+        {"[1]", "{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"a\":1}}]"},
+        {"{\"a\":null}", "{\"a\":false}", "[{\"op\":\"replace\",\"path\":\"/a\",\"value\":false}]"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        cJSON *a = parse(cases[i].a), *b = parse(cases[i].b), *p = NULL;
+        char *out;
+
+        assert_int_equal(json_patch_create(a, b, &p), 0);
+        out = print(p);
+        if (strcmp(out, cases[i].want) != 0)
+            fail_msg("case %zu: got %s, want %s", i, out, cases[i].want);
+        free(out);
+        assert_int_equal(json_patch_apply(&a, p, 1000, NULL), 0);
+        assert_true(json_value_equal(a, b));
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+        cJSON_Delete(p);
+    }
+}
+
+/* json_patch_create under allocation failure: every failure is -ENOMEM with *ret untouched and
+ * nothing leaked; the run that injects nothing gives the full patch. */
+static void test_json_patch_create_oom(void **state)
+{
+    cJSON *a = parse("{\"m\":{\"l\":{\"a\":\"1\",\"b/c\":\"2\"}},\"s\":[1,{\"x\":1},3],\"k\":1}");
+    cJSON *b = parse("{\"m\":{\"l\":{\"a\":\"2\",\"n\":{\"d\":[1]}}},\"s\":[1,{\"x\":2}],\"z\":0}");
+    long n;
+
+    (void)state;
+    for (n = 1;; n++) {
+        cJSON *p = NULL;
+        int r, injected;
+
+        alloc_fail_after(n);
+        r = json_patch_create(a, b, &p);
+        injected = alloc_injected();
+        alloc_fail_after(0);
+        if (!injected) {
+            cJSON *c = cJSON_Duplicate(a, true);
+            assert_int_equal(r, 0);
+            assert_int_equal(json_patch_apply(&c, p, 100, NULL), 0);
+            assert_true(json_value_equal(c, b));
+            cJSON_Delete(c);
+            cJSON_Delete(p);
+            break;
+        }
+        assert_int_equal(r, -ENOMEM);
+        assert_null(p);
+    }
+    assert_true(n > 5);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -900,6 +981,8 @@ int main(void)
         cmocka_unit_test(test_merge_unchanged_on_failure),
         cmocka_unit_test(test_merge_patch_create),
         cmocka_unit_test(test_value_equal),
+        cmocka_unit_test(test_json_patch_create),
+        cmocka_unit_test(test_json_patch_create_oom),
     };
 
     return cmocka_run_group_tests(tests, setup, NULL);

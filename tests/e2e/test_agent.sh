@@ -87,7 +87,7 @@ advance
 writer=$!
 
 start_manager() {
-    "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --ready-file "$TMP/m$1.ready" \
+    "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/m$1.ready" \
         --cert-dir "$TMP/certs" --register-apiservice 127.0.0.1:0 \
         --leader-election-lease-duration 3 --leader-election-renew-deadline 2 \
         --leader-election-retry-period 1 >>"$TMP/m$1.log" 2>&1 &

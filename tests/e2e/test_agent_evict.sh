@@ -148,7 +148,7 @@ advance
 (while :; do advance; sleep 0.05; done) &
 writer=$!
 
-"$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --ready-file "$TMP/m.ready" \
+"$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/m.ready" \
     --cert-dir "$TMP/certs" --register-apiservice 127.0.0.1:0 \
     --leader-election-lease-duration 3 --leader-election-renew-deadline 2 \
     --leader-election-retry-period 1 >>"$TMP/manager.log" 2>&1 &

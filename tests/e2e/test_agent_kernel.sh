@@ -143,7 +143,7 @@ wait_for "the 64 MiB holder ready" grep -q ready "$TMP/holder.out"
 cgroup_file() { cat "/sys/fs/cgroup/$1/$name/$2"; }
 [ "$(cgroup_file cpu kubepods/besteffort/cpu.cfs_quota_us)" = -1 ] || fail "BestEffort quota is not -1 at the start"
 
-"$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --ready-file "$TMP/m.ready" \
+"$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/m.ready" \
     --cert-dir "$TMP/certs" --register-apiservice 127.0.0.1:0 \
     --leader-election-lease-duration 3 --leader-election-renew-deadline 2 \
     --leader-election-retry-period 1 >>"$TMP/manager.log" 2>&1 &

@@ -14,7 +14,7 @@ expect_rc 0 "apply CRDs"
 k create -f "$KOORD_SOURCE_DIR/examples/nodes/node-plain.yaml"
 expect_rc 0 "create node"
 
-"$KOORD" manager --listen 127.0.0.1:0 --ready-file "$TMP/mready" --cert-dir "$TMP/m" \
+"$KOORD" manager --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/mready" --cert-dir "$TMP/m" \
     --client-ca-file "$TMP/data/pki/ca.crt" --leader-election-lease-duration 3 \
     --leader-election-renew-deadline 2 --leader-election-retry-period 1 \
     >>"$TMP/manager.log" 2>&1 &
@@ -75,7 +75,7 @@ expect_out "koord_manager_leader 1" "/metrics"
 expect_out "koord_manager_nodemetric_reports_total 1" "/metrics"
 
 # An Endpoints address must be an IP: a host name is refused before anything starts.
-run "$KOORD" manager --listen 127.0.0.1:0 --cert-dir "$TMP/m" --register-apiservice localhost:9443
+run "$KOORD" manager --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --cert-dir "$TMP/m" --register-apiservice localhost:9443
 expect_rc 1 "--register-apiservice with a host name"
 expect_out "cannot start: " "--register-apiservice with a host name"
 

@@ -61,7 +61,7 @@ expect_rc 0 "create slo-controller-config"
 # register the APIService at their own port while leading. One "minute" of degradeTimeMinutes
 # is 400 ms: a 6 s window.
 start_manager() {
-    "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --ready-file "$TMP/m$1.ready" \
+    "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/m$1.ready" \
         --cert-dir "$TMP/certs" --register-apiservice 127.0.0.1:0 --degrade-minute-ms 400 \
         --leader-election-lease-duration $LEASE --leader-election-renew-deadline 2 \
         --leader-election-retry-period 1 >>"$TMP/m$1.log" 2>&1 &

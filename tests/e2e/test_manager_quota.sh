@@ -32,7 +32,7 @@ node n3 cpu 8 16Gi >"$TMP/n3.yaml"
 k create -f "$TMP/n1.yaml" -f "$TMP/n2.yaml" -f "$TMP/n3.yaml"
 expect_rc 0 "create nodes"
 
-"$KOORD" manager --listen 127.0.0.1:0 --ready-file "$TMP/mready" --cert-dir "$TMP/m" \
+"$KOORD" manager --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/mready" --cert-dir "$TMP/m" \
     --client-ca-file "$TMP/data/pki/ca.crt" --leader-election-lease-duration 3 \
     --leader-election-renew-deadline 2 --leader-election-retry-period 1 \
     >>"$TMP/manager.log" 2>&1 &

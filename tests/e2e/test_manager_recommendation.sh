@@ -38,7 +38,8 @@ expect_rc 0 "create pods"
 
 start_manager() {
     rm -f "$TMP/mready"
-    "$KOORD" manager --listen 127.0.0.1:0 --ready-file "$TMP/mready" --cert-dir "$TMP/m" \
+    "$KOORD" manager --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/mready" \
+        --cert-dir "$TMP/m" \
         --client-ca-file "$TMP/data/pki/ca.crt" --leader-election-lease-duration 3 \
         --leader-election-renew-deadline 2 --leader-election-retry-period 1 \
         --recommendation-interval 1 --recommendation-checkpoint-interval 1 \

@@ -33,7 +33,7 @@ EOF
 done
 
 # The manager serves NodeMetrics and registers its APIService while it leads.
-"$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --ready-file "$TMP/m.ready" \
+"$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 --ready-file "$TMP/m.ready" \
     --cert-dir "$TMP/certs" --register-apiservice 127.0.0.1:0 \
     --leader-election-lease-duration 3 --leader-election-renew-deadline 2 \
     --leader-election-retry-period 1 >>"$TMP/manager.log" 2>&1 &
