@@ -183,8 +183,8 @@ static void check_service(struct api_walk *w, const char *base, const cJSON *svc
     const cJSON *port = get(svc, "port"), *path = get(svc, "path");
 
     if (!*get_str(svc, "name"))
-        err_at(w, base, ".clientConfig.service.name", FIELD_REQUIRED,
-               NULL, "service name is required");
+        err_at(w, base, ".clientConfig.service.name", FIELD_REQUIRED, NULL,
+               "service name is required");
     if (!*get_str(svc, "namespace"))
         err_at(w, base, ".clientConfig.service.namespace", FIELD_REQUIRED, NULL,
                "service namespace is required");
@@ -234,7 +234,8 @@ static void check_webhook(struct api_walk *w, const char *base, const cJSON *wh)
                    "must include at least one of v1, v1beta1");
     }
     if (!cJSON_IsString(se))
-        err_at(w, base, ".sideEffects", FIELD_REQUIRED, NULL, "must specify one of None, NoneOnDryRun");
+        err_at(w, base, ".sideEffects", FIELD_REQUIRED, NULL,
+               "must specify one of None, NoneOnDryRun");
     else if (strcmp(se->valuestring, "None") && strcmp(se->valuestring, "NoneOnDryRun"))
         err_at(w, base, ".sideEffects", FIELD_NOT_SUPPORTED, se,
                "supported values: \"None\", \"NoneOnDryRun\"");
@@ -319,10 +320,11 @@ static const struct api_prop rule_props[] = {
         {"failurePolicy", API_ENUM("Ignore", "Fail"), 0, "\"Fail\""},                              \
         {"matchPolicy", API_ENUM("Exact", "Equivalent"), 0, "\"Equivalent\""},                     \
         {"namespaceSelector", &api_label_selector, 0, "{}"},                                       \
-        {"objectSelector", &api_label_selector, 0, "{}"},                                          \
-        {"sideEffects", &api_string},                                                              \
+        {"objectSelector", &api_label_selector, 0, "{}"}, {"sideEffects", &api_string},            \
         {"timeoutSeconds", &api_int32, 0, "10"},                                                   \
-        {"admissionReviewVersions", &api_string_list, API_REQ | API_ALWAYS}
+    {                                                                                              \
+        "admissionReviewVersions", &api_string_list, API_REQ | API_ALWAYS                          \
+    }
 
 static const struct api_prop mutating_webhook_props[] = {
     WEBHOOK_COMMON_PROPS,

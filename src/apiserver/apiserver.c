@@ -462,6 +462,7 @@ static void serve_nonresource(struct call *c)
         c->resp->status = 200;
         c->resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
         api_metrics_render(c->srv->metrics, store_revision(c->srv->store), &c->resp->body);
+        webhooks_render_metrics(c->srv->webhooks, &c->resp->body);
         return;
     }
     if (!strcmp(path, "/version")) {
@@ -3079,13 +3080,12 @@ static void record(struct call *c, double start)
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     const double start = now_seconds();
-    struct call c = {
-        .srv = userdata,
-        .req = req,
-        .resp = resp,
-        .key = STRBUF_INIT,
-        .warnings = STRBUF_INIT,
-        .wh_warnings = STRBUF_INIT};
+    struct call c = {.srv = userdata,
+                     .req = req,
+                     .resp = resp,
+                     .key = STRBUF_INIT,
+                     .warnings = STRBUF_INIT,
+                     .wh_warnings = STRBUF_INIT};
     bool serial;
     int r;
 
@@ -3186,8 +3186,7 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
     if (c.res && resp->status >= 200 && resp->status < 300 && strcmp(c.ri.verb, "get") &&
-        strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch"))
-    {
+        strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch")) {
         aggregator_note_write(c.srv->agg, c.res->group, c.res->plural);
         webhooks_note_write(c.srv->webhooks, c.res->group, c.res->plural);
     }
@@ -3284,7 +3283,6 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
 void apiserver_render_metrics(struct apiserver *s, struct strbuf *out)
 {
     api_metrics_render(s->metrics, store_revision(s->store), out);
-    webhooks_render_metrics(s->webhooks, out);
     if (s->status_splice)
         strbuf_addf(out,
                     "# HELP koord_apiserver_status_splice_writes_total Status writes whose "

@@ -57,17 +57,17 @@ struct hook {
     bool mutating;
     cJSON *spec; /* the webhook object (its rules are read from here) */
     struct label_selector *ns_sel, *obj_sel;
-    bool fail;              /* failurePolicy Fail */
-    bool if_needed;         /* reinvocationPolicy IfNeeded */
-    bool no_side_effects;   /* sideEffects None or NoneOnDryRun */
-    int timeout_s;          /* timeoutSeconds */
-    const char *url;        /* clientConfig.url (in spec), or NULL */
-    const char *svc_ns;     /* clientConfig.service (in spec) */
+    bool fail;            /* failurePolicy Fail */
+    bool if_needed;       /* reinvocationPolicy IfNeeded */
+    bool no_side_effects; /* sideEffects None or NoneOnDryRun */
+    int timeout_s;        /* timeoutSeconds */
+    const char *url;      /* clientConfig.url (in spec), or NULL */
+    const char *svc_ns;   /* clientConfig.service (in spec) */
     const char *svc_name;
     const char *svc_path;
     int svc_port;
-    char *ca_file;          /* caBundle written out, or NULL */
-    char *config_error;     /* why it cannot be called (bad caBundle, selector), or NULL */
+    char *ca_file;      /* caBundle written out, or NULL */
+    char *config_error; /* why it cannot be called (bad caBundle, selector), or NULL */
     struct http_client *client;
 };
 
@@ -118,14 +118,14 @@ struct series {
 
 struct webhooks {
     struct store *store;
-    pthread_mutex_t lock;        /* snap, dir, seq */
-    struct snapshot *snap;       /* NULL before the first load */
-    atomic_ulong want;           /* bumped by every configuration write */
-    atomic_ulong have;           /* the value of want snap was loaded at */
-    atomic_bool empty;           /* snap holds no webhook */
-    char *dir;                   /* private directory of the caBundle files, made when needed */
+    pthread_mutex_t lock;  /* snap, dir, seq */
+    struct snapshot *snap; /* NULL before the first load */
+    atomic_ulong want;     /* bumped by every configuration write */
+    atomic_ulong have;     /* the value of want snap was loaded at */
+    atomic_bool empty;     /* snap holds no webhook */
+    char *dir;             /* private directory of the caBundle files, made when needed */
     unsigned seq;
-    pthread_mutex_t mlock;       /* series */
+    pthread_mutex_t mlock; /* series */
     struct series *series;
     size_t nseries;
 };
@@ -207,7 +207,8 @@ static void render_family(struct webhooks *w, enum series_kind kind, const char 
             continue;
         }
         for (size_t b = 0; b < NBUCKETS; b++)
-            strbuf_addf(out, "%s_bucket{%s,le=\"%g\"} %.0f\n", name, s->labels, buckets[b], s->b[b]);
+            strbuf_addf(out, "%s_bucket{%s,le=\"%g\"} %.0f\n", name, s->labels, buckets[b],
+                        s->b[b]);
         strbuf_addf(out, "%s_bucket{%s,le=\"+Inf\"} %.0f\n", name, s->labels, s->count);
         strbuf_addf(out, "%s_sum{%s} %.9g\n%s_count{%s} %.0f\n", name, s->labels, s->sum, name,
                     s->labels, s->count);
@@ -396,8 +397,8 @@ static cJSON *review_build(const struct webhook_attrs *a, const cJSON *obj, cons
     CHECK(cJSON_AddItemToObject(r, "request", req));
     CHECK(cJSON_AddStringToObject(req, "uid", uid));
     CHECK(cJSON_AddItemToObject(req, "kind", gvk(a->kind_group, a->kind_version, a->kind, "kind")));
-    CHECK(cJSON_AddItemToObject(req, "resource",
-                                gvk(a->group, a->version, a->resource, "resource")));
+    CHECK(
+        cJSON_AddItemToObject(req, "resource", gvk(a->group, a->version, a->resource, "resource")));
     if (*a->subresource)
         CHECK(cJSON_AddStringToObject(req, "subResource", a->subresource));
     CHECK(cJSON_AddItemToObject(req, "requestKind",
@@ -438,8 +439,8 @@ static cJSON *review_build(const struct webhook_attrs *a, const cJSON *obj, cons
 /* What one verified answer says. */
 struct answer {
     bool allowed;
-    cJSON *status; /* response.status (owned), or NULL */
-    cJSON *patch;  /* the decoded JSON patch (owned), or NULL */
+    cJSON *status;   /* response.status (owned), or NULL */
+    cJSON *patch;    /* the decoded JSON patch (owned), or NULL */
     cJSON *warnings; /* response.warnings (owned), or NULL */
 };
 
@@ -503,7 +504,8 @@ static int answer_parse(const char *body, size_t len, const char *uid, bool muta
         goto out;
     }
     if (pt && (!cJSON_IsString(pt) || strcmp(pt->valuestring, "JSONPatch"))) {
-        strbuf_addf(why, "received invalid webhook response: expected patchType \"JSONPatch\", got %s",
+        strbuf_addf(why,
+                    "received invalid webhook response: expected patchType \"JSONPatch\", got %s",
                     cJSON_IsString(pt) ? pt->valuestring : "a non-string");
         goto out;
     }
@@ -628,8 +630,8 @@ static void hook_init(struct webhooks *w, struct hook *h, const cJSON *wh, bool 
             if (!w->dir)
                 goto bad;
         }
-        h->ca_file = svcref_write_ca(w->dir, "webhook", w->seq++, ca, "clientConfig.caBundle",
-                                     &why);
+        h->ca_file =
+            svcref_write_ca(w->dir, "webhook", w->seq++, ca, "clientConfig.caBundle", &why);
         if (!h->ca_file)
             goto bad;
     }
@@ -848,8 +850,8 @@ static int exchange(struct webhooks *w, const struct hook *h, const char *body, 
         url_host_port(h->url, &host, &port);
     } else {
         enum svcref_fail f;
-        strbuf_addf(&url, "https://%s.%s.svc:%d%s?timeout=%ds", h->svc_name, h->svc_ns,
-                    h->svc_port, h->svc_path, h->timeout_s);
+        strbuf_addf(&url, "https://%s.%s.svc:%d%s?timeout=%ds", h->svc_name, h->svc_ns, h->svc_port,
+                    h->svc_path, h->timeout_s);
         f = svcref_resolve(w->store, h->svc_ns, h->svc_name, h->svc_port, &host, &port, NULL);
         if (f != SVCREF_OK) {
             strbuf_addf(why, "failed to call webhook: Post \"%s\": ", url.buf);

@@ -11,12 +11,12 @@
  *    before its validation, and validating webhooks after validation, right before the store
  *    write; deletes run both (mutating ones cannot change a delete: a patch is ignored).
  *  - Which: webhooks whose rules match (operation, group, version, resource/subresource with
- *    "*", "pods/status", wildcard-subresource and wildcard-resource forms, scope), whose namespaceSelector matches
- *    the namespace's labels (a Namespace's own labels for a Namespace create or update;
- *    cluster-scoped objects always match) and whose objectSelector matches the object's or the
- *    old object's labels. Writes of webhook configurations themselves are never sent.
- *    matchPolicy Equivalent equals Exact here: this server serves one version of each group, so
- *    there is no other version to convert to.
+ *    "*", "pods/status", wildcard-subresource and wildcard-resource forms, scope), whose
+ * namespaceSelector matches the namespace's labels (a Namespace's own labels for a Namespace create
+ * or update; cluster-scoped objects always match) and whose objectSelector matches the object's or
+ * the old object's labels. Writes of webhook configurations themselves are never sent. matchPolicy
+ * Equivalent equals Exact here: this server serves one version of each group, so there is no other
+ * version to convert to.
  *  - Order: mutating webhooks by configuration name, then in their order in it; a webhook with
  *    reinvocationPolicy IfNeeded runs once more after the first round when a webhook after it
  *    changed the object. Validating webhooks run one after another in the same order (kube runs
@@ -75,8 +75,8 @@ struct webhook_attrs {
     const char *group, *version, *resource, *subresource; /* the request's ("" for none) */
     const char *kind_group, *kind_version, *kind; /* the kind of the object sent (Binding for
                                                      pods/binding) */
-    const char *ns, *name;       /* "" when none */
-    bool namespaced;             /* the resource's scope */
+    const char *ns, *name;                        /* "" when none */
+    bool namespaced;                              /* the resource's scope */
     bool dry_run;
     const struct api_user *user; /* may be NULL (anonymous) */
     const cJSON *old;            /* oldObject: the stored object (update, delete), or NULL */
