@@ -156,7 +156,7 @@ static void check_resources(struct api_walk *w, const char *base, const cJSON *l
 /* ValidateWebhookURL (forceHTTPS). */
 static void check_url(struct api_walk *w, const char *base, const cJSON *url)
 {
-    const char *s = url->valuestring, *host, *end;
+    const char *s = url && cJSON_IsString(url) ? url->valuestring : "", *host, *end;
     const char *msg = NULL;
 
     if (strncmp(s, "https://", 8) != 0) {

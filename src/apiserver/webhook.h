@@ -33,7 +33,7 @@
  *    validation allows only those two, so only objects stored otherwise reach it).
  *  - Cost: the configurations are kept as a parsed, refcounted snapshot, reloaded from the
  *    store only after webhook_note_write() saw a write to one; with none configured a write
- *    pays two atomic loads.
+ *    pays a few atomic loads.
  *  - Calls: clientConfig.url, or clientConfig.service resolved through its Service and
  *    Endpoints (svcref.h) with TLS checking <service>.<namespace>.svc; the server certificate
  *    is verified against caBundle (written to a private file) or the system roots; the whole

@@ -148,6 +148,9 @@ k get validatingwebhookconfiguration checks -o 'jsonpath={.webhooks[1].failurePo
 expect_out 'Fail/Equivalent/10/{}/*/443' "defaults"
 k get mutatingwebhookconfiguration a-label -o 'jsonpath={.webhooks[0].reinvocationPolicy}'
 expect_out 'Never' "reinvocationPolicy default"
+k get mutatingwebhookconfigurations
+expect_out "WEBHOOKS" "table columns"
+grep -Eq '^b-down +2 ' "$TMP/out" || fail "webhook count column: $(cat "$TMP/out")"
 
 # ---- a mutating webhook labels pods of selected namespaces ----
 k run p1 -n hooked --image=busybox --restart=Never

@@ -70,10 +70,16 @@ static void base64_std(const char *s, struct strbuf *out)
     for (size_t i = 0; i < n; i += 3) {
         unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
                      (i + 2 < n ? p[i + 2] : 0);
+        char c3 = '=', c4 = '=';
+
         strbuf_addch(out, tab[v >> 18 & 63]);
         strbuf_addch(out, tab[v >> 12 & 63]);
-        strbuf_addch(out, i + 1 < n ? tab[v >> 6 & 63] : '=');
-        strbuf_addch(out, i + 2 < n ? tab[v & 63] : '=');
+        if (i + 1 < n)
+            c3 = tab[v >> 6 & 63];
+        if (i + 2 < n)
+            c4 = tab[v & 63];
+        strbuf_addch(out, c3);
+        strbuf_addch(out, c4);
     }
 }
 
