@@ -774,6 +774,36 @@ static void test_dispatch_failure_policy(void **state)
     cJSON_Delete(obj);
 }
 
+/* sideEffects other than None/NoneOnDryRun (only storable through v1beta1) refuse dry runs. */
+static void test_dispatch_dry_run_side_effects(void **state)
+{
+    struct fixture *f = *state;
+    struct webhook_attrs a = attrs(WEBHOOK_CREATE, "", "pods", "", "ns");
+    struct webhook_outcome out = WEBHOOK_OUTCOME_INIT;
+    struct strbuf v = STRBUF_INIT;
+    cJSON *obj = J("{\"metadata\":{\"name\":\"x\"}}");
+
+    strbuf_addf(&v,
+                "{\"metadata\":{\"name\":\"s\"},\"webhooks\":[{\"name\":\"some.koord.test\","
+                "\"clientConfig\":{\"url\":\"https://127.0.0.1:%d/allow\",\"caBundle\":\"%s\"},"
+                "\"rules\":[{\"operations\":[\"*\"],\"apiGroups\":[\"*\"],\"apiVersions\":[\"*\"],"
+                "\"resources\":[\"*\"]}],\"sideEffects\":\"Some\"}]}",
+                f->port, f->ca_b64);
+    assert_int_equal(store_create(f->store, VALIDATING_KEY "/s", v.buf, v.len, NULL), 0);
+    webhooks_note_write(f->w, GROUP, "validatingwebhookconfigurations");
+    /* Not a dry run: called and allowed. */
+    assert_int_equal(webhooks_validate(f->w, &a, obj, &out), 0);
+    webhook_outcome_release(&out);
+    a.dry_run = true;
+    assert_int_equal(webhooks_validate(f->w, &a, obj, &out), -EACCES);
+    assert_int_equal(cJSON_GetObjectItem(out.status, "code")->valueint, 400);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(out.status, "message")),
+                        "admission webhook \"some.koord.test\" does not support dry run");
+    webhook_outcome_release(&out);
+    strbuf_release(&v);
+    cJSON_Delete(obj);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -792,6 +822,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dispatch_never_reinvoked, fixture_setup,
                                         fixture_teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_failure_policy, fixture_setup,
+                                        fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_dry_run_side_effects, fixture_setup,
                                         fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

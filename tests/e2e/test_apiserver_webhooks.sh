@@ -237,8 +237,11 @@ k get pod slow-1 -n plain
 expect_rc 1 "timed-out pod stored"
 
 # ---- deletes are reviewed (the old object is what the selectors see) ----
+n0=$(grep -c 'down-ignore.koord.test' "$TMP/server.log")
 k delete pod d2 -n plain --wait=false
 expect_rc 0 "delete d2 (down-ignore webhook matches the old object)"
+[ "$(grep -c 'down-ignore.koord.test' "$TMP/server.log")" -gt "$n0" ] ||
+    fail "the delete was not sent to the webhook whose objectSelector the old object matches"
 
 # ---- metrics ----
 k get --raw /metrics
