@@ -820,6 +820,47 @@ static void url_host_port(const char *url, struct strbuf *host, int *port)
 }
 
 /*
+ * What client-go says of a non-200 answer (rest/request.go transformResponse and
+ * apimachinery's NewGenericServerResponse): a Status body's message, else the text of the
+ * status code, with a text body quoted for the codes that have none.
+ */
+static void status_reason(const struct http_client_resp *resp, struct strbuf *out)
+{
+    cJSON *st = NULL;
+    const char *msg = NULL;
+
+    if (json_parse(resp->body.buf, resp->body.len, NULL, &st, NULL) == 0 &&
+        !strcmp(get_str(st, "kind"), "Status") && *get_str(st, "message"))
+        msg = get_str(st, "message");
+    if (msg) {
+        strbuf_addstr(out, msg);
+    } else if (resp->status == 400) {
+        strbuf_addstr(out, "the server rejected our request for an unknown reason");
+    } else if (resp->status == 401) {
+        strbuf_addstr(out, "the server has asked for the client to provide credentials");
+    } else if (resp->status == 404) {
+        strbuf_addstr(out, "the server could not find the requested resource");
+    } else if (resp->status == 409) {
+        strbuf_addstr(out, "the server reported a conflict");
+    } else if (resp->status == 429) {
+        strbuf_addstr(out, "the server has received too many requests and has asked us to try "
+                           "again later");
+    } else if (resp->status == 503) {
+        strbuf_addstr(out, "the server is currently unable to handle the request");
+    } else if (resp->status == 504) {
+        strbuf_addstr(out, "the server was unable to return a response in the time allotted, "
+                           "but may still be processing the request");
+    } else {
+        /* A short text body is quoted, as client-go does; anything else is "unknown". */
+        bool text = !strncmp(resp->content_type, "text/", 5) && resp->body.len <= 256;
+        strbuf_addstr(out, "an error on the server (");
+        strbuf_add_json_str(out, text ? resp->body.buf : "unknown");
+        strbuf_addstr(out, ") has prevented the request from succeeding");
+    }
+    cJSON_Delete(st);
+}
+
+/*
  * One exchange with h about review body (request uid): 0 with an filled, or -EIO with why
  * (what follows `failed calling webhook "<name>": `). *http_code is the answer's status or 0.
  */
@@ -880,10 +921,8 @@ static int exchange(struct webhooks *w, const struct hook *h, const char *body, 
     }
     *http_code = (int)resp.status;
     if (resp.status != 200) {
-        strbuf_addf(why,
-                    "failed to call webhook: the server responded with the status code %ld but "
-                    "did not return more information",
-                    resp.status);
+        strbuf_addstr(why, "failed to call webhook: ");
+        status_reason(&resp, why);
         r = -EIO;
         goto out;
     }

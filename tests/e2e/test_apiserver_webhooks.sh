@@ -101,6 +101,12 @@ webhooks:
   objectSelector: {matchLabels: {down: fail}}
   sideEffects: None
   admissionReviewVersions: ["v1"]
+- name: broken.koord.test
+  clientConfig: {url: "https://127.0.0.1:$port/broken", caBundle: "$ca"}
+  rules: [{operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"]}]
+  objectSelector: {matchLabels: {broken: "yes"}}
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
 - name: down-ignore.koord.test
   clientConfig: {url: "https://127.0.0.1:$down/allow", caBundle: "$ca"}
   rules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"]}]
@@ -150,7 +156,7 @@ k get mutatingwebhookconfiguration a-label -o 'jsonpath={.webhooks[0].reinvocati
 expect_out 'Never' "reinvocationPolicy default"
 k get mutatingwebhookconfigurations
 expect_out "WEBHOOKS" "table columns"
-grep -Eq '^b-down +2 ' "$TMP/out" || fail "webhook count column: $(cat "$TMP/out")"
+grep -Eq '^b-down +3 ' "$TMP/out" || fail "webhook count column: $(cat "$TMP/out")"
 
 # ---- a mutating webhook labels pods of selected namespaces ----
 k run p1 -n hooked --image=busybox --restart=Never
@@ -225,6 +231,11 @@ k run d2 -n plain --image=busybox --restart=Never --labels=down=ignore
 expect_rc 0 "Ignore with the webhook down"
 grep -q 'failed calling webhook .*down-ignore.koord.test' "$TMP/server.log" ||
     fail "ignored failure not logged"
+
+# A webhook answering 500: client-go's words for it.
+k run b1 -n plain --image=busybox --restart=Never --labels=broken=yes
+expect_rc 1 "broken webhook"
+expect_out 'Internal error occurred: failed calling webhook "broken.koord.test": failed to call webhook: an error on the server ("broken on purpose") has prevented the request from succeeding' "non-200 message"
 
 # ---- timeoutSeconds ----
 t0=$(now_ms)

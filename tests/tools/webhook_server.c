@@ -13,6 +13,7 @@
  *                (what a reinvoked webhook changes)
  *   /warn        allowed with the warning "koord test warning"
  *   /slow        allowed after 3 s (beyond a 1 s timeoutSeconds)
+ *   /broken      HTTP 500 with the text body "broken on purpose"
  *
  * Every review received is appended to --log as one JSON line {"path":..., "request":...}, so
  * a test can check what the API server sent. The serving certificate comes from
@@ -113,6 +114,12 @@ static void handle(const struct http_request *req, struct http_response *resp, v
     const cJSON *request, *obj;
     (void)ud;
 
+    if (!strcmp(path, "/broken")) {
+        resp->status = 500;
+        resp->content_type = "text/plain";
+        strbuf_addstr(&resp->body, "broken on purpose");
+        return;
+    }
     if (json_parse(body, len, NULL, &review, NULL) < 0 ||
         !cJSON_IsObject(request = cJSON_GetObjectItemCaseSensitive(review, "request"))) {
         resp->status = 400;
