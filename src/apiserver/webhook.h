@@ -10,13 +10,13 @@
  *  - Where: the caller runs mutating webhooks after its built-in mutation and defaulting and
  *    before its validation, and validating webhooks after validation, right before the store
  *    write; deletes run both (mutating ones cannot change a delete: a patch is ignored).
- *  - Which: webhooks whose rules match (operation, group, version, resource/subresource with
- *    "*", "pods/status", wildcard-subresource and wildcard-resource forms, scope), whose
- * namespaceSelector matches the namespace's labels (a Namespace's own labels for a Namespace create
- * or update; cluster-scoped objects always match) and whose objectSelector matches the object's or
- * the old object's labels. Writes of webhook configurations themselves are never sent. matchPolicy
- * Equivalent equals Exact here: this server serves one version of each group, so there is no other
- * version to convert to.
+ *  - Which: webhooks whose rules match (operation, group, version, resource and subresource:
+ *    "pods", "pods/status", "*", wildcard subresources and resources; scope), whose
+ *    namespaceSelector matches the namespace's labels (a Namespace's own labels for a Namespace
+ *    create or update; cluster-scoped objects always match) and whose objectSelector matches
+ *    the object's or the old object's labels. Writes of webhook configurations themselves are
+ *    never sent. matchPolicy Equivalent equals Exact here: this server serves one version of
+ *    each group, so there is no other version to convert to.
  *  - Order: mutating webhooks by configuration name, then in their order in it; a webhook with
  *    reinvocationPolicy IfNeeded runs once more after the first round when a webhook after it
  *    changed the object. Validating webhooks run one after another in the same order (kube runs
@@ -32,7 +32,7 @@
  *    webhook whose sideEffects is neither None nor NoneOnDryRun is refused with 400 (v1
  *    validation allows only those two, so only objects stored otherwise reach it).
  *  - Cost: the configurations are kept as a parsed, refcounted snapshot, reloaded from the
- *    store only after webhook_note_write() saw a write to one; with none configured a write
+ *    store only after webhooks_note_write() saw a write to one; with none configured a write
  *    pays a few atomic loads.
  *  - Calls: clientConfig.url, or clientConfig.service resolved through its Service and
  *    Endpoints (svcref.h) with TLS checking <service>.<namespace>.svc; the server certificate
