@@ -607,6 +607,7 @@ static void handle(const struct http_request *req, struct http_response *resp, v
 
 static int fixture_setup(void **state)
 {
+    static const char *const names[] = {"whsvc.default.svc", NULL};
     struct fixture *f = xcalloc(1, sizeof(*f));
     struct tls_pem ca = {0}, serving = {0};
     struct http_server_opts o = {.host = "127.0.0.1"};
@@ -614,7 +615,7 @@ static int fixture_setup(void **state)
 
     (void)snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/koord-test-webhook-XXXXXX");
     assert_non_null(mkdtemp(f->dir));
-    assert_int_equal(apiserver_pki_serving(f->dir, "wh", NULL, &ca, &serving), 0);
+    assert_int_equal(apiserver_pki_serving(f->dir, "wh", names, &ca, &serving), 0);
     in = (gnutls_datum_t){(unsigned char *)ca.cert, (unsigned)strlen(ca.cert)};
     assert_int_equal(gnutls_base64_encode2(&in, &out), 0);
     (void)snprintf(f->ca_b64, sizeof(f->ca_b64), "%.*s", (int)out.size, out.data);
@@ -804,6 +805,76 @@ static void test_dispatch_dry_run_side_effects(void **state)
     cJSON_Delete(obj);
 }
 
+/* clientConfig.service: resolved through the Service and its Endpoints, worded when it fails. */
+static void test_dispatch_service(void **state)
+{
+    struct fixture *f = *state;
+    struct webhook_attrs a = attrs(WEBHOOK_CREATE, "", "pods", "", "ns");
+    struct webhook_outcome out = WEBHOOK_OUTCOME_INIT;
+    struct strbuf v = STRBUF_INIT;
+    cJSON *obj = J("{\"metadata\":{\"name\":\"x\"}}");
+    static const struct {
+        const char *svc;     /* the stored Service (NULL: none) */
+        const char *ep_port; /* the port name of its Endpoints (NULL: none) */
+        const char *want;    /* the message after Post "...": ; NULL: reached */
+    } cases[] = {
+        {NULL, NULL, "service \"whsvc\" not found"},
+        {"{\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":8443}]}}", NULL,
+         "no service port 443 found for service \"whsvc\""},
+        {"{\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443}]}}", NULL,
+         "endpoints \"whsvc\" not found"},
+        {"{\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443}]}}", "other",
+         "no endpoints available for service \"whsvc\""},
+        {"{\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":443}]}}", "https", NULL},
+    };
+
+    strbuf_addf(&v,
+                "{\"metadata\":{\"name\":\"s\"},\"webhooks\":[{\"name\":\"svc.koord.test\","
+                "\"clientConfig\":{\"service\":{\"namespace\":\"default\",\"name\":\"whsvc\","
+                "\"path\":\"/deny\"},\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[\"*\"],"
+                "\"apiGroups\":[\"*\"],\"apiVersions\":[\"*\"],\"resources\":[\"*\"]}],"
+                "\"sideEffects\":\"None\",\"timeoutSeconds\":5}]}",
+                f->ca_b64);
+    assert_int_equal(store_create(f->store, VALIDATING_KEY "/s", v.buf, v.len, NULL), 0);
+    webhooks_note_write(f->w, GROUP, "validatingwebhookconfigurations");
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct strbuf want = STRBUF_INIT, ep = STRBUF_INIT;
+        const char *msg;
+        (void)store_delete(f->store, "/core/services/default/whsvc", 0, NULL, NULL);
+        (void)store_delete(f->store, "/core/endpoints/default/whsvc", 0, NULL, NULL);
+        if (cases[i].svc)
+            assert_int_equal(store_create(f->store, "/core/services/default/whsvc", cases[i].svc,
+                                          strlen(cases[i].svc), NULL),
+                             0);
+        if (cases[i].ep_port) {
+            strbuf_addf(&ep,
+                        "{\"subsets\":[{\"addresses\":[{\"ip\":\"127.0.0.1\"}],\"ports\":"
+                        "[{\"name\":\"%s\",\"port\":%d}]}]}",
+                        cases[i].ep_port, f->port);
+            assert_int_equal(
+                store_create(f->store, "/core/endpoints/default/whsvc", ep.buf, ep.len, NULL), 0);
+        }
+        assert_int_equal(webhooks_validate(f->w, &a, obj, &out), -EACCES);
+        msg = cJSON_GetStringValue(cJSON_GetObjectItem(out.status, "message"));
+        if (cases[i].want)
+            strbuf_addf(
+                &want,
+                "Internal error occurred: failed calling webhook \"svc.koord.test\": failed "
+                "to call webhook: Post \"https://whsvc.default.svc:443/deny?timeout=5s\": %s",
+                cases[i].want);
+        else /* reached: the certificate verified for whsvc.default.svc, the webhook refused */
+            strbuf_addstr(&want, "admission webhook \"svc.koord.test\" denied the request without "
+                                 "explanation");
+        if (strcmp(msg, want.buf))
+            fail_msg("case %zu: got \"%s\", want \"%s\"", i, msg, want.buf);
+        webhook_outcome_release(&out);
+        strbuf_release(&want);
+        strbuf_release(&ep);
+    }
+    strbuf_release(&v);
+    cJSON_Delete(obj);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -825,6 +896,7 @@ int main(void)
                                         fixture_teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_dry_run_side_effects, fixture_setup,
                                         fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_service, fixture_setup, fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

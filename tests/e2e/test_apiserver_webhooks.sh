@@ -139,6 +139,12 @@ webhooks:
   objectSelector: {matchLabels: {statusdeny: "yes"}}
   sideEffects: None
   admissionReviewVersions: ["v1"]
+- name: bind.koord.test
+  clientConfig: {url: "https://127.0.0.1:$port/deny", caBundle: "$ca"}
+  rules: [{operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods/binding"]}]
+  namespaceSelector: {matchLabels: {wh: "on"}}
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
 - name: slow.koord.test
   clientConfig: {url: "https://127.0.0.1:$port/slow", caBundle: "$ca"}
   rules: [{operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"]}]
@@ -202,6 +208,16 @@ expect_rc 1 "denied update"
 expect_out 'admission webhook "deny.koord.test" denied the request' "update denial"
 k get pod p1 -n hooked -o 'jsonpath={.metadata.labels.deny}'
 [ -z "$(cat "$TMP/out")" ] || fail "denied update stored: $(cat "$TMP/out")"
+
+# A pods/binding create is reviewed with the Binding as its object.
+printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"p1"},"target":{"kind":"Node","name":"n1"}}' >"$TMP/binding.json"
+k create --raw /api/v1/namespaces/hooked/pods/p1/binding -f "$TMP/binding.json"
+expect_rc 1 "denied binding"
+expect_out 'admission webhook "bind.koord.test" denied the request: pods named bad-* are not welcome' "binding denial"
+grep '"path":"/deny"' "$TMP/reviews" | grep '"subResource":"binding"' | grep -q '"kind":{"group":"","version":"v1","kind":"Binding"}' ||
+    fail "binding review without subResource binding and kind Binding"
+k get pod p1 -n hooked -o 'jsonpath={.spec.nodeName}'
+[ -z "$(cat "$TMP/out")" ] || fail "denied binding stored: $(cat "$TMP/out")"
 
 # ---- warnings reach kubectl ----
 k run w1 -n plain --image=busybox --restart=Never --labels=warn=yes
