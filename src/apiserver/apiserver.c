@@ -100,9 +100,7 @@ static cJSON *partial_tree(cJSON *o, const char *api_version)
     return p;
 }
 
-/* The answer the client asked for in one place for every tree: a one-object answer becomes its
- * PartialObjectMetadata when that was negotiated (lists are converted as they are built); a
- * Status never is. */
+/* One Warning header per line of lines, which is emptied. */
 static void add_warning_headers(struct call *c, struct strbuf *lines)
 {
     for (const char *w = lines->buf; *w;) {
@@ -117,6 +115,9 @@ static void add_warning_headers(struct call *c, struct strbuf *lines)
     strbuf_reset(lines);
 }
 
+/* The answer the client asked for in one place for every tree: a one-object answer becomes its
+ * PartialObjectMetadata when that was negotiated (lists are converted as they are built); a
+ * Status never is. */
 static void reply(struct call *c, int code, cJSON *body)
 {
     const char *kind;
@@ -1626,6 +1627,18 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     wa.old = old ? old : prev;
     if (!wh_mutate(c, &wa, &obj))
         goto out;
+    /* What the strategies' PrepareForUpdate does after mutating admission: a status write
+     * keeps only the status a webhook left, a write of the main resource the stored status. */
+    if (prev) {
+        cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(obj, "status");
+        cJSON_Delete(obj);
+        CHECK(obj = cJSON_Duplicate(prev, true));
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+        if (st)
+            CHECK(cJSON_AddItemToObject(obj, "status", st));
+    } else if (!*c->ri.subresource && has_status_subresource(c->res)) {
+        carry(obj, old, "status");
+    }
     meta = meta_of(obj);
     name = get_string(meta, "name");
     if (!name || strcmp(name, c->ri.name)) {
