@@ -116,6 +116,17 @@ webhooks:
   admissionReviewVersions: ["v1"]
 ---
 apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: c-status}
+webhooks:
+- name: status-label.koord.test
+  clientConfig: {url: "https://127.0.0.1:$port/label", caBundle: "$ca"}
+  rules: [{operations: ["UPDATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods/status"]}]
+  objectSelector: {matchLabels: {statuslabel: "yes"}}
+  sideEffects: None
+  admissionReviewVersions: ["v1"]
+---
+apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: checks}
 webhooks:
@@ -236,6 +247,16 @@ grep '"path":"/deny-bare"' "$TMP/reviews" | grep -q '"subResource":"status"' ||
     fail "status review without subResource"
 grep '"path":"/deny-bare"' "$TMP/reviews" | grep -q '"oldObject":{' ||
     fail "status review without oldObject"
+
+# A mutating webhook on pods/status is called, but only the status it leaves is stored (the
+# status strategy's PrepareForUpdate): its label on the pod is dropped.
+k run s2 -n plain --image=busybox --restart=Never --labels=statuslabel=yes
+k patch pod s2 -n plain --subresource=status --type=merge -p '{"status":{"phase":"Running"}}'
+expect_rc 0 "status write through a mutating webhook"
+grep '"path":"/label"' "$TMP/reviews" | grep -q '"name":"s2"' || fail "status-label webhook not called"
+k get pod s2 -n plain -o 'jsonpath={.status.phase}/{.metadata.labels.webhook}'
+expect_out "Running/" "status stored, webhook label dropped"
+grep -q "Running/mutated" "$TMP/out" && fail "a status write changed the pod's labels"
 
 # ---- a webhook that is down: Fail refuses, Ignore admits ----
 k run d1 -n plain --image=busybox --restart=Never --labels=down=fail
