@@ -195,6 +195,10 @@ extern const struct api_schema api_any, api_string, api_bool, api_int32, api_int
     api_owner_reference, api_condition, api_taint, api_toleration, api_pod_template_spec,
     api_preserve_object;
 
+/* Check hook of []byte fields (caBundle): standard base64, as Go's decoder demands; the error
+ * is "illegal base64 data". */
+void api_check_base64(const struct api_schema *s, const cJSON *v, struct api_walk *w);
+
 /* Compound-literal helpers for terse field tables. */
 #define API_OBJ(p)    (&(const struct api_schema){.type = API_OBJECT, .props = (p)})
 #define API_ARR(it)   (&(const struct api_schema){.type = API_ARRAY, .items = (it)})

@@ -144,8 +144,8 @@ out:
     strbuf_release(&want);
 }
 
-/* []byte travels as standard base64; Go's decoder refuses anything else. */
-static void check_ca_bundle(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+/* []byte travels as standard base64; Go's decoder refuses anything else (schema.h). */
+void api_check_base64(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
     size_t n = 0, pad = 0;
     bool ok = cJSON_IsString(v);
@@ -178,7 +178,7 @@ static const struct api_prop apiservice_spec_props[] = {
     {"version", &api_string, API_VAL},
     {"insecureSkipTLSVerify", &api_bool, API_VAL},
     {"caBundle",
-     &(const struct api_schema){.type = API_STRING, .format = "byte", .check = check_ca_bundle},
+     &(const struct api_schema){.type = API_STRING, .format = "byte", .check = api_check_base64},
      API_VAL},
     /* Required, but a missing one decodes as 0 and fails the range check, as in Go. */
     {"groupPriorityMinimum", &api_int32, API_ALWAYS},

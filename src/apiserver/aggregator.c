@@ -13,7 +13,6 @@
 #include "apiserver/aggregator.h"
 
 #include <fcntl.h>
-#include <gnutls/gnutls.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -21,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +31,7 @@
 #include "apiserver/reqinfo.h"
 #include "apiserver/status.h"
 #include "apiserver/store.h"
+#include "apiserver/svcref.h"
 #include "base/base.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -46,7 +45,6 @@
 #define DEFAULT_CHECK_MS    5000
 #define PROXY_TIMEOUT_MS    60000 /* kube-apiserver's --request-timeout; watches have none */
 #define MAX_APISERVICES     10000
-#define MAX_CANDIDATES      256 /* endpoint addresses one resolution picks from */
 #define MAX_FWD_HEADERS     128
 #define UNAVAILABLE_MSG     "the server is currently unable to handle the request"
 
@@ -102,12 +100,6 @@ static void add_escaped(struct strbuf *out, const char *s, const char *keep)
             strbuf_addch(out, hex[*p & 15]);
         }
     }
-}
-
-/* "host:port" with an IPv6 host in brackets. */
-static void add_host_port(struct strbuf *out, const char *host, int port)
-{
-    strbuf_addf(out, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
 }
 
 /* ---- backends ---- */
@@ -185,42 +177,7 @@ struct aggregator {
 static char *write_ca_file(struct aggregator *a, const char *name, const char *b64,
                            struct strbuf *why)
 {
-    struct strbuf clean = STRBUF_INIT, path = STRBUF_INIT;
-    gnutls_datum_t in, out = {NULL, 0};
-    char *ret = NULL;
-    int fd;
-
-    for (const char *p = b64; *p; p++)
-        if (*p != '\r' && *p != '\n')
-            strbuf_addch(&clean, *p);
-    in = (gnutls_datum_t){(unsigned char *)clean.buf, (unsigned)clean.len};
-    if (gnutls_base64_decode2(&in, &out) < 0) {
-        strbuf_addstr(why, "spec.caBundle is not valid base64");
-        goto out;
-    }
-    strbuf_addf(&path, "%s/%s.%u.crt", a->work_dir, name, a->seq++);
-    fd = open(path.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        strbuf_addf(why, "cannot write \"%s\": %s", path.buf, err_str(-errno));
-        goto out;
-    }
-    if (write(fd, out.data, out.size) != (ssize_t)out.size) {
-        strbuf_addf(why, "cannot write \"%s\"", path.buf);
-        (void)close(fd);
-        (void)unlink(path.buf);
-        goto out;
-    }
-    if (close(fd) < 0) {
-        strbuf_addf(why, "cannot write \"%s\": %s", path.buf, err_str(-errno));
-        (void)unlink(path.buf);
-        goto out;
-    }
-    ret = strbuf_detach(&path, NULL);
-out:
-    gnutls_free(out.data);
-    strbuf_release(&clean);
-    strbuf_release(&path);
-    return ret;
+    return svcref_write_ca(a->work_dir, name, a->seq++, b64, "spec.caBundle", why);
 }
 
 /* A backend for an APIService with a service; spec_text is its printed spec. */
@@ -391,111 +348,39 @@ static void cond_set(struct cond *c, const char *status, const char *reason, con
     va_end(ap);
 }
 
-static cJSON *read_object(struct store *store, const char *key)
-{
-    struct store_item it = {0};
-    cJSON *o = NULL;
-
-    if (store_get(store, key, &it) == 0 && json_parse(it.value, it.len, NULL, &o, NULL) == 0 &&
-        !cJSON_IsObject(o)) {
-        cJSON_Delete(o);
-        o = NULL;
-    }
-    store_item_release(&it);
-    return o;
-}
-
-static uint32_t random_below(uint32_t n)
-{
-    uint32_t x = 0;
-
-    if (getrandom(&x, sizeof(x), 0) != (ssize_t)sizeof(x))
-        x = (uint32_t)time(NULL);
-    return n ? x % n : 0;
-}
-
 /*
- * The endpoint of b's Service, as ResolveEndpointWithEndpointLister picks it: true with host and
- * port; false with c set to why not.
+ * The endpoint of b's Service, as ResolveEndpointWithEndpointLister picks it (svcref.h): true
+ * with host and port; false with c set to why not, in kube-aggregator's words.
  */
 static bool resolve(struct aggregator *a, const struct backend *b, struct strbuf *host, int *port,
                     struct cond *c)
 {
-    struct strbuf key = STRBUF_INIT;
-    cJSON *svc, *ep = NULL;
-    const cJSON *p, *subset, *addr;
-    const char *port_name = NULL;
-    struct {
-        const char *ip;
-        int port;
-    } cand[MAX_CANDIDATES];
-    size_t n = 0;
-    bool ok = false;
+    struct strbuf port_name = STRBUF_INIT;
+    enum svcref_fail f = svcref_resolve(a->store, b->ns, b->svc, b->port, host, port, &port_name);
 
-    strbuf_addf(&key, "/core/services/%s/%s", b->ns, b->svc);
-    svc = read_object(a->store, key.buf);
-    if (!svc) {
+    switch (f) {
+    case SVCREF_OK:
+        break;
+    case SVCREF_NO_SERVICE:
         cond_set(c, "False", "ServiceNotFound", "service/%s in \"%s\" is not present", b->svc,
                  b->ns);
-        goto out;
-    }
-    if (!strcmp(get_str(get(svc, "spec"), "type"), "ExternalName")) {
-        strbuf_addstr(host, get_str(get(svc, "spec"), "externalName"));
-        *port = b->port;
-        ok = true;
-        goto out;
-    }
-    cJSON_ArrayForEach(p, get(get(svc, "spec"), "ports"))
-    {
-        if (get_int(p, "port", 0) == b->port) {
-            port_name = get_str(p, "name");
-            break;
-        }
-    }
-    if (!port_name) {
+        break;
+    case SVCREF_NO_PORT:
         cond_set(c, "False", "ServicePortError", "service/%s in \"%s\" is not listening on port %d",
                  b->svc, b->ns, b->port);
-        goto out;
-    }
-    strbuf_reset(&key);
-    strbuf_addf(&key, "/core/endpoints/%s/%s", b->ns, b->svc);
-    ep = read_object(a->store, key.buf);
-    if (!ep) {
+        break;
+    case SVCREF_NO_ENDPOINTS:
         cond_set(c, "False", "EndpointsNotFound", "cannot find endpoints for service/%s in \"%s\"",
                  b->svc, b->ns);
-        goto out;
-    }
-    cJSON_ArrayForEach(subset, get(ep, "subsets"))
-    {
-        cJSON_ArrayForEach(p, get(subset, "ports"))
-        {
-            if (strcmp(get_str(p, "name"), port_name))
-                continue;
-            cJSON_ArrayForEach(addr, get(subset, "addresses"))
-            {
-                if (n == MAX_CANDIDATES || !*get_str(addr, "ip"))
-                    continue;
-                cand[n].ip = get_str(addr, "ip");
-                cand[n].port = get_int(p, "port", 0);
-                n++;
-            }
-        }
-    }
-    if (n == 0) {
+        break;
+    case SVCREF_NO_ADDRESSES:
         cond_set(c, "False", "MissingEndpoints",
                  "endpoints for service/%s in \"%s\" have no addresses with port name \"%s\"",
-                 b->svc, b->ns, port_name);
-        goto out;
+                 b->svc, b->ns, port_name.buf);
+        break;
     }
-    n = random_below((uint32_t)n);
-    strbuf_addstr(host, cand[n].ip);
-    *port = cand[n].port;
-    ok = true;
-out:
-    strbuf_release(&key);
-    cJSON_Delete(svc);
-    cJSON_Delete(ep);
-    return ok;
+    strbuf_release(&port_name);
+    return f == SVCREF_OK;
 }
 
 /* https://<service>.<namespace>.svc:<port> and the CONNECT_TO line that sends it to host:port. */
@@ -504,7 +389,7 @@ static void backend_target(const struct backend *b, const char *host, int port, 
 {
     strbuf_addf(base, "https://%s.%s.svc:%d", b->svc, b->ns, b->port);
     strbuf_addf(connect_to, "%s.%s.svc:%d:", b->svc, b->ns, b->port);
-    add_host_port(connect_to, host, port);
+    svcref_add_host_port(connect_to, host, port);
 }
 
 static int discard(void *ud, long status, const char *data, size_t len)
@@ -537,7 +422,7 @@ static void discovery_check(struct aggregator *a, const struct backend *b, const
 
     backend_target(b, host, port, &url, &connect_to);
     strbuf_addf(&url, "/apis/%s/%s", b->group, b->version);
-    add_host_port(&hp, host, port);
+    svcref_add_host_port(&hp, host, port);
     strbuf_addf(&shown, "https://%s/apis/%s/%s", hp.buf, b->group, b->version);
     req.url = url.buf;
     req.connect_to = connect_to.buf;
@@ -1008,11 +893,11 @@ static void transport_error(int r, const char *host, int port, struct strbuf *ou
     strbuf_addstr(out, "error trying to reach service: ");
     if (r == -ECONNREFUSED) {
         strbuf_addstr(out, "dial tcp ");
-        add_host_port(out, host, port);
+        svcref_add_host_port(out, host, port);
         strbuf_addstr(out, ": connect: connection refused");
     } else if (r == -ETIMEDOUT) {
         strbuf_addstr(out, "dial tcp ");
-        add_host_port(out, host, port);
+        svcref_add_host_port(out, host, port);
         strbuf_addstr(out, ": i/o timeout");
     } else if (r == -EPROTO) {
         strbuf_addstr(out, "tls: the serving certificate or the handshake failed");

@@ -32,6 +32,7 @@
 #include "apiserver/table.h"
 #include "apiserver/tokens.h"
 #include "apiserver/watch.h"
+#include "apiserver/webhook.h"
 #include "base/base.h"
 #include "base/base64.h"
 #include "base/log.h"
@@ -56,6 +57,7 @@ struct apiserver {
     const struct apiserver_auth *auth; /* external authentication and authorization, or NULL */
     unsigned bookmark_ms;              /* idle time before a watch sends a BOOKMARK */
     struct aggregator *agg;            /* APIService proxying, when enabled */
+    struct webhooks *webhooks;         /* dynamic admission (webhook.h) */
     bool status_splice;                /* apiserver_opts.status_splice */
     atomic_ulong status_splices;       /* writes it made (/metrics) */
 };
@@ -76,6 +78,7 @@ struct call {
     struct negotiate_output out; /* the form of the answer the Accept header asked for */
     struct strbuf warnings;      /* the Warning values of the last validation, one a line: a write
                                   * retried on a newer object answers with that attempt's */
+    struct strbuf wh_warnings;   /* the admission webhooks' Warning values, likewise */
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
@@ -97,14 +100,10 @@ static cJSON *partial_tree(cJSON *o, const char *api_version)
     return p;
 }
 
-/* The answer the client asked for in one place for every tree: a one-object answer becomes its
- * PartialObjectMetadata when that was negotiated (lists are converted as they are built); a
- * Status never is. */
-static void reply(struct call *c, int code, cJSON *body)
+/* One Warning header per line of lines, which is emptied. */
+static void add_warning_headers(struct call *c, struct strbuf *lines)
 {
-    const char *kind;
-
-    for (const char *w = c->warnings.buf; *w;) {
+    for (const char *w = lines->buf; *w;) {
         const char *eol = strchr(w, '\n');
         struct strbuf v = STRBUF_INIT;
 
@@ -113,7 +112,18 @@ static void reply(struct call *c, int code, cJSON *body)
         strbuf_release(&v);
         w = eol + 1;
     }
-    strbuf_reset(&c->warnings);
+    strbuf_reset(lines);
+}
+
+/* The answer the client asked for in one place for every tree: a one-object answer becomes its
+ * PartialObjectMetadata when that was negotiated (lists are converted as they are built); a
+ * Status never is. */
+static void reply(struct call *c, int code, cJSON *body)
+{
+    const char *kind;
+
+    add_warning_headers(c, &c->wh_warnings);
+    add_warning_headers(c, &c->warnings);
     kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "kind"));
     if (body && c->out.as == NEGOTIATE_PARTIAL && code >= 200 && code < 300 &&
         !(kind && !strcmp(kind, "Status"))) {
@@ -362,6 +372,73 @@ static bool validate(struct call *c, cJSON *obj)
     return n == 0;
 }
 
+/* ---- admission webhooks (webhook.h) ---- */
+
+/* What the webhooks are told about this request; op and old (the stored object) as given. */
+static void wh_attrs(const struct call *c, enum webhook_op op, const cJSON *old,
+                     struct webhook_attrs *a)
+{
+    *a = (struct webhook_attrs){
+        .op = op,
+        .group = c->res->group,
+        .version = c->res->version,
+        .resource = c->res->plural,
+        .subresource = c->ri.subresource,
+        .kind_group = c->res->group,
+        .kind_version = c->res->version,
+        .kind = c->res->kind,
+        .ns = c->res->namespaced ? c->ri.namespace : "",
+        .name = c->ri.name,
+        .namespaced = c->res->namespaced,
+        .dry_run = c->dry_run,
+        .user = c->user.name ? &c->user : NULL,
+        .old = old,
+    };
+}
+
+/* The defaults of the resource's description, without the canonical encoding: what webhooks
+ * are shown, as kube-apiserver shows them defaulted objects. */
+static void apply_defaults(const struct call *c, cJSON *obj)
+{
+    int r = c->res->builtin ? api_object_default(c->res->builtin, obj, 0)
+                            : api_default(c->res->schema, obj, 0);
+    CHECK(r == 0);
+}
+
+/* Replies with a webhook's refusal; keeps its warnings for the answer. */
+static bool wh_outcome(struct call *c, int r, struct webhook_outcome *out)
+{
+    strbuf_add(&c->wh_warnings, out->warnings.buf, out->warnings.len);
+    if (r < 0) {
+        reply_status(c, out->status);
+        out->status = NULL;
+    }
+    webhook_outcome_release(out);
+    return r == 0;
+}
+
+/* The mutating webhooks over *obj (possibly replaced); replies and returns false on refusal. */
+static bool wh_mutate(struct call *c, const struct webhook_attrs *a, cJSON **obj)
+{
+    struct webhook_outcome out = WEBHOOK_OUTCOME_INIT;
+
+    if (!webhooks_wanted(c->srv->webhooks, a))
+        return true;
+    if (obj && *obj)
+        apply_defaults(c, *obj);
+    return wh_outcome(c, webhooks_mutate(c->srv->webhooks, a, obj, &out), &out);
+}
+
+/* The validating webhooks over obj; replies and returns false on refusal. */
+static bool wh_validate(struct call *c, const struct webhook_attrs *a, const cJSON *obj)
+{
+    struct webhook_outcome out = WEBHOOK_OUTCOME_INIT;
+
+    if (!webhooks_wanted(c->srv->webhooks, a))
+        return true;
+    return wh_outcome(c, webhooks_validate(c->srv->webhooks, a, obj, &out), &out);
+}
+
 /* ---- non-resource paths ---- */
 
 static void reply_text(struct call *c, int code, const char *text)
@@ -386,6 +463,7 @@ static void serve_nonresource(struct call *c)
         c->resp->status = 200;
         c->resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
         api_metrics_render(c->srv->metrics, store_revision(c->srv->store), &c->resp->body);
+        webhooks_render_metrics(c->srv->webhooks, &c->resp->body);
         return;
     }
     if (!strcmp(path, "/version")) {
@@ -1301,6 +1379,7 @@ static bool crd_servable(struct call *c, const cJSON *crd)
 static void do_create(struct call *c)
 {
     cJSON *obj = read_body(c), *meta;
+    struct webhook_attrs wa;
     const char *name, *gen;
     struct strbuf bytes = STRBUF_INIT;
     char uid[37];
@@ -1345,7 +1424,15 @@ static void do_create(struct call *c)
         set_string(meta, "name", g);
         free(g);
     }
-    if (!node_may(c, obj) || !admit(c, NULL, obj) || !validate(c, obj))
+    if (!node_may(c, obj) || !admit(c, NULL, obj))
+        goto out;
+    wh_attrs(c, WEBHOOK_CREATE, NULL, &wa);
+    wa.name = get_string(meta, "name") ? get_string(meta, "name") : "";
+    if (!wh_mutate(c, &wa, &obj))
+        goto out;
+    meta = meta_of(obj);
+    /* A webhook may not move the object to another namespace. */
+    if (!reconcile_namespace(c, meta, true) || !node_may(c, obj) || !validate(c, obj))
         goto out;
     name = get_string(meta, "name");
     apiserver_random_uid(uid);
@@ -1368,6 +1455,9 @@ static void do_create(struct call *c)
     c->target.name = name;
     object_key(&c->key, c->res, c->ri.namespace, name);
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
+        goto out;
+    wa.name = name;
+    if (!wh_validate(c, &wa, obj))
         goto out;
     if (encode_for_store(obj, &bytes) < 0) {
         reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
@@ -1443,7 +1533,8 @@ static cJSON *read_current(struct call *c, uint64_t *ret_rv)
  */
 static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_retry)
 {
-    cJSON *meta, *old = NULL, *old_meta;
+    cJSON *meta, *old = NULL, *old_meta, *prev = NULL;
+    struct webhook_attrs wa;
     struct store_item it = {0};
     struct strbuf bytes = STRBUF_INIT;
     const char *name, *rvs;
@@ -1453,6 +1544,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     int r;
     char msg[256];
 
+    strbuf_reset(&c->wh_warnings);
     meta = meta_of(obj);
     name = get_string(meta, "name");
     if (!name || strcmp(name, c->ri.name)) {
@@ -1494,6 +1586,9 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     }
     expect = it.rv;
     old_meta = meta_of(old);
+    wh_attrs(c, WEBHOOK_UPDATE, NULL, &wa);
+    if (!strcmp(c->ri.subresource, "status") && webhooks_wanted(c->srv->webhooks, &wa))
+        CHECK(prev = cJSON_Duplicate(old, true)); /* the status write takes old over */
     if (!strcmp(c->ri.subresource, "status")) {
         /* /status writes change only status: the stored object with the new status, used as
          * it is (no copy: nothing below needs the old one, as nothing else changes). */
@@ -1529,6 +1624,29 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     }
     if (!*c->ri.subresource && !admit(c, old, obj))
         goto out;
+    wa.old = old ? old : prev;
+    if (!wh_mutate(c, &wa, &obj))
+        goto out;
+    /* What the strategies' PrepareForUpdate does after mutating admission: a status write
+     * keeps only the status a webhook left, a write of the main resource the stored status. */
+    if (prev) {
+        cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(obj, "status");
+        cJSON_Delete(obj);
+        CHECK(obj = cJSON_Duplicate(prev, true));
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+        if (st)
+            CHECK(cJSON_AddItemToObject(obj, "status", st));
+    } else if (!*c->ri.subresource && has_status_subresource(c->res)) {
+        carry(obj, old, "status");
+    }
+    meta = meta_of(obj);
+    name = get_string(meta, "name");
+    if (!name || strcmp(name, c->ri.name)) {
+        reply_bad_request(c, "an admission webhook changed the name of the object");
+        goto out;
+    }
+    if (!reconcile_namespace(c, meta, false))
+        goto out;
     if (is_pods(c->res) && !*c->ri.subresource) {
         struct field_errors errs = FIELD_ERRORS_INIT;
         pods_validate_update(old, obj, &errs);
@@ -1557,6 +1675,8 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         field_errors_release(&errs);
     }
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
+        goto out;
+    if (!wh_validate(c, &wa, obj))
         goto out;
     if (encode_for_store(obj, &bytes) < 0) {
         reply_status(c, api_status_from_errno(-ENOMEM, NULL, NULL));
@@ -1607,6 +1727,7 @@ out:
     strbuf_release(&bytes);
     cJSON_Delete(obj);
     cJSON_Delete(old);
+    cJSON_Delete(prev);
     return again;
 }
 
@@ -1784,7 +1905,12 @@ out:
 
 static void do_update(struct call *c)
 {
-    if (!strcmp(c->ri.subresource, "status") && splice_status_write(c))
+    struct webhook_attrs wa;
+
+    wh_attrs(c, WEBHOOK_UPDATE, NULL, &wa);
+    /* The fast path admits nothing: taken only when no webhook wants the write. */
+    if (!strcmp(c->ri.subresource, "status") && !webhooks_wanted(c->srv->webhooks, &wa) &&
+        splice_status_write(c))
         return;
     /* The body is decoded again for another try (rare) rather than copied for one each time. */
     for (int i = 1;; i++) {
@@ -1975,7 +2101,20 @@ static void do_deletecollection(struct call *c)
             /* What a single delete would refuse stays (admit_delete()). */
             struct strbuf why = STRBUF_INIT;
             int ar = admit_delete(c->srv->store, c->res, o, &why);
+            struct webhook_attrs wa;
             strbuf_release(&why);
+            wh_attrs(c, WEBHOOK_DELETE, o, &wa);
+            wa.name = get_string(meta_of(o), "name") ? get_string(meta_of(o), "name") : "";
+            wa.ns = c->res->namespaced && get_string(meta_of(o), "namespace")
+                        ? get_string(meta_of(o), "namespace")
+                        : "";
+            if (ar == 0 && webhooks_wanted(c->srv->webhooks, &wa)) {
+                struct webhook_outcome wo = WEBHOOK_OUTCOME_INIT;
+                ar = webhooks_mutate(c->srv->webhooks, &wa, NULL, &wo);
+                if (ar == 0)
+                    ar = webhooks_validate(c->srv->webhooks, &wa, NULL, &wo);
+                webhook_outcome_release(&wo);
+            }
             if (ar < 0) {
                 cJSON_Delete(o);
                 store_item_release(&it);
@@ -2071,6 +2210,12 @@ static void do_delete(struct call *c)
             goto out;
         if (old && !admit_deletion(c, old))
             goto out;
+        if (old) {
+            struct webhook_attrs wa;
+            wh_attrs(c, WEBHOOK_DELETE, old, &wa);
+            if (!wh_mutate(c, &wa, NULL) || !wh_validate(c, &wa, NULL))
+                goto out;
+        }
     }
     /* Finalizers keep the object, marked for deletion, until they are gone. */
     if (meta && cJSON_GetArraySize(cJSON_GetObjectItem(meta, "finalizers")) > 0) {
@@ -2577,6 +2722,7 @@ static cJSON *read_sub_body(struct call *c, const char *what)
 static void do_bind(struct call *c)
 {
     cJSON *binding = read_sub_body(c, "Binding"), *pod = NULL;
+    struct webhook_attrs wa;
     struct strbuf why = STRBUF_INIT, bytes = STRBUF_INIT, msg = STRBUF_INIT;
     char ts[RFC3339_STR_MAX];
     uint64_t rv = 0;
@@ -2586,6 +2732,10 @@ static void do_bind(struct call *c)
         return;
     if (!(pod = read_current(c, &rv)) ||
         !preconditions_hold(c, cJSON_GetObjectItem(binding, "metadata"), pod, rv))
+        goto out;
+    wh_attrs(c, WEBHOOK_CREATE, NULL, &wa);
+    wa.kind = "Binding";
+    if (!wh_mutate(c, &wa, &binding) || !wh_validate(c, &wa, binding))
         goto out;
     (void)rfc3339_format((int64_t)time(NULL), ts);
     r = pods_bind(pod, binding, ts, &why);
@@ -2618,6 +2768,7 @@ out:
 static void do_evict(struct call *c)
 {
     cJSON *ev = read_sub_body(c, "Eviction"), *pod = NULL;
+    struct webhook_attrs wa;
     uint64_t rv = 0;
     int r;
 
@@ -2628,6 +2779,11 @@ static void do_evict(struct call *c)
             c, cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "deleteOptions"), "preconditions"), pod,
             rv) ||
         !node_may(c, pod))
+        goto out;
+    wh_attrs(c, WEBHOOK_CREATE, NULL, &wa);
+    wa.kind_group = "policy";
+    wa.kind = "Eviction";
+    if (!wh_mutate(c, &wa, &ev) || !wh_validate(c, &wa, ev))
         goto out;
     r = c->dry_run ? 0 : store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
     if (r < 0)
@@ -2937,8 +3093,12 @@ static void record(struct call *c, double start)
 void apiserver_handle(const struct http_request *req, struct http_response *resp, void *userdata)
 {
     const double start = now_seconds();
-    struct call c = {
-        .srv = userdata, .req = req, .resp = resp, .key = STRBUF_INIT, .warnings = STRBUF_INIT};
+    struct call c = {.srv = userdata,
+                     .req = req,
+                     .resp = resp,
+                     .key = STRBUF_INIT,
+                     .warnings = STRBUF_INIT,
+                     .wh_warnings = STRBUF_INIT};
     bool serial;
     int r;
 
@@ -3039,8 +3199,10 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
     if (c.res && resp->status >= 200 && resp->status < 300 && strcmp(c.ri.verb, "get") &&
-        strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch"))
+        strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch")) {
         aggregator_note_write(c.srv->agg, c.res->group, c.res->plural);
+        webhooks_note_write(c.srv->webhooks, c.res->group, c.res->plural);
+    }
     record(&c, start);
     if (c.srv->auth && c.srv->auth->release && c.user.name)
         c.srv->auth->release(c.srv->auth->userdata, &c.user);
@@ -3048,6 +3210,7 @@ out:
     api_reqinfo_release(&c.ri);
     strbuf_release(&c.key);
     strbuf_release(&c.warnings);
+    strbuf_release(&c.wh_warnings);
 }
 
 static int load_crd(const struct store_item *it, void *ud)
@@ -3107,6 +3270,7 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     s->metrics = api_metrics_new();
     s->reg = opts->kinds ? api_registry_new_kinds(opts->kinds) : api_registry_new();
     s->hub = watch_hub_new(encode_event);
+    CHECK(webhooks_new(store, &s->webhooks) == 0);
     store_set_observer(store, watch_hub_observe, s->hub);
     if (opts->kinds) {
         *ret = s;
@@ -3164,6 +3328,7 @@ void apiserver_free(struct apiserver *s)
         return;
     apiserver_stop_watches(s);
     aggregator_free(s->agg);
+    webhooks_free(s->webhooks);
     watch_hub_free(s->hub);
     api_registry_free(s->reg);
     (void)pthread_mutex_destroy(&s->admit_lock);

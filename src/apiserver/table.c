@@ -125,6 +125,14 @@ static const struct column apiservice_columns[] = {
     {"Age", "string", "", DESC_AGE, 0},
 };
 
+/* kube's webhook configuration tables (pkg/printers/internalversion: NAME, WEBHOOKS, AGE). */
+static const struct column webhook_config_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Webhooks", "integer", "", "Webhooks indicates the number of webhooks in the configuration.",
+     0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
 /* Name + Age of the built-in printers for kinds without a printer of their own. */
 static const struct column generic_columns[] = {
     {"Name", "string", "name", DESC_NAME, 0},
@@ -146,6 +154,7 @@ enum printer {
     PRINT_ENDPOINTS,
     PRINT_PRIORITY_CLASS,
     PRINT_APISERVICE,
+    PRINT_WEBHOOK_CONFIG,
     PRINT_CRD,
 };
 
@@ -165,6 +174,10 @@ static const struct {
      ARRAY_SIZE(priority_class_columns)},
     {"apiregistration.k8s.io", "APIService", PRINT_APISERVICE, apiservice_columns,
      ARRAY_SIZE(apiservice_columns)},
+    {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", PRINT_WEBHOOK_CONFIG,
+     webhook_config_columns, ARRAY_SIZE(webhook_config_columns)},
+    {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", PRINT_WEBHOOK_CONFIG,
+     webhook_config_columns, ARRAY_SIZE(webhook_config_columns)},
 };
 
 static cJSON *must(cJSON *v)
@@ -1073,6 +1086,12 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
         case PRINT_APISERVICE:
             push_str(cells, str_or(get_str(om, "name"), ""));
             apiservice_cells(obj, cells, &sb);
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        case PRINT_WEBHOOK_CONFIG:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            push(cells, cJSON_CreateNumber((double)cJSON_GetArraySize(get(obj, "webhooks"))));
             age_of(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
