@@ -77,10 +77,10 @@ static inline void wt_run(const struct webhook_config *cfg, const char *path, cJ
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(r, "uid")), "u-1");
     out->allowed = cJSON_IsTrue(cJSON_GetObjectItem(r, "allowed"));
     {
-        const cJSON *code = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "code");
+        const cJSON *code = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "status"), "code");
         out->code = cJSON_IsNumber(code) ? code->valueint : 0;
     }
-    p = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "result"), "message"));
+    p = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "status"), "message"));
     (void)snprintf(out->message, sizeof(out->message), "%s", p ? p : "");
     obj = cJSON_GetObjectItem(cJSON_GetObjectItem(review, "request"), "object");
     if (cJSON_IsObject(obj)) {

@@ -268,7 +268,7 @@ static cJSON *respond(const struct webhook__request *req, int r, struct webhook_
     CHECK(cJSON_AddStringToObject(resp, "uid", req->uid));
     if (r < 0) {
         CHECK(cJSON_AddFalseToObject(resp, "allowed"));
-        CHECK(result = cJSON_AddObjectToObject(resp, "result"));
+        CHECK(result = cJSON_AddObjectToObject(resp, "status"));
         CHECK(cJSON_AddNumberToObject(result, "code", r == -EACCES ? 400 : 500));
         if (!res->msg.len)
             strbuf_addstr(&res->msg, err_str(r));
