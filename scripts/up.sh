@@ -2,8 +2,11 @@
 # `make up`: the standalone control plane on this machine. Starts `koord apiserver` and
 # `koord manager` wired together the way a cluster wires them (the manager trusts the CAs the
 # API server publishes in kube-system/extension-apiserver-authentication, and registers the
-# NodeMetric API as an APIService the API server proxies to), applies the CRDs, the priority
-# classes and upstream's default slo-controller-config, registers this machine as a Node, runs
+# NodeMetric API as an APIService the API server proxies to, and its admission webhooks as the
+# webhook configurations the API server calls), applies the CRDs, the priority classes, upstream's
+# default slo-controller-config and the example ClusterColocationProfile (pods of namespaces
+# labelled koordinator.sh/enable-colocation=true become batch pods), registers this machine as a
+# Node, runs
 # `koord agent` for it (so its NodeMetric shows this host's real usage), starts `koord scheduler`
 # with profiles for koord-scheduler and default-scheduler (no other scheduler runs here, so every
 # pod created is placed on this host), and stays in the foreground until Ctrl-C, which stops all
@@ -76,6 +79,10 @@ kubectl get namespace koordinator-system >/dev/null 2>&1 ||
 # Applied only when absent, so that edits made with kubectl survive a restart.
 kubectl get configmap -n koordinator-system slo-controller-config >/dev/null 2>&1 ||
     kubectl create -f deploy/slo-controller-config.yaml >/dev/null || die "creating slo-controller-config failed"
+# The label the ConfigMap webhook selects (a ConfigMap created before it was added lacks it).
+kubectl label configmap -n koordinator-system slo-controller-config --overwrite \
+    koordinator.sh/configmap-type=slo-controller-config >/dev/null ||
+    die "labelling slo-controller-config failed"
 
 # This machine as a Node: its name, CPUs and memory, Ready. (kubelet would keep the status
 # fresh; here it is written once.)
@@ -106,6 +113,7 @@ echo "== koord manager on $MLISTEN, webhooks on $WLISTEN (certificates in $STATE
 setsid "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen "$MLISTEN" --cert-dir "$STATE/manager" \
     --ready-file "$STATE/manager.ready" --register-apiservice "$MLISTEN" \
     --webhook-listen "$WLISTEN" --register-webhooks "$WLISTEN" \
+    --feature-gates ConfigMapValidatingWebhook=true \
     >>"$STATE/manager.log" 2>&1 &
 mpid=$!
 wait_file "$STATE/manager.ready" "$mpid" "koord manager"
@@ -124,6 +132,22 @@ available || die "the NodeMetric APIService v1alpha1.metrics.koordinator.sh is n
 # kubectl caches discovery for hours and would go on resolving `nodemetrics` to the
 # slo.koordinator.sh CRD it saw before the APIService existed: drop this server's cache.
 rm -rf "${HOME:-/root}/.kube/cache/discovery/$(printf %s "$LISTEN" | sed 's/[^A-Za-z0-9.-]/_/g')"
+
+# Admission: the manager registers its webhooks; then the example ClusterColocationProfile,
+# which turns pods of namespaces labelled koordinator.sh/enable-colocation=true into batch pods.
+registered() {
+    kubectl get mutatingwebhookconfiguration koordinator-mutating-webhook-configuration \
+        -o jsonpath='{.webhooks[0].clientConfig.caBundle}' 2>/dev/null | grep -q .
+}
+for _ in $(seq 1 300); do
+    registered && break
+    kill -0 "$mpid" 2>/dev/null || die "koord manager exited"
+    sleep 0.1
+done
+registered || die "koord manager did not register its admission webhooks after 30 s"
+echo "== kubectl apply -f examples/colocation/colocation-profile.yaml"
+kubectl apply -f examples/colocation/colocation-profile.yaml >/dev/null ||
+    die "applying the ClusterColocationProfile failed"
 
 # The agent for this machine: its usage, reported to the manager (through the admin
 # credentials of the kubeconfig; in a cluster it would use the node's own). --dry-run: its QoS
@@ -162,6 +186,8 @@ echo "    export KUBECONFIG=$KUBECONFIG"
 echo "    kubectl get nodes,nodeslos,nodemetrics"
 echo "    kubectl get nodemetric $node -o yaml     # this host's usage, as the agent reports it"
 echo "    kubectl create -f examples/core/pod-batch.yaml && kubectl get pod batch-worker-0 -o wide"
+echo "    kubectl apply -f examples/colocation/spark-namespace.yaml -f examples/colocation/spark-executor.yaml"
+echo "    kubectl get pod -n spark-demo spark-executor-0 -o yaml   # a batch pod, by the ClusterColocationProfile"
 echo
 kubectl get nodes,nodeslos,nodemetrics || true
 echo
