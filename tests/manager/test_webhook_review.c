@@ -56,11 +56,20 @@ static void test_gates(void **state)
     assert_true(g.pod_mutating && g.pod_validating && g.elastic_mutating && g.framework);
     assert_false(g.configmap_validating || g.node_mutating || g.skip_mutating_resources);
     assert_int_equal(webhook_gates_parse("ConfigMapValidatingWebhook=true, PodMutatingWebhook=0,"
-                                         "MultiQuotaTree=true",
+                                         "MultiQuotaTree=false,EnableSyncGPUSharedResource=true,"
+                                         "DisableDeviceResourceSpec=true",
                                          &g, &err),
                      0);
-    assert_true(g.configmap_validating);
+    assert_true(g.configmap_validating && g.disable_device_spec);
     assert_false(g.pod_mutating);
+    /* A gate that would turn on what koord does not implement is refused, not ignored. */
+    assert_int_equal(webhook_gates_parse("MultiQuotaTree=true", &g, &err), -EINVAL);
+    assert_string_equal(err.buf, "feature gate MultiQuotaTree=true is not supported by koord "
+                                 "manager (what it enables upstream is not implemented; "
+                                 "docs/cli.md)");
+    strbuf_reset(&err);
+    assert_int_equal(webhook_gates_parse("EnableQuotaAdmission=1", &g, &err), -EINVAL);
+    strbuf_reset(&err);
     assert_int_equal(webhook_gates_parse("NoSuchGate=true", &g, &err), -EINVAL);
     assert_string_equal(err.buf, "unrecognized feature gate: NoSuchGate");
     strbuf_reset(&err);

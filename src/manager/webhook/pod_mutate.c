@@ -2,10 +2,11 @@
  * /mutate-pod (manager-behaviour.md 5, 5.1-5.3; upstream pkg/webhook/pod/mutating): on CREATE,
  * the ClusterColocationProfiles that select the pod turn it into what they describe (labels,
  * annotations, key mappings, suffixes, scheduler, QoS, priority, a strategic patch), its cpu
- * and memory become batch or mid resources by its priority class, and the extended-resource-spec
- * annotation records its batch resources for the agent. Upstream quirks copied on purpose, as
- * they decide which pods users' profiles touch: a selector that cannot be evaluated counts as
- * matched, and a probability of N% passes (N+1)% of pods.
+ * and memory become batch or mid resources by its priority class, the extended-resource-spec
+ * annotation records its batch resources for the agent, and GPU requests get the device
+ * resource spec (gpu -> gpu-core and gpu-memory-ratio, gpu.shared). Upstream quirks copied on
+ * purpose, as they decide which pods users' profiles touch: a selector that cannot be evaluated
+ * counts as matched, and a probability of N% passes (N+1)% of pods.
  */
 #include <errno.h>
 #include <math.h>
@@ -398,6 +399,86 @@ out:
     cJSON_Delete(spec);
 }
 
+/* ---- device resource spec (5.1 step 4) ---- */
+
+#define R_GPU        "koordinator.sh/gpu"
+#define R_GPU_CORE   "koordinator.sh/gpu-core"
+#define R_GPU_MEMORY "koordinator.sh/gpu-memory"
+#define R_GPU_RATIO  "koordinator.sh/gpu-memory-ratio"
+#define R_GPU_SHARED "koordinator.sh/gpu.shared"
+
+/* The integer value of list[name], or -1 when absent or not a quantity. */
+static int64_t int_of(const cJSON *list, const char *name)
+{
+    const cJSON *v = get(list, name);
+    struct quantity q;
+    int64_t n;
+
+    if (!cJSON_IsString(v) || quantity_parse(v->valuestring, &q) < 0 || quantity_value(&q, &n) < 0)
+        return -1;
+    return n;
+}
+
+/* Sets name to the integer n in requests and limits. */
+static void set_both(cJSON *res, const char *name, int64_t n)
+{
+    static const char *const lists[] = {"requests", "limits"};
+    struct quantity q;
+    char buf[QUANTITY_STR_MAX];
+
+    quantity_from_int(n, QUANTITY_DECIMAL_SI, &q);
+    (void)quantity_format(&q, buf);
+    for (size_t i = 0; i < ARRAY_SIZE(lists); i++)
+        webhook__set_str(webhook__object_at(res, lists[i]), name, buf);
+}
+
+/* gpu.shared for a container asking v of gpu-memory-ratio or gpu-core: whole GPUs when v is
+ * more than one and a multiple of 100, else one shared GPU. */
+static int64_t shared_of(int64_t v)
+{
+    return v > 100 && v % 100 == 0 ? v / 100 : 1;
+}
+
+/*
+ * Upstream's device resource spec: a container asking koordinator.sh/gpu = N asks gpu-core and
+ * gpu-memory-ratio N instead, and every container asking a GPU resource gets gpu.shared (how
+ * many GPUs it shares) unless it names it.
+ */
+static void device_spec(cJSON *pod)
+{
+    static const char *const gpu_names[] = {R_GPU, R_GPU_CORE, R_GPU_MEMORY, R_GPU_RATIO,
+                                            R_GPU_SHARED};
+    cJSON *containers = cJSON_GetObjectItemCaseSensitive(get(pod, "spec"), "containers"), *c;
+
+    cJSON_ArrayForEach(c, containers)
+    {
+        cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+        cJSON *req = cJSON_GetObjectItemCaseSensitive(res, "requests");
+        bool any = false;
+        int64_t n;
+
+        for (size_t i = 0; i < ARRAY_SIZE(gpu_names); i++)
+            any |= get(req, gpu_names[i]) != NULL;
+        if (!any)
+            continue;
+        if ((n = int_of(req, R_GPU)) >= 0) {
+            set_both(res, R_GPU_CORE, n);
+            set_both(res, R_GPU_RATIO, n);
+            cJSON_DeleteItemFromObjectCaseSensitive(req, R_GPU);
+            cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "limits"),
+                                                    R_GPU);
+        }
+        if (get(req, R_GPU_SHARED))
+            continue;
+        if ((n = int_of(req, R_GPU_RATIO)) >= 0)
+            set_both(res, R_GPU_SHARED, shared_of(n));
+        else if ((n = int_of(req, R_GPU_CORE)) >= 0)
+            set_both(res, R_GPU_SHARED, shared_of(n));
+        else
+            set_both(res, R_GPU_SHARED, 1);
+    }
+}
+
 /* ---- the handler ---- */
 
 /* Removes the metadata map k the mutation created empty, so the patch does not add it. */
@@ -436,6 +517,10 @@ int webhook__mutate_pod(const struct webhook_config *cfg, const struct webhook__
     }
     if (!cfg->gates.disable_extended_spec)
         extended_spec(pod);
+    /* Step 3, the multi-quota-tree node affinity, is gated off (MultiQuotaTree, refused by
+     * --feature-gates). */
+    if (!cfg->gates.disable_device_spec)
+        device_spec(pod);
     drop_empty(pod, req->object, "labels");
     drop_empty(pod, req->object, "annotations");
     res->mutated = pod;

@@ -80,9 +80,16 @@ void webhook_gates_default(struct webhook_gates *ret)
     {                                                                                              \
         name, (size_t)-1                                                                           \
     }
+/* A gate whose non-default value would change a webhook (or a controller of the manager) in a
+ * way koord does not implement: only its default, false, is accepted. */
+#define UNBUILT(name)                                                                              \
+    {                                                                                              \
+        name, (size_t)-2                                                                           \
+    }
 
-/* Upstream's koord-manager gates (pkg/features/features.go); those without a field do not
- * touch the webhooks and are accepted so a manifest written for upstream works. */
+/* Upstream's koord-manager gates (pkg/features/features.go); NO_GATE ones do not touch the
+ * webhooks and are accepted so a manifest written for upstream works; UNBUILT ones are
+ * accepted only at their default. */
 static const struct {
     const char *name;
     size_t off;
@@ -98,20 +105,20 @@ static const struct {
     GATE("ColocationProfileSkipValidatingPriority", skip_validating_priority),
     GATE("DisableExtendedResourceSpec", disable_extended_spec),
     GATE("SupportParentQuotaSubmitPod", support_parent_quota_pods),
-    NO_GATE("NodeValidatingWebhook"),
-    NO_GATE("ReservationMutatingWebhook"),
-    NO_GATE("ColocationProfileController"),
-    NO_GATE("DisableDeviceResourceSpec"),
-    NO_GATE("ValidatePodDeviceResource"),
-    NO_GATE("EnablePodEnhancedValidator"),
-    NO_GATE("BindingAdmissionWebhook"),
-    NO_GATE("MultiQuotaTree"),
-    NO_GATE("EnableQuotaAdmission"),
-    NO_GATE("EnableQuotaAdmissionOnUpdate"),
+    UNBUILT("NodeValidatingWebhook"),
+    UNBUILT("ReservationMutatingWebhook"),
+    UNBUILT("ColocationProfileController"),
+    GATE("DisableDeviceResourceSpec", disable_device_spec),
+    UNBUILT("ValidatePodDeviceResource"),
+    UNBUILT("EnablePodEnhancedValidator"),
+    UNBUILT("BindingAdmissionWebhook"),
+    UNBUILT("MultiQuotaTree"),
+    UNBUILT("EnableQuotaAdmission"),
+    UNBUILT("EnableQuotaAdmissionOnUpdate"),
     NO_GATE("ElasticQuotaEvaluationTransformPod"),
-    NO_GATE("ElasticQuotaEnableUpdateResourceKey"),
-    NO_GATE("ElasticQuotaGuaranteeUsage"),
-    NO_GATE("DisableDefaultQuota"),
+    UNBUILT("ElasticQuotaEnableUpdateResourceKey"),
+    UNBUILT("ElasticQuotaGuaranteeUsage"),
+    UNBUILT("DisableDefaultQuota"),
     NO_GATE("EnableSyncGPUSharedResource"),
     NO_GATE("ElasticQuotaIgnorePodOverhead"),
     NO_GATE("PriorityTransformer"),
@@ -165,7 +172,14 @@ int webhook_gates_parse(const char *s, struct webhook_gates *g, struct strbuf *e
             if (strlen(gate_table[i].name) != klen || memcmp(gate_table[i].name, p, klen))
                 continue;
             found = true;
-            if (gate_table[i].off != (size_t)-1)
+            if (gate_table[i].off == (size_t)-2 && v) {
+                strbuf_addf(err,
+                            "feature gate %.*s=true is not supported by koord manager (what it "
+                            "enables upstream is not implemented; docs/cli.md)",
+                            (int)klen, p);
+                return -EINVAL;
+            }
+            if (gate_table[i].off < (size_t)-2)
                 *(bool *)((char *)g + gate_table[i].off) = v;
         }
         if (!found) {

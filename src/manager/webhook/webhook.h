@@ -62,14 +62,17 @@ struct webhook_gates {
     bool skip_validating_priority;  /* ColocationProfileSkipValidatingPriority, false */
     bool disable_extended_spec;     /* DisableExtendedResourceSpec, false */
     bool support_parent_quota_pods; /* SupportParentQuotaSubmitPod, false */
+    bool disable_device_spec;       /* DisableDeviceResourceSpec, false */
 };
 
 void webhook_gates_default(struct webhook_gates *ret);
 
 /*
  * Applies a --feature-gates value ("Name=true,Other=false", Go's strconv.ParseBool values) to
- * g. Gates of upstream's list that do not touch the webhooks are accepted and ignored; an
- * unknown name or a bad value is -EINVAL with the reason in err (g may be half-changed then).
+ * g. Gates of upstream's list that do not touch the webhooks are accepted and ignored; a gate
+ * that would change a webhook in a way koord does not implement may be set only to its
+ * default (anything else is refused rather than ignored); an unknown name or a bad value is
+ * -EINVAL with the reason in err (g may be half-changed then).
  */
 int webhook_gates_parse(const char *s, struct webhook_gates *g, struct strbuf *err);
 
