@@ -75,6 +75,7 @@ struct call {
     const char *node;            /* the node a node identity speaks for, else NULL */
     bool check_objects;          /* node identity: every object touched must be about c->node */
     bool dry_run;                /* dryRun=All: everything but the write */
+    bool as_scale;               /* answer a CRD's objects as their Scale (do_scale) */
     struct negotiate_output out; /* the form of the answer the Accept header asked for */
     struct strbuf warnings;      /* the Warning values of the last validation, one a line: a write
                                   * retried on a newer object answers with that attempt's */
@@ -118,10 +119,21 @@ static void add_warning_headers(struct call *c, struct strbuf *lines)
 /* The answer the client asked for in one place for every tree: a one-object answer becomes its
  * PartialObjectMetadata when that was negotiated (lists are converted as they are built); a
  * Status never is. */
+static cJSON *scale_of(const struct api_resource *res, const cJSON *obj);
+
 static void reply(struct call *c, int code, cJSON *body)
 {
     const char *kind;
 
+    if (c->as_scale && body && code >= 200 && code < 300 &&
+        !strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "kind"))
+                    ? cJSON_GetObjectItemCaseSensitive(body, "kind")->valuestring
+                    : "",
+                c->res->kind)) {
+        cJSON *sc = scale_of(c->res, body);
+        cJSON_Delete(body);
+        body = sc;
+    }
     add_warning_headers(c, &c->wh_warnings);
     add_warning_headers(c, &c->warnings);
     kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "kind"));
@@ -561,7 +573,8 @@ static void do_get(struct call *c)
         reply_status(c, api_status_from_errno(r, NULL, &c->target));
         return;
     }
-    if (!wants_table(c) && splice_stored(it.obj, it.rv, partial_of(c), &c->resp->body)) {
+    if (!c->as_scale && !wants_table(c) &&
+        splice_stored(it.obj, it.rv, partial_of(c), &c->resp->body)) {
         c->resp->status = 200;
         c->resp->content_type = "application/json";
         store_item_release(&it);
@@ -573,7 +586,7 @@ static void do_get(struct call *c)
         reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
         return;
     }
-    if (wants_table(c)) {
+    if (wants_table(c) && !c->as_scale) {
         const cJSON *one[1] = {o};
         reply_table(c, one, 1, get_string(cJSON_GetObjectItem(o, "metadata"), "resourceVersion"),
                     NULL);
@@ -1731,6 +1744,150 @@ out:
     return again;
 }
 
+/* The operations a JSON patch may have (kube's maxJSONPatchOperations). */
+#define MAX_PATCH_OPS 10000
+
+/* ---- scale (a CRD's subresources.scale) ---- */
+
+/* The member at a CRD's JSON path (".spec.replicas") in o, or NULL. With make, the objects on
+ * the way are made and the last member is replaced by v (taken over). */
+static cJSON *path_member(cJSON *o, const char *path, cJSON *v)
+{
+    char *copy = xstrdup(*path == '.' ? path + 1 : path), *save = NULL, *k, *next;
+    cJSON *cur = o;
+
+    for (k = strtok_r(copy, ".", &save); k && cur; k = next) {
+        next = strtok_r(NULL, ".", &save);
+        if (!next) {
+            if (v) {
+                cJSON_DeleteItemFromObjectCaseSensitive(cur, k);
+                CHECK(cJSON_AddItemToObject(cur, k, v));
+                cur = v;
+            } else {
+                cur = cJSON_GetObjectItemCaseSensitive(cur, k);
+            }
+            break;
+        }
+        if (v && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(cur, k))) {
+            cJSON_DeleteItemFromObjectCaseSensitive(cur, k);
+            CHECK(cJSON_AddObjectToObject(cur, k));
+        }
+        cur = cJSON_GetObjectItemCaseSensitive(cur, k);
+    }
+    if (!k)
+        cur = NULL;
+    free(copy);
+    return cur;
+}
+
+/* autoscaling/v1 Scale of a custom resource (apiextensions-apiserver's scaleFromCustomResource):
+ * the replicas at its paths (0 when absent), the selector string when it has one. */
+static cJSON *scale_of(const struct api_resource *res, const cJSON *obj)
+{
+    static const char *const keep[] = {"name", "namespace", "uid", "resourceVersion",
+                                       "creationTimestamp"};
+    cJSON *sc = cJSON_CreateObject(), *md, *x;
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const char *sel = NULL;
+
+    CHECK(sc && cJSON_AddStringToObject(sc, "kind", "Scale") &&
+          cJSON_AddStringToObject(sc, "apiVersion", "autoscaling/v1"));
+    CHECK(md = cJSON_AddObjectToObject(sc, "metadata"));
+    for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+        if ((x = cJSON_GetObjectItemCaseSensitive(m, keep[i])))
+            CHECK(cJSON_AddItemToObject(md, keep[i], cJSON_Duplicate(x, true)));
+    x = path_member((cJSON *)obj, res->scale_spec_path, NULL);
+    CHECK(cJSON_AddNumberToObject(cJSON_AddObjectToObject(sc, "spec"), "replicas",
+                                  cJSON_IsNumber(x) ? x->valuedouble : 0));
+    CHECK(x = cJSON_AddObjectToObject(sc, "status"));
+    {
+        const cJSON *st = path_member((cJSON *)obj, res->scale_status_path, NULL);
+        CHECK(cJSON_AddNumberToObject(x, "replicas", cJSON_IsNumber(st) ? st->valuedouble : 0));
+    }
+    if (res->scale_selector_path)
+        sel = cJSON_GetStringValue(path_member((cJSON *)obj, res->scale_selector_path, NULL));
+    if (sel && *sel)
+        CHECK(cJSON_AddStringToObject(x, "selector", sel));
+    return sc;
+}
+
+/*
+ * GET, PUT and PATCH of <resource>/<name>/scale: the Scale of the object, and a write of
+ * spec.replicas to its specReplicasPath through the update path (same admission, conflicts
+ * and answer, given as the Scale).
+ */
+static void do_scale(struct call *c)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    cJSON *obj = NULL, *sc = NULL, *patch = NULL, *rep;
+    struct codec_error err = {0};
+    char *sub = c->ri.subresource;
+    uint64_t rv = 0;
+    const char *want_rv;
+
+    c->as_scale = true;
+    if (!strcmp(c->ri.verb, "get")) {
+        do_get(c);
+        return;
+    }
+    if (strcmp(c->ri.verb, "update") && strcmp(c->ri.verb, "patch")) {
+        reply_status(c, api_status_failure(405, "MethodNotAllowed",
+                                           "the server does not allow this method on the "
+                                           "requested resource",
+                                           &c->target));
+        return;
+    }
+    if (!(obj = read_current(c, &rv)))
+        return;
+    if (!strcmp(c->ri.verb, "update")) {
+        if (!(sc = read_body(c)))
+            goto out;
+    } else {
+        const char *ct = http_request_header(c->req, "Content-Type");
+        size_t len;
+        const char *body = http_request_body(c->req, &len);
+        bool json_patch = ct && !strncmp(ct, "application/json-patch+json", 27);
+        int r;
+
+        sc = scale_of(c->res, obj);
+        if (json_parse(body, len, NULL, &patch, &err) < 0) {
+            reply_bad_request(c, "the patch is not valid JSON");
+            goto out;
+        }
+        /* A Scale has no lists: a strategic merge patch is a merge patch. */
+        r = json_patch ? json_patch_apply(&sc, patch, MAX_PATCH_OPS, &err)
+                       : merge_patch_apply(&sc, patch, &err);
+        if (r < 0) {
+            reply_status(c, api_status_failure(422, "Invalid", err.msg, &c->target));
+            goto out;
+        }
+    }
+    rep =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sc, "spec"), "replicas");
+    if (!cJSON_IsNumber(rep) || rep->valuedouble < 0 || rep->valuedouble > INT32_MAX ||
+        rep->valuedouble != (double)(int32_t)rep->valuedouble) {
+        field_error_add(&errs, FIELD_INVALID, "spec.replicas", NULL,
+                        "must be an integer greater than or equal to 0");
+        reply_status(c, api_status_invalid("Scale", "autoscaling", c->ri.name, &errs));
+        goto out;
+    }
+    (void)path_member(obj, c->res->scale_spec_path, cJSON_CreateNumber(rep->valuedouble));
+    /* The Scale's resourceVersion, when given, is the write's precondition. */
+    want_rv = get_string(cJSON_GetObjectItemCaseSensitive(sc, "metadata"), "resourceVersion");
+    set_string(meta_of(obj), "resourceVersion", want_rv ? want_rv : "");
+    if (!want_rv || !*want_rv)
+        cJSON_DeleteItemFromObjectCaseSensitive(meta_of(obj), "resourceVersion");
+    c->ri.subresource = (char *)"";
+    (void)update_once(c, obj, want_rv && *want_rv ? 0 : rv, false);
+    c->ri.subresource = sub;
+    obj = NULL;
+out:
+    field_errors_release(&errs);
+    cJSON_Delete(obj);
+    cJSON_Delete(sc);
+    cJSON_Delete(patch);
+}
+
 /* Tries of an unconditional write that keeps losing races before it answers 409. Every lost
  * race is another writer's success, so this bounds only a pathological stream of writers
  * (kube's GuaranteedUpdate retries until the request's deadline). */
@@ -1922,8 +2079,6 @@ static void do_update(struct call *c)
 }
 
 /* ---- patch (reference 3.5) ---- */
-
-#define MAX_PATCH_OPS 10000
 
 static bool patch_sets_rv(const cJSON *patch, bool json_patch)
 {
@@ -3169,7 +3324,9 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                                     !strcmp(c.ri.verb, "deletecollection"));
     if (serial)
         CHECK(pthread_mutex_lock(&c.srv->admit_lock) == 0);
-    if (!strcmp(c.ri.verb, "get"))
+    if (!strcmp(c.ri.subresource, "scale") && c.res->scale_spec_path)
+        do_scale(&c);
+    else if (!strcmp(c.ri.verb, "get"))
         do_get(&c);
     else if (!strcmp(c.ri.verb, "list"))
         do_list(&c);

@@ -49,6 +49,8 @@ static const struct {
 };
 
 static const char *const status_only[] = {"status", NULL};
+static const char *const status_scale[] = {"status", "scale", NULL};
+static const char *const scale_only[] = {"scale", NULL};
 static const char *const category_all[] = {"all", NULL};
 static const char *const category_api_extensions[] = {"api-extensions", NULL};
 
@@ -252,7 +254,12 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
         const cJSON *oas = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(v, "schema"), "openAPIV3Schema");
         const cJSON *sub = cJSON_GetObjectItemCaseSensitive(v, "subresources");
+        const cJSON *scale = cJSON_GetObjectItemCaseSensitive(sub, "scale");
         struct entry *e;
+
+        /* Both replicas paths are required (the CRD's validation says so). */
+        if (!str_at(scale, "specReplicasPath") || !str_at(scale, "statusReplicasPath"))
+            scale = NULL;
 
         if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "served")))
             continue;
@@ -273,8 +280,14 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
             .short_names = own_list(e, cJSON_GetObjectItemCaseSensitive(names, "shortNames")),
             .categories = own_list(e, cJSON_GetObjectItemCaseSensitive(names, "categories")),
             .subresources = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(sub, "status"))
-                                ? status_only
-                                : NULL,
+                                ? (scale ? status_scale : status_only)
+                                : (scale ? scale_only : NULL),
+            .scale_spec_path = scale ? own(e, xstrdup(str_at(scale, "specReplicasPath"))) : NULL,
+            .scale_status_path =
+                scale ? own(e, xstrdup(str_at(scale, "statusReplicasPath"))) : NULL,
+            .scale_selector_path = scale && str_at(scale, "labelSelectorPath")
+                                       ? own(e, xstrdup(str_at(scale, "labelSelectorPath")))
+                                       : NULL,
             .namespaced = !strcmp(str_at(spec, "scope"), "Namespaced"),
             .schema = api_schema_tree_root(e->tree),
             .crd_name = own(e, xstrdup(crd_name)),
@@ -597,7 +610,9 @@ static cJSON *resource_doc(const struct api_resource *a, const char *sub)
     strbuf_addstr(&name, a->plural);
     if (sub) {
         strbuf_addf(&name, "/%s", sub);
-        verbs = !strcmp(sub, "status") || !strcmp(sub, "finalize") ? verbs_status : verbs_create;
+        verbs = !strcmp(sub, "status") || !strcmp(sub, "finalize") || !strcmp(sub, "scale")
+                    ? verbs_status
+                    : verbs_create;
         if (!strcmp(sub, "binding"))
             kind = "Binding";
     }
@@ -608,6 +623,10 @@ static cJSON *resource_doc(const struct api_resource *a, const char *sub)
         add_s(o, "group", "policy");
         add_s(o, "version", "v1");
         kind = "Eviction";
+    } else if (sub && !strcmp(sub, "scale")) {
+        add_s(o, "group", "autoscaling");
+        add_s(o, "version", "v1");
+        kind = "Scale";
     }
     add_s(o, "kind", kind);
     CHECK(cJSON_AddItemToObject(o, "verbs", string_array(verbs)));

@@ -32,6 +32,9 @@ struct api_resource {
     const struct api_kind *builtin;  /* static description, or NULL for a CRD */
     const struct api_schema *schema; /* the whole-object description */
     const char *crd_name;            /* "<plural>.<group>" for CRD-defined resources */
+    /* A CRD's subresources.scale: the JSON paths (".spec.replicas") of the replicas wanted and
+     * seen and of the label selector string; NULL without a scale subresource. */
+    const char *scale_spec_path, *scale_status_path, *scale_selector_path;
 };
 
 struct api_registry;
