@@ -3008,9 +3008,9 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     if (c.out.yaml && !strcmp(c.ri.verb, "watch")) {
         c.out.yaml = false;
         reply_status(&c, api_status_failure(406, "NotAcceptable",
-                                             "only the following media types are accepted: "
-                                             "application/json;stream=watch",
-                                             NULL));
+                                            "only the following media types are accepted: "
+                                            "application/json;stream=watch",
+                                            NULL));
         goto out;
     }
     if (c.res->create_only) {
