@@ -214,7 +214,8 @@ static int new_string(struct dec *d, struct span s, cJSON **ret)
     if ((r = check_text(d, s)) < 0 || (r = count(d)) < 0)
         return r;
     t = xmalloc(s.n + 1);
-    memcpy(t, s.p, s.n);
+    if (s.n)
+        memcpy(t, s.p, s.n);
     t[s.n] = '\0';
     *ret = cJSON_CreateString(t);
     free(t);
@@ -347,7 +348,8 @@ static int quantity_json(struct dec *d, const struct slot *sl, cJSON **ret)
         return r;
     if (s[0].s.n >= sizeof(text))
         return fail(d, -EINVAL, "quantity is longer than %zu bytes", sizeof(text) - 1);
-    memcpy(text, s[0].s.p, s[0].s.n);
+    if (s[0].s.n)
+        memcpy(text, s[0].s.p, s[0].s.n);
     text[s[0].s.n] = '\0';
     /* An empty string is the zero Quantity; anything else must parse, as ParseQuantity. */
     if (!s[0].s.n) {
@@ -468,7 +470,8 @@ static int map_entry(struct dec *d, const struct protobuf_field *f, struct span 
     if ((r = check_text(d, key)) < 0)
         return r;
     k = xmalloc(key.n + 1);
-    memcpy(k, key.p, key.n);
+    if (key.n)
+        memcpy(k, key.p, key.n);
     k[key.n] = '\0';
     len = push(d, NULL, 0, k);
     if (!have_val && f->type == PROTOBUF_QUANTITY) {
@@ -711,7 +714,8 @@ static char *span_dup(struct span s)
 {
     char *t = xmalloc(s.n + 1);
 
-    memcpy(t, s.p, s.n);
+    if (s.n)
+        memcpy(t, s.p, s.n);
     t[s.n] = '\0';
     return t;
 }
