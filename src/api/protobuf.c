@@ -134,7 +134,7 @@ static int read_varint(struct dec *d, struct span *in, uint64_t *ret)
 
 static int next_field(struct dec *d, struct span *in, struct wfield *f)
 {
-    uint64_t key, len;
+    uint64_t key = 0, len = 0;
     int r;
 
     if ((r = read_varint(d, in, &key)) < 0)
@@ -279,7 +279,7 @@ static int scan_small(struct dec *d, const struct span *parts, size_t nparts, co
     for (size_t i = 0; i < nparts; i++) {
         struct span in = parts[i];
         while (in.n) {
-            struct wfield w;
+            struct wfield w = {0};
             int r = next_field(d, &in, &w);
             if (r < 0)
                 return r;
@@ -453,7 +453,7 @@ static int map_entry(struct dec *d, const struct protobuf_field *f, struct span 
     int r;
 
     while (in.n) {
-        struct wfield w;
+        struct wfield w = {0};
         if ((r = next_field(d, &in, &w)) < 0)
             return r;
         if (w.num == 1) {
@@ -552,7 +552,7 @@ static int collect(struct dec *d, const struct protobuf_msg *m, const struct spa
     for (size_t i = 0; i < nparts; i++) {
         struct span in = parts[i];
         while (in.n) {
-            struct wfield w;
+            struct wfield w = {0};
             const struct protobuf_field *f = m->fields;
             int r;
 
@@ -728,7 +728,7 @@ struct envelope {
 static int read_envelope(struct dec *d, struct span in, struct envelope *e)
 {
     while (in.n) {
-        struct wfield w;
+        struct wfield w = {0};
         int r;
 
         if ((r = next_field(d, &in, &w)) < 0)
@@ -740,7 +740,7 @@ static int read_envelope(struct dec *d, struct span in, struct envelope *e)
         if (w.num == 1) {
             struct span tm = w.s;
             while (tm.n) {
-                struct wfield t;
+                struct wfield t = {0};
                 if ((r = next_field(d, &tm, &t)) < 0)
                     return r;
                 if (t.num > 2)
