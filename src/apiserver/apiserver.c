@@ -22,6 +22,7 @@
 #include "apiserver/admit.h"
 #include "apiserver/aggregator.h"
 #include "apiserver/auth.h"
+#include "apiserver/body.h"
 #include "apiserver/metrics.h"
 #include "apiserver/negotiate.h"
 #include "apiserver/pods.h"
@@ -1137,7 +1138,7 @@ static void do_list(struct call *c)
         }
         at = exact ? (uint64_t)want_rv : 0;
     }
-    l.raw = !l.labels && !l.nfields && !wants_table(c);
+    l.raw = !l.labels && !l.nfields && !wants_table(c) && !c->out.yaml;
     l.items = cJSON_CreateArray();
     CHECK(l.items);
     l.err = store_list_at(c->srv->store, prefix.buf, after, at, 0, list_item, &l, &rv);
@@ -1225,28 +1226,30 @@ static bool json_body(const struct call *c)
     return !ct || !strncmp(ct, "application/json", 16);
 }
 
-static cJSON *read_body(struct call *c)
+/* The body as a tree, whatever its Content-Type (body.h); replies 400 or 415 and returns NULL
+ * when it does not decode. */
+static cJSON *decode_body(struct call *c)
 {
-    struct codec_error err = {0};
-    struct strbuf av = STRBUF_INIT, msg = STRBUF_INIT;
+    struct body_error err;
     size_t len;
     const char *body = http_request_body(c->req, &len);
-    const char *kind, *api_version;
     cJSON *o = NULL;
 
-    /* JSON only: protobuf bodies (typed client-go clients) get 415, per reference 1.8. */
-    if (!json_body(c)) {
-        reply_status(c, api_status_failure(415, "UnsupportedMediaType",
-                                           "the body of the request was in an unknown format - "
-                                           "accepted media types include: application/json",
-                                           NULL));
-        goto out;
+    if (body_decode(http_request_header(c->req, "Content-Type"), body, len, &o, &err) < 0) {
+        reply_status(c, api_status_failure(err.status, err.reason, err.msg, NULL));
+        return NULL;
     }
-    if (json_parse(body, len, NULL, &o, &err) < 0) {
-        strbuf_addf(&msg, "the request body is not valid JSON: %s", err.msg);
-        reply_bad_request(c, msg.buf);
+    return o;
+}
+
+static cJSON *read_body(struct call *c)
+{
+    struct strbuf av = STRBUF_INIT, msg = STRBUF_INIT;
+    const char *kind, *api_version;
+    cJSON *o = decode_body(c);
+
+    if (!o)
         goto out;
-    }
     if (!cJSON_IsObject(o)) {
         reply_bad_request(c, "the request body must be a JSON object");
         goto err;
@@ -2238,6 +2241,23 @@ static void do_deletecollection(struct call *c)
 
     if (!parse_selectors(c, &d.labels, &d.fields, &d.nfields))
         goto out;
+    {
+        /* DeleteOptions: its dryRun counts as the query's does */
+        size_t len;
+        cJSON *opts = NULL;
+        const cJSON *dr;
+        bool ok = true;
+        if (http_request_body(c->req, &len) && len && !(opts = decode_body(c)))
+            goto out;
+        dr = cJSON_GetObjectItem(opts, "dryRun");
+        for (int i = 0; ok && i < cJSON_GetArraySize(dr); i++) {
+            const cJSON *v = cJSON_GetArrayItem(dr, i);
+            ok = parse_dry_run(c, cJSON_IsString(v) ? v->valuestring : "");
+        }
+        cJSON_Delete(opts);
+        if (!ok)
+            goto out;
+    }
     strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
@@ -2341,10 +2361,12 @@ static void do_delete(struct call *c)
     meta = old ? meta_of(old) : NULL;
     {
         size_t len;
-        const char *body = http_request_body(c->req, &len);
         cJSON *opts = NULL;
         bool ok = true;
-        if (len && old && json_parse(body, len, NULL, &opts, NULL) == 0) {
+        /* DeleteOptions in any body form; one that does not decode is refused (400/415). */
+        if (http_request_body(c->req, &len) && len && !(opts = decode_body(c)))
+            goto out;
+        if (opts && old) {
             const cJSON *dr = cJSON_GetObjectItem(opts, "dryRun");
             ok = preconditions_hold(c, cJSON_GetObjectItem(opts, "preconditions"), old, it.rv);
             for (int i = 0; ok && i < cJSON_GetArraySize(dr); i++) {
@@ -2852,14 +2874,13 @@ void apiserver_set_bookmark_interval(struct apiserver *s, unsigned ms)
 /* Parses a subresource body whose metadata.name must equal the pod's; replies 400 otherwise. */
 static cJSON *read_sub_body(struct call *c, const char *what)
 {
-    struct codec_error err = {0};
-    size_t len;
-    const char *body = http_request_body(c->req, &len);
-    cJSON *o = NULL;
+    cJSON *o = decode_body(c);
     const char *name;
     char msg[128];
 
-    if (json_parse(body, len, NULL, &o, &err) < 0 || !cJSON_IsObject(o)) {
+    if (!o)
+        return NULL;
+    if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
         reply_bad_request(c, "the request body is not a valid JSON object");
         return NULL;
@@ -3298,6 +3319,15 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         reply_status(&c, api_status_failure(406, "NotAcceptable", NEGOTIATE_NOT_ACCEPTABLE, NULL));
         goto out;
     }
+    /* YAML has no stream framing: kube-apiserver refuses it for watches. */
+    if (c.out.yaml && !strcmp(c.ri.verb, "watch")) {
+        c.out.yaml = false;
+        reply_status(&c, api_status_failure(406, "NotAcceptable",
+                                            "only the following media types are accepted: "
+                                            "application/json;stream=watch",
+                                            NULL));
+        goto out;
+    }
     if (c.res->create_only) {
         if (strcmp(c.ri.verb, "create") || *c.ri.subresource)
             reply_status(&c, api_status_failure(405, "MethodNotAllowed",
@@ -3355,6 +3385,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
     if (serial)
         CHECK(pthread_mutex_unlock(&c.srv->admit_lock) == 0);
 out:
+    if (c.out.yaml)
+        body_answer_yaml(resp);
     if (c.res && resp->status >= 200 && resp->status < 300 && strcmp(c.ri.verb, "get") &&
         strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch")) {
         aggregator_note_write(c.srv->agg, c.res->group, c.res->plural);

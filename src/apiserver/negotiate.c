@@ -65,7 +65,7 @@ static struct span unquote(struct span v)
 /* One media range of the header, and how well it serves. */
 struct range {
     double q;
-    int wild; /* 0 application/json, 1 application/<any>, 2 <any>/<any> */
+    int wild; /* 0 application/json or application/yaml, 1 application/<any>, 2 <any>/<any> */
     struct negotiate_output out;
 };
 
@@ -99,9 +99,11 @@ static bool parse_range(const char *p, const char *end, bool list, struct range 
     struct span type = trim(p, e), as = {0}, g = {0}, v = {0};
     bool convert = false;
 
-    *ret = (struct range){.q = 1.0, .out = {NEGOTIATE_OBJECT, NULL}};
+    *ret = (struct range){.q = 1.0, .out = {NEGOTIATE_OBJECT, NULL, false}};
     if (span_is_nocase(type, "application/json"))
         ret->wild = 0;
+    else if (span_is_nocase(type, "application/yaml"))
+        ret->out.yaml = true;
     else if (span_is_nocase(type, "application/*"))
         ret->wild = 1;
     else if (span_is(type, "*/*"))
@@ -151,7 +153,7 @@ int negotiate_output(const char *accept, bool list, struct negotiate_output *ret
     struct range best = {0}, r;
     bool found = false;
 
-    *ret = (struct negotiate_output){NEGOTIATE_OBJECT, NULL};
+    *ret = (struct negotiate_output){NEGOTIATE_OBJECT, NULL, false};
     if (!accept)
         return 0;
     end = accept + strlen(accept);

@@ -26,17 +26,20 @@ enum negotiate_as {
 struct negotiate_output {
     enum negotiate_as as;
     const char *api_version; /* of a meta.k8s.io form: "meta.k8s.io/v1" or "meta.k8s.io/v1beta1" */
+    bool yaml;               /* application/yaml: the same answer written as YAML (not watches) */
 };
 
 /* The 406 message when nothing listed is acceptable (apiserver negotiation/errors.go). */
-#define NEGOTIATE_NOT_ACCEPTABLE "only the following media types are accepted: application/json"
+#define NEGOTIATE_NOT_ACCEPTABLE                                                                   \
+    "only the following media types are accepted: application/json, application/yaml"
 
 /*
  * Picks the form to answer in from an Accept header (NULL or empty: the object as JSON), as
  * kube-apiserver's NegotiateOutputMediaType does: media ranges by q (highest first, q=0 never,
  * then the more specific, then in the order written); the first that names JSON
- * (application/json, or a wildcard range that covers it) with an acceptable
- * conversion wins. A conversion is
+ * (application/json, or a wildcard range that covers it) or YAML (application/yaml: ret->yaml,
+ * the answer is the JSON one written as YAML, as kube-apiserver's YAML serializer does for every
+ * non-streaming answer) with an acceptable conversion wins. A conversion is
  * the parameters as, g and v together: Table, PartialObjectMetadata or
  * PartialObjectMetadataList in meta.k8s.io v1 or v1beta1; a range with any other as, g or v is
  * passed over, and so is one whose form does not fit the answer: list is whether it is a

@@ -111,7 +111,7 @@ static void test_negotiate_output(void **state)
 
     /* nothing this server writes */
     expect_as("application/vnd.kubernetes.protobuf", false, REFUSED, NULL);
-    expect_as("application/yaml", false, REFUSED, NULL);
+    expect_as("application/yaml;q=0", false, REFUSED, NULL);
     expect_as("text/html", true, REFUSED, NULL);
     expect_as("application/json;as=Table", true, REFUSED, NULL);
     expect_as("application/json;v=v1", false, REFUSED, NULL);
@@ -119,6 +119,32 @@ static void test_negotiate_output(void **state)
     expect_as("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2", false, REFUSED, NULL);
     expect_as("application/json;as=PartialObjectMetadata;g=apps;v=v1", false, REFUSED, NULL);
     expect_as(",", false, REFUSED, NULL);
+}
+
+/* application/yaml: the same forms written as YAML; JSON and YAML ranked as equals */
+static void expect_yaml_at(const char *accept, bool want_yaml, int want_as, int line)
+{
+    struct negotiate_output o;
+
+    if (negotiate_output(accept, false, &o) != 0 || o.yaml != want_yaml || (int)o.as != want_as)
+        fail_msg("line %d: \"%s\": got yaml %d as %d, want yaml %d as %d", line, accept,
+                 (int)o.yaml, (int)o.as, (int)want_yaml, want_as);
+}
+#define expect_yaml(a, y, as) expect_yaml_at((a), (y), (as), __LINE__)
+
+static void test_negotiate_yaml(void **state)
+{
+    (void)state;
+    expect_yaml("application/yaml", true, NEGOTIATE_OBJECT);
+    expect_yaml("Application/YAML; charset=utf-8", true, NEGOTIATE_OBJECT);
+    expect_yaml("application/yaml,application/json", true, NEGOTIATE_OBJECT);
+    expect_yaml("application/json,application/yaml", false, NEGOTIATE_OBJECT);
+    expect_yaml("application/json;q=0.5,application/yaml", true, NEGOTIATE_OBJECT);
+    expect_yaml("*/*,application/yaml", true, NEGOTIATE_OBJECT);
+    expect_yaml("application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", true,
+                NEGOTIATE_PARTIAL);
+    expect_yaml("application/vnd.kubernetes.protobuf,application/yaml", true, NEGOTIATE_OBJECT);
+    expect_yaml("*/*", false, NEGOTIATE_OBJECT);
 }
 
 /* ---- negotiate_partial ---- */
@@ -505,6 +531,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_negotiate_output),
+        cmocka_unit_test(test_negotiate_yaml),
         cmocka_unit_test(test_negotiate_partial),
         cmocka_unit_test_setup_teardown(test_one_object, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_acceptable, setup, teardown),
