@@ -7,7 +7,8 @@
 # truncated as VPA truncates; limits in the pods' limit/request ratio). Then the manager is
 # killed (-9: no clean-stop checkpoint) and restarted: the periodic checkpoint ConfigMap brings
 # the history back, so one more sample makes 11 in the next checkpoint (a lost history would
-# make it 1 and the status NotEnoughData). Intervals are shortened by the test flags
+# make it 1 and the status NotEnoughData). Last, a workload target of a custom kind with a scale
+# subresource: the pods its Scale's selector selects. Intervals are shortened by the test flags
 # --recommendation-interval/--recommendation-checkpoint-interval/--recommendation-min-samples.
 . "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 0; }
@@ -136,6 +137,68 @@ k delete recommendation -n shop web
 expect_rc 0 "delete Recommendation"
 ckpt_gone() { ! kubectl get configmap -n shop web-recommendation-checkpoint >/dev/null 2>&1; }
 wait_for "checkpoint deleted with its Recommendation" ckpt_gone
+
+# A workload target of any kind with a scale subresource (VPA's way): the pods its Scale's
+# status.selector selects. WebApp, a custom resource with subresources.scale; shopapp selects
+# app=web (both pods), empty selects nothing.
+cat >"$TMP/webapp-crd.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: webapps.demo.koord.test}
+spec:
+  group: demo.koord.test
+  scope: Namespaced
+  names: {plural: webapps, singular: webapp, kind: WebApp, listKind: WebAppList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas,
+              labelSelectorPath: .status.selector}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          apiVersion: {type: string}
+          kind: {type: string}
+          metadata: {type: object}
+          spec: {type: object, properties: {replicas: {type: integer}}}
+          status: {type: object, properties: {replicas: {type: integer}, selector: {type: string}}}
+EOF
+k apply -f "$TMP/webapp-crd.yaml"
+expect_rc 0 "create the WebApp CRD"
+for app in shopapp:app=web empty:app=none; do
+    printf 'apiVersion: demo.koord.test/v1\nkind: WebApp\nmetadata: {name: %s, namespace: shop}\nspec: {replicas: 2}\n' \
+        "${app%%:*}" | k create -f -
+    expect_rc 0 "create WebApp ${app%%:*}"
+    k patch webapp -n shop "${app%%:*}" --subresource=status --type merge \
+        -p "{\"status\":{\"replicas\":2,\"selector\":\"${app#*:}\"}}"
+    expect_rc 0 "WebApp ${app%%:*} status"
+    printf '%s\n' "apiVersion: analysis.koordinator.sh/v1alpha1" "kind: Recommendation" \
+        "metadata: {name: ${app%%:*}, namespace: shop}" "spec:" "  target:" "    type: workload" \
+        "    workload: {apiVersion: demo.koord.test/v1, kind: WebApp, name: ${app%%:*}}" |
+        k apply -f -
+    expect_rc 0 "apply Recommendation ${app%%:*}"
+done
+cond_of() { # NAME TYPE
+    kubectl get recommendation -n shop "$1" \
+        -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status} {.status.conditions[?(@.type==\"$2\")].reason}"
+}
+cond_of_is() { [ "$(cond_of "$1" "$2")" = "$3" ]; }
+wait_for "shopapp's Scale selects the pods" cond_of_is shopapp NoObjectsMatched "False PodsMatched"
+wait_for "empty's Scale selects none" cond_of_is empty NoObjectsMatched "True NoPodsMatched"
+before=$(metric koord_manager_recommendation_samples_total)
+for i in 1 2 3; do
+    report $((10 + i))
+    wait_for "samples of report $((10 + i)) fed" metric_is koord_manager_recommendation_samples_total $((before + 2 * i))
+done
+got_of() {
+    kubectl get recommendation -n shop "$1" -o jsonpath='{.status.podStatus.containerStatuses[0].containerName} {.status.podStatus.containerStatuses[0].resources.cpu} {.status.podStatus.containerStatuses[0].resources.memory} {.status.podStatus.containerStatuses[0].resources.limits\.cpu} {.status.podStatus.containerStatuses[0].resources.limits\.memory}'
+}
+got_of_expected() { [ "$(got_of shopapp)" = "$expected" ]; }
+wait_for "shopapp's recommendation = $expected" got_of_expected || echo "got: $(got_of shopapp)" >&2
 
 kill -TERM "$mpid"
 wait "$mpid" || fail "manager exit status $?"

@@ -459,8 +459,73 @@ static bool owner_of(struct rec_controller *c, const char *path, struct hmap *ca
            !strcmp(kind + strlen(want_kind) + 1, want_name);
 }
 
-/* Keeps in t->list only the pods the workload controls (directly, or through a ReplicaSet of a
- * Deployment / a Job of a CronJob). */
+/*
+ * The resource of kind in group/version as the API server's discovery names it (plural, into
+ * plural), and whether it has a scale subresource. False when discovery does not list the kind
+ * (the caller keeps its guess of the plural).
+ */
+static bool discover(struct rec_controller *c, const char *group, const char *version,
+                     const char *kind, char *plural, size_t psize, bool *has_scale)
+{
+    struct strbuf path = STRBUF_INIT, scale = STRBUF_INIT;
+    cJSON *doc = NULL, *r;
+    bool found = false;
+
+    *has_scale = false;
+    if (*group)
+        strbuf_addf(&path, "/apis/%s/%s", group, version);
+    else
+        strbuf_addf(&path, "/api/%s", version);
+    if (kube_request(c->client, "GET", path.buf, NULL, NULL, &doc, NULL) == 0) {
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "resources"))
+        {
+            const char *name = str_at(r, "name", NULL), *k = str_at(r, "kind", NULL);
+            if (name && k && !strchr(name, '/') && !strcmp(k, kind) && strlen(name) < psize) {
+                (void)snprintf(plural, psize, "%s", name);
+                found = true;
+            }
+        }
+        strbuf_addf(&scale, "%s/scale", plural);
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(doc, "resources"))
+        {
+            const char *name = str_at(r, "name", NULL);
+            if (found && name && !strcmp(name, scale.buf))
+                *has_scale = true;
+        }
+    }
+    cJSON_Delete(doc);
+    strbuf_release(&path);
+    strbuf_release(&scale);
+    return found;
+}
+
+/*
+ * The label selector of a workload's scale subresource (status.selector, what VPA targets any
+ * scalable kind by), or NULL when it has none or it does not parse.
+ */
+static struct label_selector *scale_selector(struct rec_controller *c, const char *path)
+{
+    struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+    struct label_selector *sel = NULL;
+    cJSON *sc = NULL;
+    const char *s;
+
+    strbuf_addf(&p, "%s/scale", path);
+    if (kube_request(c->client, "GET", p.buf, NULL, NULL, &sc, NULL) == 0 &&
+        (s = str_at(cJSON_GetObjectItemCaseSensitive(sc, "status"), "selector", NULL)) && *s &&
+        label_selector_parse(s, &sel, &err) < 0) {
+        log_warn(COMP, "%s: status.selector \"%s\" does not parse: %s", p.buf, s, err.buf);
+        sel = NULL;
+    }
+    cJSON_Delete(sc);
+    strbuf_release(&p);
+    strbuf_release(&err);
+    return sel;
+}
+
+/* Keeps in t->list only the pods the workload controls: those its scale subresource's selector
+ * selects when the kind has one (any scalable kind, as VPA targets them), else those it owns
+ * directly or through a ReplicaSet of a Deployment / a Job of a CronJob. */
 static void filter_workload(struct rec_controller *c, const cJSON *wl, const char *ns,
                             struct target *t)
 {
@@ -470,24 +535,30 @@ static void filter_workload(struct rec_controller *c, const cJSON *wl, const cha
     struct strbuf path = STRBUF_INIT;
     struct hmap cache;
     cJSON *items = cJSON_GetObjectItemCaseSensitive(t->list, "items"), *p, *next;
+    struct label_selector *sel = NULL;
     struct hmap_entry *e;
     size_t it;
 
     hmap_init(&cache);
     if (rec_workload_resource(av, kind, group, sizeof(group), version, sizeof(version), plural,
                               sizeof(plural))) {
+        bool has_scale;
+        (void)discover(c, group, version, kind, plural, sizeof(plural), &has_scale);
         if (*group)
             strbuf_addf(&path, "/apis/%s/%s/namespaces/%s/%s/%s", group, version, ns, plural, name);
         else
             strbuf_addf(&path, "/api/%s/namespaces/%s/%s/%s", version, ns, plural, name);
         if (kube_request(c->client, "GET", path.buf, NULL, NULL, NULL, NULL) == -ENOENT)
             t->workload_missing = true;
+        else if (has_scale)
+            sel = scale_selector(c, path.buf);
     }
     for (p = items ? items->child : NULL; p; p = next) {
         const char *ok, *on;
-        bool keep = rec_owned_by(p, av, kind, name);
+        bool keep = sel ? label_selector_matches(sel, at(p, "metadata", "labels"))
+                        : rec_owned_by(p, av, kind, name);
         next = p->next;
-        if (!keep && rec_controller_of(p, &ok, &on)) {
+        if (!keep && !sel && rec_controller_of(p, &ok, &on)) {
             bool via = (!strcmp(kind, "Deployment") && !strcmp(ok, "ReplicaSet")) ||
                        (!strcmp(kind, "CronJob") && !strcmp(ok, "Job"));
             if (via) {
@@ -505,6 +576,7 @@ static void filter_workload(struct rec_controller *c, const cJSON *wl, const cha
         free(e->value);
     hmap_release(&cache);
     strbuf_release(&path);
+    label_selector_free(sel);
 }
 
 /* The target's pods. 0 (t filled; t->unsupported for a spec the controller cannot use) or an
