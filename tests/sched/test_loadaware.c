@@ -798,8 +798,8 @@ static void test_summary_follows_changes(void **state)
     /* A pod placed since the report (not in podsMetric) counts at its estimate (3400m, and
      * the 200 Mi default memory): the cached NodeInfo's new generation makes a new summary.
      * 20000 + 3400 + 850 = 75.8 % -> 76 > 65; cpu scores 24, memory 98 -> 61. */
-    sched_node_info_add_pod(cached, sched_pod_ref(placed));
-    sched_node_info_add_pod(plain, sched_pod_ref(placed));
+    sched_node_info_add_pod(cached, placed);
+    sched_node_info_add_pod(plain, placed);
     cached->generation = 2;
     BOTH("Unschedulable: node(s) cpu usage exceed threshold", 61);
     /* The NodeMetric goes: no usage to judge by. */
