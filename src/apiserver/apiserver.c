@@ -1777,8 +1777,10 @@ static cJSON *path_member(cJSON *o, const char *path, cJSON *v)
         }
         cur = cJSON_GetObjectItemCaseSensitive(cur, k);
     }
-    if (!k)
+    if (!k) {
+        cJSON_Delete(v); /* an empty path names nothing */
         cur = NULL;
+    }
     free(copy);
     return cur;
 }
