@@ -27,6 +27,7 @@
 #include "kube/informer.h"
 #include "kube/leader.h"
 #include "kube/workqueue.h"
+#include "manager/metricsk8s/metricsk8s.h"
 #include "manager/nodemetric/auth.h"
 #include "manager/nodemetric/nodemetric.h"
 #include "manager/noderesource/controller.h"
@@ -39,6 +40,7 @@ struct manager {
     struct manager_opts o;
     struct nodemetric_auth *auth;
     struct nodemetric_server *nm;
+    struct metricsk8s_server *top; /* metrics.k8s.io from nm */
     struct nodeslo_controller *slo;
     struct noderesource_controller *nr;
     struct quotaprofile_controller *qp;
@@ -183,6 +185,29 @@ static int parse_register_address(const char *addr, struct strbuf *ret_host, uin
     return 0;
 }
 
+/* The APIService of group/version pointing at our Service. */
+static int upsert_apiservice(struct manager *m, const char *group, const char *version,
+                             int group_priority, const char *ca_base64)
+{
+    static const char *const members[] = {"spec", NULL};
+    struct strbuf json = STRBUF_INIT;
+    cJSON *obj;
+    int r;
+
+    strbuf_addf(&json,
+                "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                "\"metadata\":{\"name\":\"%s.%s\"},\"spec\":{\"group\":\"%s\",\"version\":\"%s\","
+                "\"service\":{\"namespace\":\"%s\",\"name\":\"%s\",\"port\":443},"
+                "\"caBundle\":\"%s\",\"groupPriorityMinimum\":%d,\"versionPriority\":100}}",
+                version, group, group, version, MANAGER_DEFAULT_NAMESPACE, MANAGER_SERVICE_NAME,
+                ca_base64, group_priority);
+    CHECK(obj = cJSON_Parse(json.buf));
+    r = upsert(m, &res_apiservices, NULL, obj, members);
+    cJSON_Delete(obj);
+    strbuf_release(&json);
+    return r;
+}
+
 static int register_apiservice(struct manager *m)
 {
     static const char *const svc_members[] = {"spec", NULL};
@@ -217,17 +242,10 @@ static int register_apiservice(struct manager *m)
     cJSON_Delete(obj);
     if (r < 0)
         goto out;
-    strbuf_reset(&json);
-    strbuf_addf(&json,
-                "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
-                "\"metadata\":{\"name\":\"%s.%s\"},\"spec\":{\"group\":\"%s\",\"version\":\"%s\","
-                "\"service\":{\"namespace\":\"%s\",\"name\":\"%s\",\"port\":443},"
-                "\"caBundle\":\"%s\",\"groupPriorityMinimum\":1000,\"versionPriority\":100}}",
-                NODEMETRIC_VERSION, NODEMETRIC_GROUP, NODEMETRIC_GROUP, NODEMETRIC_VERSION,
-                MANAGER_DEFAULT_NAMESPACE, MANAGER_SERVICE_NAME, ca.buf);
-    CHECK(obj = cJSON_Parse(json.buf));
-    r = upsert(m, &res_apiservices, NULL, obj, svc_members);
-    cJSON_Delete(obj);
+    /* metrics.k8s.io: groupPriorityMinimum 100 and versionPriority 100, as metrics-server's */
+    if ((r = upsert_apiservice(m, NODEMETRIC_GROUP, NODEMETRIC_VERSION, 1000, ca.buf)) < 0)
+        goto out;
+    r = upsert_apiservice(m, METRICSK8S_GROUP, METRICSK8S_VERSION, 100, ca.buf);
 out:
     strbuf_release(&host);
     strbuf_release(&json);
@@ -278,7 +296,7 @@ static int lead(struct manager *m)
     what = "start the Recommendation controller";
     if (m->rec && (r = rec_controller_start(m->rec)) < 0 && r != -ENOENT)
         goto fail;
-    what = "register the NodeMetric APIService";
+    what = "register the NodeMetric and metrics.k8s.io APIServices";
     if (m->o.register_address && (r = register_apiservice(m)) < 0)
         goto fail;
     atomic_store(&m->ready, true);
@@ -460,12 +478,26 @@ static void handle(const struct http_request *req, struct http_response *resp, v
         resp->status = 200;
         resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
         render_metrics(m, &resp->body);
+    } else if (metricsk8s_path(path)) {
+        metricsk8s_server_handle(req, resp, m->top);
     } else {
         nodemetric_server_handle(req, resp, m->nm);
     }
 }
 
 /* ---- lifecycle ---- */
+
+static struct kube_object *top_node(void *userdata, const char *name)
+{
+    struct manager *m = userdata;
+    return noderesource_controller_node(m->nr, name);
+}
+
+static struct kube_object *top_pod(void *userdata, const char *ns_name)
+{
+    struct manager *m = userdata;
+    return noderesource_controller_pod(m->nr, ns_name);
+}
 
 static void on_report(void *userdata, const char *node)
 {
@@ -522,6 +554,10 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
                  .slo = m->slo, .nodemetrics = m->nm, .degrade_scale_ms = opts->degrade_scale_ms},
              &m->nr)) < 0)
         goto fail;
+    m->top = metricsk8s_server_new(
+        &(struct metricsk8s_opts){.nodemetrics = m->nm,
+                                  .auth = nodemetric_auth_hooks(m->auth),
+                                  .lookup = {.node = top_node, .pod = top_pod, .userdata = m}});
     if ((r = quotaprofile_controller_new(opts->client, NULL, &m->qp)) < 0)
         goto fail;
     if (!opts->recommendation_off) {
@@ -641,6 +677,7 @@ void manager_stop(struct manager *m)
     quotaprofile_controller_free(m->qp);
     noderesource_controller_free(m->nr);
     nodeslo_controller_free(m->slo);
+    metricsk8s_server_free(m->top);
     nodemetric_server_free(m->nm);
     nodemetric_auth_free(m->auth);
     kube_workqueue_free(m->specq);

@@ -349,35 +349,96 @@ static bool pick_object(const char *buf, size_t len, const struct pick *picks, c
     return r == -ENOENT;
 }
 
-int nodemetric_server_get_usage(struct nodemetric_server *s, const char *node, cJSON **ret)
+/* The picks of a stored object as a new tree in *ret; the whole object when the bytes are not
+ * of the stored shape (which has every part). 0 or -EIO. */
+static int pick_stored(const struct store_item *it, const struct pick *picks, cJSON **ret)
 {
-    struct strbuf key = STRBUF_INIT;
-    struct store_item it = {0};
     cJSON *o = cJSON_CreateObject();
-    int r;
 
     CHECK(o);
-    if (!api_of(s)) {
-        cJSON_Delete(o);
-        return -EAGAIN;
-    }
-    strbuf_addf(&key, KEY_PREFIX "%s", node);
-    r = store_get(s->store, key.buf, &it);
-    strbuf_release(&key);
-    if (r == 0 && !pick_object(it.value, it.len, root_picks, o)) {
-        /* not the stored shape: the whole object, which has every part */
+    if (!pick_object(it->value, it->len, picks, o)) {
         cJSON_Delete(o);
         o = NULL;
-        if (json_parse(it.value, it.len, NULL, &o, NULL) < 0)
-            r = -EIO;
-    }
-    store_item_release(&it);
-    if (r < 0) {
-        cJSON_Delete(o);
-        return r;
+        if (json_parse(it->value, it->len, NULL, &o, NULL) < 0)
+            return -EIO;
     }
     *ret = o;
     return 0;
+}
+
+static int get_picked(struct nodemetric_server *s, const char *node, const struct pick *picks,
+                      cJSON **ret)
+{
+    struct strbuf key = STRBUF_INIT;
+    struct store_item it = {0};
+    int r;
+
+    if (!api_of(s))
+        return -EAGAIN;
+    strbuf_addf(&key, KEY_PREFIX "%s", node);
+    r = store_get(s->store, key.buf, &it);
+    strbuf_release(&key);
+    if (r < 0)
+        return r;
+    r = pick_stored(&it, picks, ret);
+    store_item_release(&it);
+    return r;
+}
+
+int nodemetric_server_get_usage(struct nodemetric_server *s, const char *node, cJSON **ret)
+{
+    return get_picked(s, node, root_picks, ret);
+}
+
+/* ---- the metrics.k8s.io view ---- */
+
+static const struct pick top_pod_picks[] = {{"namespace", NULL, false},
+                                            {"name", NULL, false},
+                                            {"podUsage", NULL, false},
+                                            {NULL, NULL, false}};
+static const struct pick top_node_picks[] = {{"nodeUsage", NULL, false}, {NULL, NULL, false}};
+static const struct pick top_status_picks[] = {
+    {"updateTime", NULL, false},
+    {"nodeMetric", top_node_picks, false},
+    {"podsMetric", top_pod_picks, true},
+    {NULL, NULL, false},
+};
+static const struct pick top_spec_picks[] = {{"metricCollectPolicy", NULL, false},
+                                             {NULL, NULL, false}};
+static const struct pick top_picks[] = {
+    {"spec", top_spec_picks, false}, {"status", top_status_picks, false}, {NULL, NULL, false}};
+
+int nodemetric_server_get_top(struct nodemetric_server *s, const char *node, cJSON **ret)
+{
+    return get_picked(s, node, top_picks, ret);
+}
+
+struct each_top {
+    int (*fn)(void *userdata, const char *node, const cJSON *top);
+    void *userdata;
+};
+
+static int each_top_item(const struct store_item *it, void *userdata)
+{
+    struct each_top *e = userdata;
+    cJSON *top = NULL;
+    int r = pick_stored(it, top_picks, &top);
+
+    if (r == 0)
+        r = e->fn(e->userdata, it->key + strlen(KEY_PREFIX), top);
+    cJSON_Delete(top);
+    return r;
+}
+
+int nodemetric_server_each_top(struct nodemetric_server *s,
+                               int (*fn)(void *userdata, const char *node, const cJSON *top),
+                               void *userdata)
+{
+    struct each_top e = {fn, userdata};
+
+    if (!api_of(s))
+        return -EAGAIN;
+    return store_list(s->store, KEY_PREFIX, NULL, 0, each_top_item, &e, NULL);
 }
 
 void nodemetric_server_set_listener(struct nodemetric_server *s,

@@ -83,6 +83,23 @@ int nodemetric_server_get(struct nodemetric_server *s, const char *node, cJSON *
 int nodemetric_server_get_usage(struct nodemetric_server *s, const char *node, cJSON **ret);
 
 /*
+ * The parts of node's NodeMetric the metrics.k8s.io API serves (metricsk8s.h), picked the same
+ * way: {"spec": {metricCollectPolicy}, "status": {updateTime, nodeMetric: {nodeUsage},
+ * podsMetric: [{namespace, name, podUsage}]}}, each present when the object has it. -ENOENT /
+ * -EAGAIN as nodemetric_server_get().
+ */
+int nodemetric_server_get_top(struct nodemetric_server *s, const char *node, cJSON **ret);
+
+/*
+ * Calls fn(userdata, node, top) for every NodeMetric in name order, top being what
+ * nodemetric_server_get_top() returns (borrowed for the call). Stops at fn's first negative
+ * result and returns it; 0, -EAGAIN before activation, -EIO for unreadable stored bytes.
+ */
+int nodemetric_server_each_top(struct nodemetric_server *s,
+                               int (*fn)(void *userdata, const char *node, const cJSON *top),
+                               void *userdata);
+
+/*
  * Calls fn(userdata, node) after each write that leaves a NodeMetric in place: a client's
  * status write (a report) and the manager's own spec writes (one no-op reconcile each); not
  * after a removal. On the writing thread: it must be quick (enqueue a key). Set before

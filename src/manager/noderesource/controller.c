@@ -408,6 +408,17 @@ void noderesource_controller_stats(struct noderesource_controller *c,
     (void)pthread_mutex_unlock(&c->lock);
 }
 
+struct kube_object *noderesource_controller_node(struct noderesource_controller *c,
+                                                 const char *name)
+{
+    return kube_informer_get(c->nodes, name);
+}
+
+struct kube_object *noderesource_controller_pod(struct noderesource_controller *c, const char *key)
+{
+    return kube_informer_get(c->pods, key);
+}
+
 void noderesource_controller_stop(struct noderesource_controller *c)
 {
     if (!c || c->stopped)

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 struct kube_client;
+struct kube_object;
 struct nodemetric_server;
 struct nodeslo_controller;
 
@@ -50,6 +51,16 @@ struct noderesource_stats {
 };
 void noderesource_controller_stats(struct noderesource_controller *c,
                                    struct noderesource_stats *ret);
+
+/*
+ * The controller's cached Node (key "name") and Pod (key "namespace/name") of the informers it
+ * keeps anyway, with a new reference (kube_object_unref), or NULL; empty before start. Any
+ * thread. For the manager's metrics.k8s.io API (labels, containers), which so adds no second
+ * watch of every Pod.
+ */
+struct kube_object *noderesource_controller_node(struct noderesource_controller *c,
+                                                 const char *name);
+struct kube_object *noderesource_controller_pod(struct noderesource_controller *c, const char *key);
 
 /* Drains and joins the workers, stops the informers. NULL is fine; idempotent. */
 void noderesource_controller_stop(struct noderesource_controller *c);
