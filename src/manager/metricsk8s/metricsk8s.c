@@ -430,6 +430,38 @@ static int list_pods_of_node(void *userdata, const char *node, const cJSON *top)
     return 0;
 }
 
+static const char *meta_string(const cJSON *o, const char *key)
+{
+    const char *v = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), key));
+    return v ? v : "";
+}
+
+static int cmp_items(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    int r = strcmp(meta_string(x, "namespace"), meta_string(y, "namespace"));
+
+    return r ? r : strcmp(meta_string(x, "name"), meta_string(y, "name"));
+}
+
+/* Pods in namespace/name order, as kube-apiserver lists (they arrive in node order). */
+static void sort_items(cJSON *items)
+{
+    size_t n = (size_t)cJSON_GetArraySize(items), i = 0;
+    cJSON **v, *it;
+
+    if (n < 2)
+        return;
+    v = xcalloc(n, sizeof(*v));
+    while ((it = cJSON_DetachItemFromArray(items, 0)))
+        v[i++] = it;
+    qsort(v, n, sizeof(*v), cmp_items);
+    for (i = 0; i < n; i++)
+        CHECK(cJSON_AddItemToArray(items, v[i]));
+    free(v);
+}
+
 /* GET of one node's or pod's metrics: 200, 404 or 503. */
 static void get_one(struct metricsk8s_server *s, const struct api_reqinfo *ri,
                     struct http_response *resp)
@@ -506,6 +538,7 @@ static void list(struct metricsk8s_server *s, const struct http_request *req,
         cJSON_Delete(out);
         reply_json(resp, 500, api_status_from_errno(r, "cannot read the NodeMetric store", NULL));
     } else {
+        sort_items(l.items);
         reply_json(resp, 200, out);
     }
     goto out;
