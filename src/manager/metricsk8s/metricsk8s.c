@@ -204,20 +204,7 @@ cJSON *metricsk8s_pod_metrics(const cJSON *top, const cJSON *entry, const cJSON 
 
 /* ---- selectors ---- */
 
-/* One fieldSelector requirement (fields/selector.go syntax: k=v, k==v, k!=v, \ escapes). */
-struct field_req {
-    char key[32];
-    bool neq;
-    char *value;
-};
-
-struct selectors {
-    struct label_selector *labels; /* NULL = everything */
-    struct field_req *fields;
-    size_t nfields;
-};
-
-static void selectors_release(struct selectors *sel)
+void metricsk8s_selectors_release(struct metricsk8s_selectors *sel)
 {
     label_selector_free(sel->labels);
     for (size_t i = 0; i < sel->nfields; i++)
@@ -226,14 +213,15 @@ static void selectors_release(struct selectors *sel)
 }
 
 /* Parses fs into sel; 0, or -EINVAL with the message in err. */
-static int parse_fields(const char *fs, bool pods, struct selectors *sel, struct strbuf *err)
+static int parse_fields(const char *fs, bool pods, struct metricsk8s_selectors *sel,
+                        struct strbuf *err)
 {
     const char *p = fs;
 
     while (*p) {
         struct strbuf k = STRBUF_INIT, v = STRBUF_INIT;
         bool neq = false, op = false;
-        struct field_req *f;
+        struct metricsk8s_field_req *f;
 
         for (; *p && *p != ','; p++) {
             if (!op && (*p == '=' || (*p == '!' && p[1] == '='))) {
@@ -269,8 +257,19 @@ static int parse_fields(const char *fs, bool pods, struct selectors *sel, struct
     return 0;
 }
 
-/* Whether the Node or Pod obj passes sel. */
-static bool selected(const struct selectors *sel, const cJSON *obj)
+int metricsk8s_selectors_parse(const char *ls, const char *fs, bool pods,
+                               struct metricsk8s_selectors *ret, struct strbuf *err)
+{
+    *ret = (struct metricsk8s_selectors){0};
+    if ((ls && *ls && label_selector_parse(ls, &ret->labels, err) < 0) ||
+        (fs && *fs && parse_fields(fs, pods, ret, err) < 0)) {
+        metricsk8s_selectors_release(ret);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+bool metricsk8s_selected(const struct metricsk8s_selectors *sel, const cJSON *obj)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 
@@ -361,7 +360,7 @@ static int64_t now_seconds(void)
 /* One list in the making: what to keep and where. */
 struct lister {
     struct metricsk8s_server *s;
-    const struct selectors *sel;
+    const struct metricsk8s_selectors *sel;
     const char *ns; /* pods: "" = all namespaces */
     int64_t now_s;
     cJSON *items;
@@ -384,7 +383,7 @@ static int list_node(void *userdata, const char *node, const cJSON *top)
     struct kube_object *obj = l->s->o.lookup.node(l->s->o.lookup.userdata, node);
     cJSON *m;
 
-    if (obj && selected(l->sel, kube_object_json(obj)) &&
+    if (obj && metricsk8s_selected(l->sel, kube_object_json(obj)) &&
         (m = metricsk8s_node_metrics(top, kube_object_json(obj), l->now_s)))
         CHECK(cJSON_AddItemToArray(l->items, m));
     kube_object_unref(obj);
@@ -394,7 +393,8 @@ static int list_node(void *userdata, const char *node, const cJSON *top)
 /* The PodMetrics of the entry of node's report when its pod exists, is bound to node and passes
  * the selectors (sel may be NULL); else NULL. */
 static cJSON *pod_of_entry(struct metricsk8s_server *s, const char *node, const cJSON *top,
-                           const cJSON *entry, const struct selectors *sel, int64_t now_s)
+                           const cJSON *entry, const struct metricsk8s_selectors *sel,
+                           int64_t now_s)
 {
     const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "namespace"));
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "name"));
@@ -403,7 +403,8 @@ static cJSON *pod_of_entry(struct metricsk8s_server *s, const char *node, const 
 
     if (!ns || !name || !(obj = lookup_pod(s, ns, name)))
         return NULL;
-    if (!strcmp(kube_object_node_name(obj), node) && (!sel || selected(sel, kube_object_json(obj))))
+    if (!strcmp(kube_object_node_name(obj), node) &&
+        (!sel || metricsk8s_selected(sel, kube_object_json(obj))))
         m = metricsk8s_pod_metrics(top, entry, kube_object_json(obj), now_s);
     kube_object_unref(obj);
     return m;
@@ -518,15 +519,13 @@ static void list(struct metricsk8s_server *s, const struct http_request *req,
     bool pods = !strcmp(ri->resource, "pods");
     const char *ls = http_request_query(req, "labelSelector");
     const char *fs = http_request_query(req, "fieldSelector");
-    struct selectors sel = {0};
+    struct metricsk8s_selectors sel = {0};
     struct strbuf err = STRBUF_INIT;
     struct lister l = {.s = s, .sel = &sel, .ns = ri->namespace, .now_s = now_seconds()};
     cJSON *out;
     int r;
 
-    if (ls && *ls && label_selector_parse(ls, &sel.labels, &err) < 0)
-        goto bad;
-    if (fs && *fs && parse_fields(fs, pods, &sel, &err) < 0)
+    if (metricsk8s_selectors_parse(ls, fs, pods, &sel, &err) < 0)
         goto bad;
     out = new_list(pods ? "PodMetricsList" : "NodeMetricsList");
     l.items = cJSON_GetObjectItemCaseSensitive(out, "items");
@@ -545,7 +544,7 @@ static void list(struct metricsk8s_server *s, const struct http_request *req,
 bad:
     reply_json(resp, 400, api_status_failure(400, "BadRequest", err.buf, NULL));
 out:
-    selectors_release(&sel);
+    metricsk8s_selectors_release(&sel);
     strbuf_release(&err);
 }
 

@@ -45,12 +45,15 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct apiserver_auth;
 struct http_request;
 struct http_response;
 struct kube_object;
+struct label_selector;
+struct strbuf;
 struct nodemetric_server;
 
 #define METRICSK8S_GROUP   "metrics.k8s.io"
@@ -75,6 +78,26 @@ cJSON *metricsk8s_node_metrics(const cJSON *top, const cJSON *node, int64_t now_
  * has no containers. */
 cJSON *metricsk8s_pod_metrics(const cJSON *top, const cJSON *entry, const cJSON *pod,
                               int64_t now_s);
+
+/* The labelSelector and fieldSelector of a list. */
+struct metricsk8s_field_req {
+    char key[32]; /* metadata.name or metadata.namespace */
+    bool neq;
+    char *value;
+};
+struct metricsk8s_selectors {
+    struct label_selector *labels; /* NULL = everything */
+    struct metricsk8s_field_req *fields;
+    size_t nfields;
+};
+
+/* Parses the query values (either may be NULL or ""); pods allows metadata.namespace. 0, or
+ * -EINVAL with the message for the 400 in err (*ret then holds nothing). */
+int metricsk8s_selectors_parse(const char *ls, const char *fs, bool pods,
+                               struct metricsk8s_selectors *ret, struct strbuf *err);
+/* Whether the Node or Pod object obj passes sel. */
+bool metricsk8s_selected(const struct metricsk8s_selectors *sel, const cJSON *obj);
+void metricsk8s_selectors_release(struct metricsk8s_selectors *sel);
 
 /* ---- the server ---- */
 
