@@ -157,6 +157,11 @@ names=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kind"],
 k get --raw "/apis/metrics.k8s.io/v1beta1/nodes?fieldSelector=spec.unschedulable%3Dtrue"
 expect_rc 1 "unsupported field"
 expect_out "field label not supported: spec.unschedulable" "unsupported field"
+k get --raw "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods?labelSelector=app%3Dweb&fieldSelector=metadata.name%3Dweb,spec.nodeName%3Dnode-a"
+expect_rc 1 "unsupported field after good selectors"
+expect_out "field label not supported: spec.nodeName" "unsupported field after good selectors"
+k top pods -n shop web --no-headers
+expect_rc 0 "the manager still serves after bad selectors"
 k get --raw /apis/metrics.k8s.io/v1beta1
 expect_rc 0 "discovery"
 expect_out '"name":"nodes","singularName":"","namespaced":false,"kind":"NodeMetrics","verbs":["get","list"]' "discovery"

@@ -232,6 +232,20 @@ static void test_selectors(void **state)
                "field label not supported: metadata.namespace");
     expect_bad(NULL, "metadata.name", true, "invalid field selector: \"metadata.name\"");
     expect_bad(NULL, "=x", false, "invalid field selector: \"=x\"");
+    /* a bad field after a good label selector and a good field: nothing kept, and the caller's
+     * release after the failure (what the list handler does) frees nothing twice */
+    {
+        struct metricsk8s_selectors sel;
+        struct strbuf err = STRBUF_INIT;
+        assert_int_equal(
+            metricsk8s_selectors_parse("app=web", "metadata.name=x,spec.y=1", true, &sel, &err),
+            -EINVAL);
+        assert_string_equal(err.buf, "field label not supported: spec.y");
+        assert_null(sel.labels);
+        assert_null(sel.fields);
+        metricsk8s_selectors_release(&sel);
+        strbuf_release(&err);
+    }
     {
         struct metricsk8s_selectors sel;
         struct strbuf err = STRBUF_INIT;

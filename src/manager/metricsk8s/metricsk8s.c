@@ -210,6 +210,7 @@ void metricsk8s_selectors_release(struct metricsk8s_selectors *sel)
     for (size_t i = 0; i < sel->nfields; i++)
         free(sel->fields[i].value);
     free(sel->fields);
+    *sel = (struct metricsk8s_selectors){0}; /* released twice is fine (a failed parse) */
 }
 
 /* Parses fs into sel; 0, or -EINVAL with the message in err. */

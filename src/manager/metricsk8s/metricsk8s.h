@@ -97,6 +97,7 @@ int metricsk8s_selectors_parse(const char *ls, const char *fs, bool pods,
                                struct metricsk8s_selectors *ret, struct strbuf *err);
 /* Whether the Node or Pod object obj passes sel. */
 bool metricsk8s_selected(const struct metricsk8s_selectors *sel, const cJSON *obj);
+/* Frees and empties sel: releasing again is a no-op. */
 void metricsk8s_selectors_release(struct metricsk8s_selectors *sel);
 
 /* ---- the server ---- */
