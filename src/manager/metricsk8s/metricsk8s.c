@@ -455,9 +455,11 @@ static void sort_items(cJSON *items)
 
     if (n < 2)
         return;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     v = xcalloc(n, sizeof(*v));
     while ((it = cJSON_DetachItemFromArray(items, 0)))
         v[i++] = it;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     qsort(v, n, sizeof(*v), cmp_items);
     for (i = 0; i < n; i++)
         CHECK(cJSON_AddItemToArray(items, v[i]));
