@@ -162,6 +162,16 @@ expect_rc 1 "unsupported field after good selectors"
 expect_out "field label not supported: spec.nodeName" "unsupported field after good selectors"
 k top pods -n shop web --no-headers
 expect_rc 0 "the manager still serves after bad selectors"
+# kubectl get asks for a Table: metrics-server's columns Name, cpu, memory (a pod's summed over
+# its containers), Window.
+k get nodes.metrics.k8s.io --no-headers
+expect_rc 0 "kubectl get nodes.metrics.k8s.io"
+[ "$(tr -s ' ' <"$TMP/out")" = "$(printf '%s\n' 'node-a 1500m 6Gi 5m0s' 'node-b 250m 1Gi 5m0s')" ] ||
+    fail "kubectl get nodes.metrics.k8s.io: $(cat "$TMP/out")"
+k get pods.metrics.k8s.io -n shop db
+expect_rc 0 "kubectl get pods.metrics.k8s.io"
+[ "$(tr -s ' ' <"$TMP/out")" = "$(printf '%s\n' 'NAME CPU MEMORY WINDOW' 'db 800m 2Gi 5m0s')" ] ||
+    fail "kubectl get pods.metrics.k8s.io: $(cat "$TMP/out")"
 k get --raw /apis/metrics.k8s.io/v1beta1
 expect_rc 0 "discovery"
 expect_out '"name":"nodes","singularName":"","namespaced":false,"kind":"NodeMetrics","verbs":["get","list"]' "discovery"

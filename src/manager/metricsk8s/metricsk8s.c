@@ -466,9 +466,94 @@ static void sort_items(cJSON *items)
     free(v);
 }
 
+/* ---- Table output (kubectl get nodes.metrics.k8s.io) ---- */
+
+/* Whether the client asked for a meta.k8s.io Table, as kubectl get does. */
+static bool wants_table(const struct http_request *req)
+{
+    const char *a = http_request_header(req, "Accept");
+
+    return a && strstr(a, "as=Table") && strstr(a, "g=meta.k8s.io");
+}
+
+static void add_column(cJSON *defs, const char *name, const char *format, const char *desc)
+{
+    cJSON *c = cJSON_CreateObject();
+
+    CHECK(c && cJSON_AddItemToArray(defs, c));
+    CHECK(cJSON_AddStringToObject(c, "name", name));
+    CHECK(cJSON_AddStringToObject(c, "type", "string"));
+    CHECK(cJSON_AddStringToObject(c, "format", format));
+    CHECK(cJSON_AddStringToObject(c, "description", desc));
+    CHECK(cJSON_AddNumberToObject(c, "priority", 0));
+}
+
+/* A metrics object's cpu and memory: its usage, or its containers' summed. */
+static void usage_of(const cJSON *m, int64_t *cpu_n, int64_t *mem)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "usage"), *c;
+    int64_t cc, cm;
+
+    *cpu_n = *mem = 0;
+    if (u) {
+        (void)read_usage(u, cpu_n, mem);
+        return;
+    }
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(m, "containers"))
+    {
+        if (read_usage(cJSON_GetObjectItemCaseSensitive(c, "usage"), &cc, &cm)) {
+            *cpu_n += cc;
+            *mem += cm;
+        }
+    }
+}
+
+/* metrics-server's Table: Name, cpu, memory (pods: summed over containers), Window; each row's
+ * object the whole metrics object. items is a list's items or one object; consumed. */
+static cJSON *to_table(cJSON *items)
+{
+    cJSON *t = cJSON_CreateObject(), *defs, *rows, *m;
+    cJSON *one = cJSON_IsArray(items) ? NULL : items;
+
+    CHECK(t);
+    CHECK(cJSON_AddStringToObject(t, "kind", "Table"));
+    CHECK(cJSON_AddStringToObject(t, "apiVersion", "meta.k8s.io/v1"));
+    CHECK(cJSON_AddObjectToObject(t, "metadata"));
+    CHECK(defs = cJSON_AddArrayToObject(t, "columnDefinitions"));
+    add_column(defs, "Name", "name", "Name of the resource");
+    add_column(defs, "cpu", "quantity", "CPU usage");
+    add_column(defs, "memory", "quantity", "Memory usage");
+    add_column(defs, "Window", "duration", "Window over which the usage was averaged");
+    CHECK(rows = cJSON_AddArrayToObject(t, "rows"));
+    if (one) {
+        items = cJSON_CreateArray();
+        CHECK(items && cJSON_AddItemToArray(items, one));
+    }
+    while ((m = cJSON_DetachItemFromArray(items, 0))) {
+        cJSON *row = cJSON_CreateObject(), *cells;
+        int64_t cpu, mem;
+        cJSON *u;
+        CHECK(row && cJSON_AddItemToArray(rows, row));
+        CHECK(cells = cJSON_AddArrayToObject(row, "cells"));
+        CHECK(cJSON_AddItemToArray(cells, cJSON_CreateString(meta_string(m, "name"))));
+        usage_of(m, &cpu, &mem);
+        u = usage_object(cpu, mem);
+        CHECK(cJSON_AddItemToArray(
+            cells, cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItem(u, "cpu")))));
+        CHECK(cJSON_AddItemToArray(
+            cells, cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItem(u, "memory")))));
+        cJSON_Delete(u);
+        CHECK(cJSON_AddItemToArray(
+            cells, cJSON_CreateString(cJSON_GetStringValue(cJSON_GetObjectItem(m, "window")))));
+        CHECK(cJSON_AddItemToObject(row, "object", m));
+    }
+    cJSON_Delete(items);
+    return t;
+}
+
 /* GET of one node's or pod's metrics: 200, 404 or 503. */
-static void get_one(struct metricsk8s_server *s, const struct api_reqinfo *ri,
-                    struct http_response *resp)
+static void get_one(struct metricsk8s_server *s, const struct http_request *req,
+                    const struct api_reqinfo *ri, struct http_response *resp)
 {
     bool pods = !strcmp(ri->resource, "pods");
     const char *node = ri->name;
@@ -506,7 +591,7 @@ static void get_one(struct metricsk8s_server *s, const struct api_reqinfo *ri,
             }
         }
         if (m)
-            reply_json(resp, 200, m);
+            reply_json(resp, 200, wants_table(req) ? to_table(m) : m);
         else
             reply_json(resp, 404,
                        api_status_not_found(&(struct api_status_target){
@@ -541,6 +626,11 @@ static void list(struct metricsk8s_server *s, const struct http_request *req,
         reply_json(resp, 500, api_status_from_errno(r, "cannot read the NodeMetric store", NULL));
     } else {
         sort_items(l.items);
+        if (wants_table(req)) {
+            cJSON *items = cJSON_DetachItemFromObjectCaseSensitive(out, "items");
+            cJSON_Delete(out);
+            out = to_table(items);
+        }
         reply_json(resp, 200, out);
     }
     goto out;
@@ -626,7 +716,7 @@ void metricsk8s_server_handle(const struct http_request *req, struct http_respon
                                       "watches",
                                       NULL));
     } else if (!strcmp(ri.verb, "get")) {
-        get_one(s, &ri, resp);
+        get_one(s, req, &ri, resp);
     } else {
         list(s, req, &ri, resp);
     }

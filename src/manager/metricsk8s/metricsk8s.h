@@ -38,7 +38,9 @@
  * Authentication and authorization are the NodeMetric API's (nodemetric/auth.h hooks: every
  * authenticated user may read); before this manager leads, 503 with Retry-After as the NodeMetric
  * API answers. Answers are JSON (clients that also accept protobuf, as kube-controller-manager
- * does, take JSON).
+ * does, take JSON), or a meta.k8s.io Table when asked (kubectl get): metrics-server's columns
+ * Name, cpu, memory (a pod's summed over its containers) and Window, each row's object the
+ * whole metrics object.
  */
 #ifndef KOORD_MANAGER_METRICSK8S_METRICSK8S_H
 #define KOORD_MANAGER_METRICSK8S_METRICSK8S_H
