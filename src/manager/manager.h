@@ -53,21 +53,18 @@ struct manager_opts {
     const char *config_name;      /* NULL = slo-controller-config */
 
     /* the HTTPS port */
-    const char *host;                 /* listen address */
-    uint16_t port;                    /* 0 = any */
+    const char *host;                 /* listen address; the port is below */
     const char *cert_pem, *key_pem;   /* serving certificate */
     const char *client_ca_pem;        /* cluster CA: client certificates; may be NULL */
     const char *requestheader_ca_pem; /* front-proxy CA; may be NULL */
     const char *const *allowed_names; /* front-proxy CNs; NULL = any */
     const char *admin_group;          /* NULL = system:masters */
-    bool token_review;                /* check bearer tokens with TokenReview */
     unsigned long nodemetric_history; /* 0 = 10000 */
 
     /* NodeResource: only for tests that cannot wait minutes; 0 = the config's values */
     long degrade_scale_ms; /* length of one "minute" of degradeTimeMinutes, 0 = 60000 */
 
     /* Recommendation controller (on by default: idle without Recommendations) */
-    bool recommendation_off;
     const struct rec_params *recommendation_params; /* NULL = VPA's defaults; copied */
     long recommendation_interval_ms;                /* 0 = 60000 */
     long recommendation_checkpoint_ms;              /* 0 = 60000 */
@@ -90,16 +87,22 @@ struct manager_opts {
      * ("IP:PORT", port 0 = the webhook port): create the webhook configurations, Service and
      * Endpoints pointing there (standalone mode).
      */
-    bool webhooks;
-    struct webhook_config webhook_config;
     const char *webhook_host;
-    uint16_t webhook_port;
     const char *webhook_cert_pem, *webhook_key_pem, *webhook_ca_pem;
     const char *register_webhooks;
 
     /* Called once, from any thread, when the manager cannot go on (lost the lease). */
     void (*on_fatal)(void *userdata, const char *why);
     void *userdata;
+
+    struct webhook_config webhook_config;
+
+    /* The small members together, after the pointers (no padding between them). */
+    uint16_t port;           /* the HTTPS port; 0 = any */
+    uint16_t webhook_port;   /* the webhook port */
+    bool token_review;       /* check bearer tokens with TokenReview */
+    bool recommendation_off; /* no Recommendation controller */
+    bool webhooks;           /* serve the admission webhooks */
 };
 
 struct manager;
