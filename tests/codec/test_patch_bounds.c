@@ -222,20 +222,20 @@ static void test_copy_doubling(void **state)
 }
 
 /* The same index at the end of a long array, 10000 times: a cursor makes each O(path), so the
- * patch succeeds where it walked ops x length (1e10 steps). */
+ * patch succeeds where it walked ops x length (2e9 steps). */
 static void test_far_index_repeated(void **state)
 {
     struct strbuf doc = STRBUF_INIT, patch = STRBUF_INIT;
     struct run run;
 
     (void)state;
-    long_array_doc(&doc, 1000000);
+    long_array_doc(&doc, 200000);
     strbuf_addch(&patch, '[');
     for (int i = 0; i < 10000; i++)
-        strbuf_addf(&patch, "%s{\"op\":\"%s\",\"path\":\"/a/999999\",\"value\":0}", i ? "," : "",
+        strbuf_addf(&patch, "%s{\"op\":\"%s\",\"path\":\"/a/199999\",\"value\":0}", i ? "," : "",
                     i % 2 ? "test" : "replace");
     strbuf_addch(&patch, ']');
-    run = apply(JSON_PATCH, &doc, &patch, "test/replace /a/999999 x10000");
+    run = apply(JSON_PATCH, &doc, &patch, "test/replace /a/199999 x10000");
     assert_int_equal(run.r, 0);
     assert_peak_within(&run, 2);
     strbuf_release(&doc);
@@ -249,13 +249,13 @@ static void test_insert_front_read_end(void **state)
     struct run run;
 
     (void)state;
-    long_array_doc(&doc, 1000000);
+    long_array_doc(&doc, 200000);
     strbuf_addch(&patch, '[');
     for (int i = 0; i < 5000; i++)
         strbuf_addf(&patch,
                     "%s{\"op\":\"add\",\"path\":\"/a/0\",\"value\":1},"
                     "{\"op\":\"test\",\"path\":\"/a/%d\",\"value\":0}",
-                    i ? "," : "", 1000000 + i);
+                    i ? "," : "", 200000 + i);
     strbuf_addch(&patch, ']');
     run = apply(JSON_PATCH, &doc, &patch, "add /a/0 + test /a/<last> x5000");
     assert_int_equal(run.r, 0);
@@ -272,13 +272,13 @@ static void test_sequential_elements(void **state)
 
     (void)state;
     strbuf_addstr(&doc, "{\"a\":[");
-    for (int i = 0; i < 100000; i++)
+    for (int i = 0; i < 20000; i++)
         strbuf_addf(&doc, "%s{\"k\":%d,\"v\":[0,1]}", i ? "," : "", i);
     strbuf_addstr(&doc, "]}");
     strbuf_addch(&patch, '[');
     for (int i = 0; i < 10000; i++)
         strbuf_addf(&patch, "%s{\"op\":\"replace\",\"path\":\"/a/%d/v/1\",\"value\":2}",
-                    i ? "," : "", 90000 + i);
+                    i ? "," : "", 10000 + i);
     strbuf_addch(&patch, ']');
     run = apply(JSON_PATCH, &doc, &patch, "replace /a/<i>/v/1 for 10000 consecutive i");
     assert_int_equal(run.r, 0);
@@ -290,18 +290,18 @@ static void test_sequential_elements(void **state)
 /* A few places in turn: each has its cursor after the first visit. */
 static void test_few_places_alternating(void **state)
 {
-    static const char *const idx[] = {"0", "333333", "666666", "999999"};
+    static const char *const idx[] = {"0", "66666", "133333", "199999"};
     struct strbuf doc = STRBUF_INIT, patch = STRBUF_INIT;
     struct run run;
 
     (void)state;
-    long_array_doc(&doc, 1000000);
+    long_array_doc(&doc, 200000);
     strbuf_addch(&patch, '[');
     for (int i = 0; i < 10000; i++)
         strbuf_addf(&patch, "%s{\"op\":\"test\",\"path\":\"/a/%s\",\"value\":0}", i ? "," : "",
                     idx[(i % 2) * 2 + (i / 2) % 2]);
     strbuf_addch(&patch, ']');
-    run = apply(JSON_PATCH, &doc, &patch, "test /a/{0,666666,333333,999999} x10000");
+    run = apply(JSON_PATCH, &doc, &patch, "test /a/{0,133333,66666,199999} x10000");
     assert_int_equal(run.r, 0);
     strbuf_release(&doc);
     strbuf_release(&patch);
@@ -315,11 +315,11 @@ static void test_far_indices_scattered(void **state)
     struct run run;
 
     (void)state;
-    long_array_doc(&doc, 1000000);
+    long_array_doc(&doc, 200000);
     strbuf_addch(&patch, '[');
     for (int i = 0; i < 10000; i++)
         strbuf_addf(&patch, "%s{\"op\":\"test\",\"path\":\"/a/%u\",\"value\":0}", i ? "," : "",
-                    (unsigned)(((uint64_t)i * 7919u * 104729u) % 1000000u));
+                    (unsigned)(((uint64_t)i * 7919u * 104729u) % 200000u));
     strbuf_addch(&patch, ']');
     run = apply(JSON_PATCH, &doc, &patch, "test /a/<scattered> x10000");
     assert_int_equal(run.r, -E2BIG);
@@ -338,14 +338,14 @@ static void test_wide_object(void **state)
 
     (void)state;
     strbuf_addch(&doc, '{');
-    for (int i = 0; i < 200000; i++)
+    for (int i = 0; i < 100000; i++)
         strbuf_addf(&doc, "%s\"m%d\":0", i ? "," : "", i);
     strbuf_addch(&doc, '}');
     strbuf_addch(&patch, '[');
     for (int i = 0; i < 10000; i++)
-        strbuf_addf(&patch, "%s{\"op\":\"test\",\"path\":\"/m199999\",\"value\":0}", i ? "," : "");
+        strbuf_addf(&patch, "%s{\"op\":\"test\",\"path\":\"/m99999\",\"value\":0}", i ? "," : "");
     strbuf_addch(&patch, ']');
-    run = apply(JSON_PATCH, &doc, &patch, "test /<last of 200000 members> x10000");
+    run = apply(JSON_PATCH, &doc, &patch, "test /<last of 100000 members> x10000");
     assert_int_equal(run.r, -E2BIG);
     assert_non_null(strstr(run.msg, "the patch takes more than"));
     strbuf_release(&doc);
@@ -360,14 +360,14 @@ static void test_test_wide_against_small(void **state)
 
     (void)state;
     strbuf_addstr(&doc, "{\"o\":{");
-    for (int i = 0; i < 200000; i++)
+    for (int i = 0; i < 100000; i++)
         strbuf_addf(&doc, "%s\"m%d\":0", i ? "," : "", i);
     strbuf_addstr(&doc, "}}");
     strbuf_addstr(&patch, "[{\"op\":\"test\",\"path\":\"/o\",\"value\":{}}");
     for (int i = 1; i < 10000; i++)
         strbuf_addstr(&patch, ",{\"op\":\"test\",\"path\":\"/o\",\"value\":{\"m0\":0}}");
     strbuf_addch(&patch, ']');
-    run = apply(JSON_PATCH, &doc, &patch, "test /o (200000 members) against {} x10000");
+    run = apply(JSON_PATCH, &doc, &patch, "test /o (100000 members) against {} x10000");
     assert_int_equal(run.r, -ECANCELED);
     assert_string_equal(run.msg, "operation 0 (test): testing value \"/o\" failed");
     strbuf_release(&doc);
