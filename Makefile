@@ -94,7 +94,7 @@ fuzz: deps
 	cmake --build $(FUZZ_DIR) -j $(JOBS)
 	@for f in $(FUZZ_DIR)/fuzz_*; do n=$$(basename $$f); mkdir -p fuzz/corpus-$$n; \
 		echo "== $$n ($(FUZZ_SECONDS)s)"; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 fuzz/corpus-$$n fuzz/seeds/$$n || exit 1; done
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -malloc_limit_mb=256 fuzz/corpus-$$n fuzz/seeds/$$n || exit 1; done
 
 # Regenerates deploy/crds from the type descriptions (a test checks they are current).
 crds: build

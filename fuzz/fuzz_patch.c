@@ -10,10 +10,17 @@
  *    (which a merge patch cannot express), for b the merge result and b the patch itself;
  *  - strategic_merge_patch_apply() (src/codec/smp.c, with a small strategy table covering
  *    merge lists of objects and of scalars) returns 0 with an object, or -EINVAL/-E2BIG with a
- *    message and the document pointer and tree exactly as they were.
+ *    message and the document pointer and tree exactly as they were;
+ *  - memory cap: no application holds more cJSON memory beyond its inputs than a small
+ *    multiple of them plus what PATCH_MAX_COPY_BYTES lets "copy" add (issue 20: one 1.2 MB
+ *    patch reached 6 GB). cJSON's allocations are counted by hooks; an input over the cap
+ *    aborts, like any other failed property. `make fuzz` also runs the target under
+ *    -malloc_limit_mb, which catches a single huge allocation.
  */
+#include <malloc.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -23,6 +30,41 @@
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Live cJSON bytes, and the most since mem_mark(). Signed: names patch.c allocates itself
+ * (cmalloc) are freed through the hook too. */
+static long long mem_now, mem_peak, mem_base;
+
+static void *count_malloc(size_t n)
+{
+    void *p = cmalloc(n);
+
+    if (p) {
+        mem_now += (long long)malloc_usable_size(p);
+        if (mem_now > mem_peak)
+            mem_peak = mem_now;
+    }
+    return p;
+}
+
+static void count_free(void *p)
+{
+    if (p)
+        mem_now -= (long long)malloc_usable_size(p);
+    free(p);
+}
+
+static void mem_mark(void)
+{
+    mem_base = mem_peak = mem_now;
+}
+
+/* The cap: 4 x the inputs (working copies, values added, a merge's result) plus 3 x the copy
+ * limit (what copies may add, PATCH_COPY_ITEM_BYTES per item being about a cJSON item). */
+static void mem_check(long long inputs)
+{
+    CHECK(mem_peak - mem_base <= 4 * inputs + 3 * (long long)PATCH_MAX_COPY_BYTES);
+}
 
 static bool has_null_member(const cJSON *v)
 {
@@ -55,7 +97,7 @@ static void check_round_trip(const cJSON *a, const cJSON *b)
     cJSON_Delete(p);
 }
 
-static void check_json_patch(const cJSON *doc, const cJSON *patch)
+static void check_json_patch(const cJSON *doc, const cJSON *patch, long long inputs)
 {
     struct codec_error err = {0};
     cJSON *d, *before;
@@ -64,7 +106,9 @@ static void check_json_patch(const cJSON *doc, const cJSON *patch)
     d = cJSON_Duplicate(doc, true);
     CHECK(d);
     before = d;
+    mem_mark();
     r = json_patch_apply(&d, patch, 64, &err);
+    mem_check(inputs);
     if (r < 0) {
         CHECK(r == -EINVAL || r == -ECANCELED || r == -E2BIG);
         CHECK(err.msg[0] != '\0');
@@ -76,14 +120,16 @@ static void check_json_patch(const cJSON *doc, const cJSON *patch)
     cJSON_Delete(d);
 }
 
-static void check_merge_patch(const cJSON *doc, const cJSON *patch)
+static void check_merge_patch(const cJSON *doc, const cJSON *patch, long long inputs)
 {
     struct codec_error err;
     cJSON *m, *m2;
 
     m = cJSON_Duplicate(doc, true);
     CHECK(m);
+    mem_mark();
     CHECK(merge_patch_apply(&m, patch, &err) == 0);
+    mem_check(inputs);
     m2 = cJSON_Duplicate(m, true);
     CHECK(m2);
     CHECK(merge_patch_apply(&m2, patch, &err) == 0);
@@ -110,7 +156,7 @@ static bool lookup(const char *path, const void *userdata, struct smp_list_meta 
     return false;
 }
 
-static void check_smp(const cJSON *doc, const cJSON *patch)
+static void check_smp(const cJSON *doc, const cJSON *patch, long long inputs)
 {
     struct codec_error err = {0};
     cJSON *d, *before;
@@ -119,7 +165,9 @@ static void check_smp(const cJSON *doc, const cJSON *patch)
     d = cJSON_Duplicate(doc, true);
     CHECK(d);
     before = d;
+    mem_mark();
     r = strategic_merge_patch_apply(&d, patch, lookup, NULL, &err);
+    mem_check(inputs);
     if (r < 0) {
         CHECK(r == -EINVAL || r == -E2BIG);
         CHECK(err.msg[0] != '\0');
@@ -135,9 +183,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *nul = memchr(data, '\0', size);
     cJSON *doc = NULL, *patch = NULL;
+    static bool hooked;
+    long long inputs;
     size_t dlen;
 
     codec_init();
+    if (!hooked) { /* after codec_init(), which installs its own once */
+        cJSON_Hooks hooks = {.malloc_fn = count_malloc, .free_fn = count_free};
+        cJSON_InitHooks(&hooks);
+        hooked = true;
+    }
+    mem_now = 0; /* what is live now is freed by the previous input's end */
     if (!nul)
         return 0;
     dlen = (size_t)(nul - data);
@@ -145,9 +201,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         goto out;
     if (json_parse((const char *)nul + 1, size - dlen - 1, &fuzz_limits, &patch, NULL) < 0)
         goto out;
-    check_json_patch(doc, patch);
-    check_merge_patch(doc, patch);
-    check_smp(doc, patch);
+    inputs = mem_now;
+    check_json_patch(doc, patch, inputs);
+    check_merge_patch(doc, patch, inputs);
+    check_smp(doc, patch, inputs);
 out:
     cJSON_Delete(patch);
     cJSON_Delete(doc);

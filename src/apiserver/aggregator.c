@@ -45,7 +45,6 @@
 #define DEFAULT_CHECK_MS    5000
 #define PROXY_TIMEOUT_MS    60000 /* kube-apiserver's --request-timeout; watches have none */
 #define MAX_APISERVICES     10000
-#define MAX_FWD_HEADERS     128
 #define UNAVAILABLE_MSG     "the server is currently unable to handle the request"
 
 /* ---- small helpers ---- */
@@ -752,9 +751,12 @@ static bool response_header_dropped(const char *name, size_t len)
     return false;
 }
 
+/* The forwarded header lines: as many as the caller sent (the server bounds that with 431,
+ * HTTP_MAX_REQUEST_HEADERS) and then the proxy's identity headers, which must never be the
+ * ones left out. */
 struct fwd {
-    char *lines[MAX_FWD_HEADERS + 1];
-    size_t n;
+    char **lines; /* NULL-terminated once complete */
+    size_t n, alloc;
     bool content_type;
 };
 
@@ -762,8 +764,10 @@ static void fwd_add(struct fwd *f, const char *name, const char *value)
 {
     struct strbuf line = STRBUF_INIT;
 
-    if (f->n == MAX_FWD_HEADERS)
-        return;
+    if (f->n + 1 >= f->alloc) { /* room for the NULL */
+        f->alloc = f->alloc ? f->alloc * 2 : 32;
+        f->lines = xrealloc(f->lines, f->alloc * sizeof(*f->lines));
+    }
     /* curl drops a header written "Name:"; "Name;" sends it empty. */
     if (*value)
         strbuf_addf(&line, "%s: %s", name, value);
@@ -843,7 +847,7 @@ static int proxy_open(struct aggregator *a, struct proxy *p, const struct http_r
                       const struct api_user *user, const char *host, int port, bool watch)
 {
     struct strbuf url = STRBUF_INIT, connect_to = STRBUF_INIT;
-    struct fwd f = {.n = 0};
+    struct fwd f = {.lines = NULL};
     struct http_client_req cr = {0};
     size_t len;
     const char *body = http_request_body(req, &len);
@@ -869,7 +873,7 @@ static int proxy_open(struct aggregator *a, struct proxy *p, const struct http_r
         fwd_add(&f, "X-Remote-Group", "system:authenticated");
     if (!f.content_type && len)
         fwd_add(&f, "Content-Type", ""); /* not curl's form encoding */
-    f.lines[f.n] = NULL;
+    f.lines[f.n] = NULL;                 /* fwd_add() left room: at least the user was added */
     cr.method = http_request_method(req);
     cr.url = url.buf;
     cr.headers = (const char *const *)f.lines;
@@ -881,6 +885,7 @@ static int proxy_open(struct aggregator *a, struct proxy *p, const struct http_r
     r = http_client_open(p->b->client, &cr, &p->st);
     for (size_t i = 0; i < f.n; i++)
         free(f.lines[i]);
+    free(f.lines);
     strbuf_release(&url);
     strbuf_release(&connect_to);
     (void)a;

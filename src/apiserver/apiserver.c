@@ -1959,6 +1959,21 @@ static size_t stored_status_start(const struct store_item *it, const struct api_
     return 0;
 }
 
+/* Whether body[pos..len) holds only the object's closing brace, with whitespace around it:
+ * after the last member, what json_parse() accepts. */
+static bool only_closing_brace(const char *body, size_t len, size_t pos)
+{
+    bool brace = false;
+
+    for (; pos < len; pos++) {
+        if (body[pos] == '}' && !brace)
+            brace = true;
+        else if (body[pos] != ' ' && body[pos] != '\t' && body[pos] != '\n' && body[pos] != '\r')
+            return false;
+    }
+    return brace;
+}
+
 /*
  * A /status PUT whose status is already in canonical form (api_canonical_check) when the
  * server was made with apiserver_opts.status_splice: the request's status bytes replace the
@@ -2028,7 +2043,9 @@ static bool splice_status_write(struct call *c)
                 goto out;
         }
     }
-    if (r != -ENOENT || !(seen & STATUS) || !cJSON_IsObject(meta))
+    /* trailing bytes are the general path's 400, never stored */
+    if (r != -ENOENT || !only_closing_brace(body, len, pos) || !(seen & STATUS) ||
+        !cJSON_IsObject(meta))
         goto out;
     name = get_string(meta, "name");
     ns = get_string(meta, "namespace");

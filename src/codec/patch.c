@@ -6,8 +6,20 @@
  *
  * Bounds: the number of operations (caller's max_ops), the size and nesting of the result
  * (codec_default_limits.max_nodes, PATCH_MAX_DEPTH), checked before anything is copied so a
- * patch that doubles the document with "copy" fails before it allocates. Every recursion here
- * is over a tree whose depth was measured first, so the stack stays bounded.
+ * patch that doubles the document with "copy" fails before it allocates; the bytes "copy" may
+ * add (PATCH_MAX_COPY_BYTES, kube-apiserver's accumulated-copy limit), so a short patch cannot
+ * turn a few large strings into gigabytes; and the work of the whole patch (patch_state.work).
+ * Every recursion here is over a tree whose depth was measured first, so the stack stays
+ * bounded.
+ *
+ * Work: cJSON arrays are linked lists, so "/a/99999" walks 99999 elements. Each array
+ * position found is remembered in a cursor (a few per patch), and the next index in that array
+ * walks from the cursor when that is shorter than from the head: the operations a diff
+ * produces ("/items/5/...", "/items/6/...") then cost O(path) each. Cursors are kept exact
+ * across mutations (cursor_*() below). What stays linear per operation (indices far from every
+ * cursor, members of very wide objects, moving a large subtree back and forth) is counted, and
+ * a patch that needs more than PATCH_WORK_PER_ITEM steps per item of its document and itself
+ * fails with -E2BIG instead of taking seconds of CPU.
  */
 #include "codec/patch.h"
 
@@ -26,6 +38,8 @@
 /* Objects with more members than this get a hashed index for member lookups. */
 #define INDEX_MIN_MEMBERS 16
 #define PREVIEW_SIZE      96
+#define PATCH_CURSORS     8  /* remembered array positions */
+#define CURSOR_STEP       64 /* a cursor moves this far at most; further, a new one is taken */
 
 static bool is_container(const cJSON *v)
 {
@@ -175,10 +189,12 @@ static int json_equal(const cJSON *a, const cJSON *b, int level)
         }
         return !x && !y;
     }
-    for (x = a->child; x; x = x->next)
-        na++;
+    /* b first, and a no further than that: "test" passes the patch's value as b, so a wide
+     * object in the document costs no more than the value it is compared with */
     for (y = b->child; y; y = y->next)
         nb++;
+    for (x = a->child; x && na <= nb; x = x->next)
+        na++;
     if (na != nb)
         return 0;
     r = codec__member_index_init(&ix, b);
@@ -211,6 +227,18 @@ static const char *const op_names[] = {
     [OP_MOVE] = "move", [OP_COPY] = "copy",     [OP_TEST] = "test",
 };
 
+/* A remembered position in an array: element idx of arr is node. path[0..plen) is the JSON
+ * pointer that led to arr (it points into the patch, which outlives the call); it is how a
+ * mutation finds the cursors it invalidates. arr NULL: unused. An array may have several. */
+struct cursor {
+    const char *path;
+    size_t plen;
+    cJSON *arr;
+    size_t idx;
+    cJSON *node;
+    size_t used; /* patch_state.clock when last used; 0 when unused (taken first) */
+};
+
 struct patch_state {
     cJSON *root;      /* the working copy */
     size_t nodes;     /* items in root */
@@ -218,11 +246,17 @@ struct patch_state {
     size_t index;     /* of the operation being applied */
     const char *op;   /* its name, NULL until known */
     struct codec_error *err;
+    size_t copied;   /* JSON bytes "copy" added so far */
+    size_t work;     /* elements and members walked, items counted */
+    size_t max_work; /* bound on work */
+    struct cursor cur[PATCH_CURSORS];
+    size_t clock; /* cursor uses so far */
 };
 
 /* Where a JSON pointer leads: the container that holds (or would hold) the target, and the
  * last reference token, still escaped. */
 struct location {
+    const char *ptr; /* the whole pointer (tok points into it) */
     cJSON *parent;   /* NULL for the root pointer "" */
     const char *tok; /* last token (not NUL-terminated at len) */
     size_t len;
@@ -331,29 +365,170 @@ static size_t array_size(const cJSON *a)
     return n;
 }
 
-static cJSON *object_member(const cJSON *obj, const char *tok, size_t len)
+/* ---- cursors: array positions kept across operations ---- */
+
+/* Whether the cursor's array is the location ptr[0..len) (unless strictly) or inside it. */
+static bool cursor_is_under(const struct cursor *c, const char *ptr, size_t len, bool strictly)
+{
+    if (c->plen < len || memcmp(c->path, ptr, len) != 0)
+        return false;
+    if (c->plen == len)
+        return !strictly;
+    return c->path[len] == '/';
+}
+
+/* Forgets the cursors into arrays at or under ptr[0..len): their arrays go, or their pointers
+ * no longer lead to them. */
+static void cursors_forget(struct patch_state *s, const char *ptr, size_t len, bool strictly)
+{
+    for (size_t i = 0; i < PATCH_CURSORS; i++)
+        if (s->cur[i].arr && cursor_is_under(&s->cur[i], ptr, len, strictly))
+            s->cur[i] = (struct cursor){0};
+}
+
+/*
+ * Element i of arr, whose pointer is path[0..plen), or NULL past the end. Walks from the
+ * nearest cursor into arr when that is closer than the head, and counts the steps. The cursor
+ * follows when it moved a little (the next element, as a diff goes); a long walk takes a new
+ * cursor (the least recently used), so a patch going back and forth between a few places in an
+ * array walks each distance once.
+ */
+static cJSON *array_at(struct patch_state *s, cJSON *arr, const char *path, size_t plen, size_t i)
+{
+    struct cursor *c = NULL, *slot = &s->cur[0];
+    cJSON *e = arr->child;
+    size_t k = 0, best = i, d;
+
+    for (size_t j = 0; j < PATCH_CURSORS; j++) {
+        struct cursor *x = &s->cur[j];
+
+        if (x->used < slot->used)
+            slot = x;
+        if (x->arr != arr)
+            continue;
+        d = x->idx <= i ? i - x->idx : x->idx - i;
+        if (d < best || (!c && d == best)) {
+            best = d;
+            c = x;
+        }
+    }
+    if (c) {
+        e = c->node;
+        k = c->idx;
+    }
+    for (; e && k < i; k++, s->work++)
+        e = e->next;
+    for (; k > i; k--, s->work++)
+        e = e->prev; /* not the head: k > i >= 0 */
+    if (!e)
+        return NULL;
+    if (!c || best > CURSOR_STEP)
+        c = slot;
+    *c = (struct cursor){
+        .path = path, .plen = plen, .arr = arr, .idx = i, .node = e, .used = ++s->clock};
+    return e;
+}
+
+/* ---- JSON pointers ---- */
+
+static cJSON *object_member(struct patch_state *s, const cJSON *obj, const char *tok, size_t len)
 {
     cJSON *c;
 
-    for (c = obj->child; c; c = c->next)
+    for (c = obj->child; c; c = c->next, s->work++)
         if (c->string && token_matches(tok, len, c->string))
             return c;
     return NULL;
 }
 
-/* The child of v named by tok, or NULL. */
-static cJSON *child_at(const cJSON *v, const char *tok, size_t len)
+/* The child of v (whose pointer is path[0..plen)) named by tok, or NULL. */
+static cJSON *child_at(struct patch_state *s, cJSON *v, const char *tok, size_t len,
+                       const char *path, size_t plen)
 {
-    cJSON *c;
     size_t i;
 
     if (cJSON_IsObject(v))
-        return object_member(v, tok, len);
+        return object_member(s, v, tok, len);
     if (!cJSON_IsArray(v) || token_index(tok, len, &i) < 0)
         return NULL;
-    for (c = v->child; c && i > 0; c = c->next)
-        i--;
-    return c;
+    return array_at(s, v, path, plen, i);
+}
+
+/* Length of the pointer of l's parent (l->ptr up to the "/" before the last token). */
+static size_t parent_len(const struct location *l)
+{
+    return (size_t)(l->tok - l->ptr) - 1;
+}
+
+/* Length of l's own pointer. */
+static size_t location_len(const struct location *l)
+{
+    return (size_t)(l->tok - l->ptr) + l->len;
+}
+
+/* The array index of l, an existing element of an array parent; 0 for other parents. */
+static size_t location_index(const struct location *l)
+{
+    size_t i = 0;
+
+    if (l->parent && cJSON_IsArray(l->parent))
+        CHECK(token_index(l->tok, l->len, &i) == 0);
+    return i;
+}
+
+/* The value at l is about to be detached (remove, the source of move): cursors inside it go;
+ * in an array the later elements move down one, so cursors into them go too, and the
+ * parent's own cursor follows. */
+static void cursors_detach(struct patch_state *s, const struct location *l)
+{
+    struct cursor *c;
+    size_t i;
+
+    if (!l->parent) {
+        cursors_forget(s, "", 0, false);
+        return;
+    }
+    cursors_forget(s, l->ptr, location_len(l), false);
+    if (!cJSON_IsArray(l->parent))
+        return;
+    i = location_index(l);
+    cursors_forget(s, l->ptr, parent_len(l), true);
+    for (c = s->cur; c < s->cur + PATCH_CURSORS; c++) {
+        if (c->arr != l->parent)
+            continue;
+        if (c->idx == i)
+            *c = (struct cursor){0};
+        else if (c->idx > i)
+            c->idx--;
+    }
+}
+
+/* The value at l (existing) is about to be replaced by v. */
+static void cursors_replace(struct patch_state *s, const struct location *l, cJSON *v)
+{
+    struct cursor *c;
+
+    if (!l->parent) {
+        cursors_forget(s, "", 0, false);
+        return;
+    }
+    cursors_forget(s, l->ptr, location_len(l), false);
+    if (!cJSON_IsArray(l->parent))
+        return;
+    for (c = s->cur; c < s->cur + PATCH_CURSORS; c++)
+        if (c->arr == l->parent && c->idx == location_index(l))
+            c->node = v;
+}
+
+/* A value was inserted at index i of l's parent array, before the element there. */
+static void cursors_insert(struct patch_state *s, const struct location *l, size_t i)
+{
+    struct cursor *c;
+
+    cursors_forget(s, l->ptr, parent_len(l), true);
+    for (c = s->cur; c < s->cur + PATCH_CURSORS; c++)
+        if (c->arr == l->parent && c->idx >= i)
+            c->idx++;
 }
 
 /*
@@ -369,11 +544,11 @@ static int locate(struct patch_state *s, const char *field, const char *ptr, str
 
     *ret = (struct location){0};
     if (*ptr == '\0') {
-        *ret = (struct location){.parent = NULL, .tok = ptr, .len = 0, .depth = 0};
+        *ret = (struct location){.ptr = ptr, .parent = NULL, .tok = ptr, .len = 0, .depth = 0};
         return 0;
     }
     for (p = ptr + 1; (end = strchr(p, '/')); p = end + 1) {
-        next = child_at(cur, p, (size_t)(end - p));
+        next = child_at(s, cur, p, (size_t)(end - p), ptr, (size_t)(p - 1 - ptr));
         if (!next) {
             preview_str(pv, ptr);
             codec__preview(prefix, sizeof(prefix), ptr, (size_t)(end - ptr));
@@ -382,13 +557,13 @@ static int locate(struct patch_state *s, const char *field, const char *ptr, str
         cur = next;
         depth++;
     }
-    *ret = (struct location){.parent = cur, .tok = p, .len = strlen(p), .depth = depth + 1};
+    *ret = (struct location){
+        .ptr = ptr, .parent = cur, .tok = p, .len = strlen(p), .depth = depth + 1};
     return 0;
 }
 
 /* The value at l, or NULL with err set (-EINVAL) when there is none. */
-static cJSON *location_get(struct patch_state *s, const char *field, const char *ptr,
-                           const struct location *l)
+static cJSON *location_get(struct patch_state *s, const char *field, const struct location *l)
 {
     char pv[PREVIEW_SIZE];
     cJSON *v;
@@ -397,10 +572,10 @@ static cJSON *location_get(struct patch_state *s, const char *field, const char 
 
     if (!l->parent)
         return s->root;
-    v = child_at(l->parent, l->tok, l->len);
+    v = child_at(s, l->parent, l->tok, l->len, l->ptr, parent_len(l));
     if (v)
         return v;
-    preview_str(pv, ptr);
+    preview_str(pv, l->ptr);
     if (!cJSON_IsArray(l->parent)) {
         (void)op_error(s, -EINVAL, "%s %s does not exist", field, pv);
         return NULL;
@@ -417,17 +592,25 @@ static cJSON *location_get(struct patch_state *s, const char *field, const char 
     return NULL;
 }
 
+/* count_nodes(), counted as work. */
+static size_t count_work(struct patch_state *s, const cJSON *v)
+{
+    size_t n = count_nodes(v);
+
+    s->work += n;
+    return n;
+}
+
 /*
  * Checks that a value can be added at l (RFC 6902 4.1: the root, a member of an existing
  * object, or an array position 0..size or "-"), and returns in *ret_old how many items the add
  * would replace.
  */
-static int location_check_add(struct patch_state *s, const char *ptr, const struct location *l,
-                              size_t *ret_old)
+static int location_check_add(struct patch_state *s, const struct location *l, size_t *ret_old)
 {
     char pv[PREVIEW_SIZE];
     const cJSON *cur;
-    size_t i = 0, n;
+    size_t i = 0;
     int r;
 
     *ret_old = 0;
@@ -436,11 +619,11 @@ static int location_check_add(struct patch_state *s, const char *ptr, const stru
         return 0;
     }
     if (cJSON_IsObject(l->parent)) {
-        cur = object_member(l->parent, l->tok, l->len);
-        *ret_old = cur ? count_nodes(cur) : 0;
+        cur = object_member(s, l->parent, l->tok, l->len);
+        *ret_old = cur ? count_work(s, cur) : 0;
         return 0;
     }
-    preview_str(pv, ptr);
+    preview_str(pv, l->ptr);
     if (!cJSON_IsArray(l->parent))
         return op_error(s, -EINVAL, "path %s does not exist (parent is not an object or array)",
                         pv);
@@ -449,10 +632,11 @@ static int location_check_add(struct patch_state *s, const char *ptr, const stru
     r = token_index(l->tok, l->len, &i);
     if (r == -EINVAL)
         return op_error(s, -EINVAL, "path %s: invalid array index", pv);
-    n = array_size(l->parent);
-    if (r < 0 || i > n)
-        return op_error(s, -EINVAL, "path %s: array index out of range (size %zu)", pv, n);
-    return 0;
+    /* i <= size: the array is empty-indexed at 0, or has an element i - 1 */
+    if (r == 0 && (i == 0 || array_at(s, l->parent, l->ptr, parent_len(l), i - 1)))
+        return 0;
+    return op_error(s, -EINVAL, "path %s: array index out of range (size %zu)", pv,
+                    array_size(l->parent));
 }
 
 /* Checks that putting v at depth level in place of old items stays within the bounds, and
@@ -464,6 +648,7 @@ static int check_growth(struct patch_state *s, const cJSON *v, int level, size_t
     int r;
 
     r = codec__measure(v, level, &n);
+    s->work += n;
     if (r < 0)
         return op_error(s, -E2BIG, "result would nest deeper than %d", PATCH_MAX_DEPTH);
     if (s->nodes - old + n > s->max_nodes)
@@ -503,6 +688,7 @@ static int location_add(struct patch_state *s, const struct location *l, cJSON *
     char *key;
 
     if (!l->parent) {
+        cursors_replace(s, l, v);
         codec__set_key(v, NULL);
         cJSON_Delete(s->root);
         s->root = v;
@@ -515,22 +701,24 @@ static int location_add(struct patch_state *s, const struct location *l, cJSON *
             return op_error(s, -ENOMEM, "out of memory");
         }
         codec__set_key(v, key);
-        cur = object_member(l->parent, l->tok, l->len);
-        if (cur)
+        cur = object_member(s, l->parent, l->tok, l->len);
+        if (cur) {
+            cursors_replace(s, l, v);
             CHECK(cJSON_ReplaceItemViaPointer(l->parent, cur, v));
-        else
+        } else {
             CHECK(cJSON_AddItemToArray(l->parent, v));
+        }
         return 0;
     }
     codec__set_key(v, NULL);
     if (l->len == 1 && l->tok[0] == '-') {
-        CHECK(cJSON_AddItemToArray(l->parent, v));
+        CHECK(cJSON_AddItemToArray(l->parent, v)); /* no index moves */
         return 0;
     }
     CHECK(token_index(l->tok, l->len, &i) == 0);
-    for (cur = l->parent->child; cur && i > 0; cur = cur->next)
-        i--;
+    cur = array_at(s, l->parent, l->ptr, parent_len(l), i);
     array_insert_before(l->parent, cur, v);
+    cursors_insert(s, l, i);
     return 0;
 }
 
@@ -545,7 +733,7 @@ static int add_copy(struct patch_state *s, const char *ptr, const cJSON *value)
     r = locate(s, "path", ptr, &l);
     if (r < 0)
         return r;
-    r = location_check_add(s, ptr, &l, &old);
+    r = location_check_add(s, &l, &old);
     if (r < 0)
         return r;
     r = check_growth(s, value, l.depth, old, &nodes);
@@ -573,10 +761,11 @@ static int op_remove(struct patch_state *s, const char *ptr)
         return r;
     if (!l.parent)
         return op_error(s, -EINVAL, "path \"\": the document root cannot be removed");
-    v = location_get(s, "path", ptr, &l);
+    v = location_get(s, "path", &l);
     if (!v)
         return -EINVAL;
-    s->nodes -= count_nodes(v);
+    s->nodes -= count_work(s, v);
+    cursors_detach(s, &l);
     cJSON_Delete(cJSON_DetachItemViaPointer(l.parent, v));
     return 0;
 }
@@ -591,16 +780,17 @@ static int op_replace(struct patch_state *s, const char *ptr, const cJSON *value
     r = locate(s, "path", ptr, &l);
     if (r < 0)
         return r;
-    cur = location_get(s, "path", ptr, &l);
+    cur = location_get(s, "path", &l);
     if (!cur)
         return -EINVAL;
-    old = count_nodes(cur);
+    old = count_work(s, cur);
     r = check_growth(s, value, l.depth, old, &nodes);
     if (r < 0)
         return r;
     v = cJSON_Duplicate(value, true);
     if (!v)
         return op_error(s, -ENOMEM, "out of memory");
+    cursors_replace(s, &l, v);
     if (!l.parent) {
         codec__set_key(v, NULL);
         cJSON_Delete(s->root);
@@ -627,7 +817,7 @@ static int op_test(struct patch_state *s, const char *ptr, const cJSON *value)
     r = locate(s, "path", ptr, &l);
     if (r < 0)
         return r;
-    cur = location_get(s, "path", ptr, &l);
+    cur = location_get(s, "path", &l);
     if (!cur)
         return -EINVAL;
     r = json_equal(cur, value, l.depth);
@@ -642,6 +832,42 @@ static int op_test(struct patch_state *s, const char *ptr, const cJSON *value)
     return 0;
 }
 
+/* Digits of the integer part of |d| (at least 1), for json_size(). */
+static size_t number_size(double d)
+{
+    size_t n = d < 0 ? 2 : 1;
+
+    if (d != d || d - d != 0)
+        return 24; /* not printable as JSON; never in a parsed tree */
+    for (d = d < 0 ? -d : d; d >= 10 && n < 24; d /= 10)
+        n++;
+    return n;
+}
+
+/* What a copy of v is charged against PATCH_MAX_COPY_BYTES: about the bytes it takes printed
+ * compactly (escapes not counted), as Go's json-patch charges it, plus PATCH_COPY_ITEM_BYTES
+ * per item; counted as work. */
+static size_t json_size(struct patch_state *s, const cJSON *v)
+{
+    const cJSON *c;
+    size_t n;
+
+    s->work++;
+    if (cJSON_IsString(v))
+        return strlen(v->valuestring) + 2 + PATCH_COPY_ITEM_BYTES;
+    if (cJSON_IsNumber(v))
+        return number_size(v->valuedouble) + PATCH_COPY_ITEM_BYTES;
+    if (!is_container(v))
+        return (cJSON_IsFalse(v) ? 5 : 4) + PATCH_COPY_ITEM_BYTES;
+    n = 2 + PATCH_COPY_ITEM_BYTES;
+    for (c = v->child; c; c = c->next) {
+        n += json_size(s, c) + (c->next ? 1 : 0);
+        if (cJSON_IsObject(v))
+            n += strlen(c->string ? c->string : "") + 3;
+    }
+    return n;
+}
+
 static int op_copy(struct patch_state *s, const char *from, const char *ptr)
 {
     struct location l;
@@ -651,9 +877,16 @@ static int op_copy(struct patch_state *s, const char *from, const char *ptr)
     r = locate(s, "from", from, &l);
     if (r < 0)
         return r;
-    v = location_get(s, "from", from, &l);
+    v = location_get(s, "from", &l);
     if (!v)
         return -EINVAL;
+    /* Go's json-patch (AccumulatedCopySizeLimit), with kube-apiserver's wording. */
+    s->copied += json_size(s, v);
+    if (s->copied > PATCH_MAX_COPY_BYTES)
+        return op_error(s, -EINVAL,
+                        "Unable to complete the copy, the accumulated size increase of copy is "
+                        "%zu, exceeding the limit %zu",
+                        s->copied, (size_t)PATCH_MAX_COPY_BYTES);
     /* v stays valid: add_copy() copies it before changing the document. */
     return add_copy(s, ptr, v);
 }
@@ -674,19 +907,20 @@ static int op_move(struct patch_state *s, const char *from, const char *ptr)
     r = locate(s, "from", from, &l);
     if (r < 0)
         return r;
-    v = location_get(s, "from", from, &l);
+    v = location_get(s, "from", &l);
     if (!v)
         return -EINVAL;
     if (strcmp(from, ptr) == 0)
         return 0;
     /* Not the root: "" is a prefix of every other pointer. */
-    n = count_nodes(v);
+    n = count_work(s, v);
+    cursors_detach(s, &l);
     v = cJSON_DetachItemViaPointer(l.parent, v);
     s->nodes -= n;
     r = locate(s, "path", ptr, &l);
     if (r < 0)
         goto err;
-    r = location_check_add(s, ptr, &l, &old);
+    r = location_check_add(s, &l, &old);
     if (r < 0)
         goto err;
     r = check_growth(s, v, l.depth, old, &n);
@@ -812,7 +1046,7 @@ int json_patch_apply(cJSON **doc, const cJSON *patch, size_t max_ops, struct cod
 {
     struct patch_state s = {.max_nodes = codec_default_limits.max_nodes, .err = err};
     const cJSON *op;
-    size_t nops = 0;
+    size_t nops = 0, pnodes = 0;
     int r;
 
     CHECK(doc && *doc && patch);
@@ -833,6 +1067,8 @@ int json_patch_apply(cJSON **doc, const cJSON *patch, size_t max_ops, struct cod
                          s.max_nodes, PATCH_MAX_DEPTH);
         return -E2BIG;
     }
+    (void)codec__measure(patch, 0, &pnodes); /* stops early past PATCH_MAX_DEPTH */
+    s.max_work = PATCH_WORK_PER_ITEM * (s.nodes + pnodes) + PATCH_WORK_MIN;
     s.root = cJSON_Duplicate(*doc, true);
     if (!s.root) {
         codec__set_error(err, 0, 0, "out of memory");
@@ -843,6 +1079,14 @@ int json_patch_apply(cJSON **doc, const cJSON *patch, size_t max_ops, struct cod
         r = apply_op(&s, op);
         if (r < 0)
             goto out;
+        if (s.work > s.max_work) {
+            r = op_error(&s, -E2BIG,
+                         "the patch takes more than %zu steps on this document (array indices "
+                         "far apart in a long array, or members of a very wide object); split "
+                         "it into smaller patches",
+                         s.max_work);
+            goto out;
+        }
     }
     cJSON_Delete(*doc);
     *doc = s.root;

@@ -40,6 +40,24 @@ struct codec_error;
  * codec_default_limits.max_depth, so whatever a patch produces can be parsed again. */
 #define PATCH_MAX_DEPTH 100
 
+/* JSON bytes the "copy" operations of one JSON patch may add in all. kube-apiserver sets
+ * json-patch's AccumulatedCopySizeLimit to its request size limit (k8s.io/apiserver
+ * pkg/server/config.go, JSONPatchMaxCopyBytes = MaxRequestBodyBytes = 3 MiB); so does this,
+ * http's default max_body. */
+#define PATCH_MAX_COPY_BYTES (3u << 20)
+
+/* Unlike Go's json-patch, each copied item is also charged this much (about what a cJSON item
+ * takes beyond its text), so the limit bounds memory, not only text: 3 MiB of "[0,0,...]"
+ * would otherwise be 1.5 million items, 100 MB. */
+#define PATCH_COPY_ITEM_BYTES 32u
+
+/* Steps (array elements and object members walked, items counted) one JSON patch may take:
+ * PATCH_WORK_PER_ITEM per item of the document and the patch, plus PATCH_WORK_MIN. Patches a
+ * client computes (kubectl, a diff) take a few steps per operation; only indices far apart in
+ * long arrays, or members of very wide objects, come near this. */
+#define PATCH_WORK_PER_ITEM 32u
+#define PATCH_WORK_MIN      (1u << 20)
+
 /*
  * Applies the RFC 6902 patch document patch (an array of operation objects: add, remove,
  * replace, move, copy, test) to *doc, in order, all or nothing. patch is borrowed; *doc must be
@@ -55,14 +73,19 @@ struct codec_error;
  *             pointer syntax (RFC 6901), "from" a proper prefix of "path" in move; or an
  *             operation that does not apply: a location (or its parent, for add) that does not
  *             exist, an array index out of range, "-" outside add, removing the root;
+ *             The "copy" operations adding more than PATCH_MAX_COPY_BYTES in all is -EINVAL
+ *             too, with Go's json-patch wording ('Unable to complete the copy, the accumulated
+ *             size increase of copy is N, exceeding the limit M'), 422 as in kube-apiserver;
  *  -ECANCELED a "test" operation found a different value ('testing value "/a" failed');
  *  -E2BIG     more than max_ops operations, or the document would exceed
  *             codec_default_limits.max_nodes items or PATCH_MAX_DEPTH nesting (also when *doc
- *             already does);
+ *             already does), or the patch takes more than its work bound (PATCH_WORK_PER_ITEM);
  *  -ENOMEM    allocation failed.
  * "test" compares by JSON value: object members in any order, numbers by numeric value
- * (1 equals 1.0), strings byte for byte. Run time is O(operations x document width) like the
- * Go implementation (array positions and members are found by walking).
+ * (1 equals 1.0), strings byte for byte, and costs at most the size of its value. Run time is
+ * O(path) per operation for array indices near one used before (each array keeps cursors) and
+ * bounded by the work bound otherwise; memory is the working copy plus what the operations add
+ * (their values, and PATCH_MAX_COPY_BYTES of copies).
  */
 int json_patch_apply(cJSON **doc, const cJSON *patch, size_t max_ops, struct codec_error *err);
 

@@ -61,6 +61,7 @@ struct http_request {
     const char *method;
     const char *path;
     struct strbuf body;
+    bool too_many; /* more than HTTP_MAX_REQUEST_HEADERS headers: answered 431 */
     bool too_big;
     struct conn_ctx *cc; /* the connection's (borrowed; on_connection() made it) */
 };
@@ -435,6 +436,23 @@ static enum MHD_Result too_large(struct MHD_Connection *conn, size_t max)
     return ret;
 }
 
+/* 431 Request Header Fields Too Large: more than HTTP_MAX_REQUEST_HEADERS headers. Refused
+ * whole rather than truncated, so no handler or proxy ever sees part of a request. */
+static enum MHD_Result too_many_headers(struct MHD_Connection *conn, int n)
+{
+    struct http_response resp = {.status = 431, .body = STRBUF_INIT};
+    enum MHD_Result ret;
+
+    strbuf_addf(&resp.body,
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+                "\"Failure\",\"message\":\"the request has %d header fields, more than %d\","
+                "\"reason\":\"RequestHeaderFieldsTooLarge\",\"code\":431}",
+                n, HTTP_MAX_REQUEST_HEADERS);
+    ret = send_response(conn, &resp);
+    response_release(&resp);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
@@ -449,6 +467,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         const char *cl =
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         int64_t n;
+        int nh = MHD_get_connection_values(conn, MHD_HEADER_KIND, NULL, NULL);
 
         req = xcalloc(1, sizeof(*req));
         req->srv = srv;
@@ -457,6 +476,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         req->path = url;
         strbuf_init(&req->body);
         *req_cls = req;
+        if (nh > HTTP_MAX_REQUEST_HEADERS) {
+            req->too_big = true; /* the body, if any, is read and dropped */
+            req->too_many = true;
+            return too_many_headers(conn, nh);
+        }
         /* Refuse an announced oversized body before reading any of it. */
         if (cl && parse_i64(cl, &n) == 0 && (n < 0 || (uint64_t)n > srv->max_body)) {
             req->too_big = true;
@@ -472,6 +496,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (req->too_many)
+        return too_many_headers(conn, MHD_get_connection_values(conn, MHD_HEADER_KIND, NULL, NULL));
     if (req->too_big)
         return too_large(conn, srv->max_body);
     srv->fn(req, &resp, srv->userdata);

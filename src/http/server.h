@@ -70,6 +70,16 @@ int http_request_client_cert_signed_by(const struct http_request *req,
 #define HTTP_MAX_HEADERS 16
 
 /*
+ * Requests with more header fields than this are answered 431 Request Header Fields Too
+ * Large before the handler runs, so nothing downstream (the aggregation proxy's forwarded
+ * headers, X-Remote-Group lists) ever works on a truncated set. Header bytes are bounded by
+ * the connection's memory pool (64 KiB); libmicrohttpd answers 431 past it. Go's net/http,
+ * which kube-apiserver uses, bounds only bytes (1 MiB); 256 fields are far more than any
+ * client or front proxy sends (kubectl sends about ten).
+ */
+#define HTTP_MAX_REQUEST_HEADERS 256
+
+/*
  * A streaming body (chunked): called on the connection's thread for the next bytes. It may
  * block waiting for data; returns the number of bytes written to buf (> 0), 0 to end the
  * stream, or < 0 to abort the connection.

@@ -358,6 +358,7 @@ static void render_metrics(struct manager *m, struct strbuf *out)
     struct nodeslo_stats ss = {0};
     struct noderesource_stats rs = {0};
     struct nodemetric_stats ns = {0};
+    struct nodemetric_auth_stats as;
     struct quotaprofile_stats qs = {0};
     struct rec_stats rcs = {0};
 
@@ -367,6 +368,7 @@ static void render_metrics(struct manager *m, struct strbuf *out)
     nodeslo_controller_stats(m->slo, &ss);
     noderesource_controller_stats(m->nr, &rs);
     nodemetric_server_stats(m->nm, &ns);
+    nodemetric_auth_stats(m->auth, &as);
     strbuf_addf(out,
                 "# HELP koord_manager_leader Whether this manager leads and serves.\n"
                 "# TYPE koord_manager_leader gauge\nkoord_manager_leader %d\n",
@@ -414,8 +416,16 @@ static void render_metrics(struct manager *m, struct strbuf *out)
                 "koord_manager_nodemetric_objects %lu\n"
                 "# HELP koord_manager_tokenreviews_total TokenReviews sent (cache misses).\n"
                 "# TYPE koord_manager_tokenreviews_total counter\n"
-                "koord_manager_tokenreviews_total %lu\n",
-                rs.node_writes, ns.reports, ns.objects, nodemetric_auth_reviews(m->auth));
+                "koord_manager_tokenreviews_total %lu\n"
+                "# HELP koord_manager_tokenreviews_throttled_total Bearer tokens answered 401 "
+                "without a TokenReview: over the TokenReview rate.\n"
+                "# TYPE koord_manager_tokenreviews_throttled_total counter\n"
+                "koord_manager_tokenreviews_throttled_total %lu\n"
+                "# HELP koord_manager_tokens_cached_denied_total Bearer tokens answered 401 from "
+                "the cache of failed TokenReviews.\n"
+                "# TYPE koord_manager_tokens_cached_denied_total counter\n"
+                "koord_manager_tokens_cached_denied_total %lu\n",
+                rs.node_writes, ns.reports, ns.objects, as.reviews, as.throttled, as.cached_denied);
     strbuf_addf(out,
                 "# HELP koord_manager_recommendation_samples_total Container usage samples "
                 "added to Recommendation histograms.\n"

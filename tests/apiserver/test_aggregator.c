@@ -879,6 +879,35 @@ static void test_proxy(void **state)
     assert_non_null(strcasestr(hdrs.buf, "Content-Type: application/vnd.test+json"));
     assert_non_null(strcasestr(hdrs.buf, "X-Backend: echo"));
 
+    /* 200 headers of the caller's (up to 128 crowded the identity out): the identity still
+     * reaches the backend; past HTTP_MAX_REQUEST_HEADERS the request is refused whole. */
+    {
+        char *many[301] = {NULL}, *saved;
+        struct call m = {.token = "alice-t", .path = PREFIX "/nodemetrics"};
+
+        for (int i = 0; i < 300; i++) {
+            struct strbuf line = STRBUF_INIT;
+            strbuf_addf(&line, "X-Filler-%d: %d", i, i);
+            many[i] = strbuf_detach(&line, NULL);
+        }
+        saved = many[200];
+        many[200] = NULL;
+        m.headers = (const char *const *)many;
+        assert_int_equal(call(e, &m, &b), 200);
+        expect_str(b, "user", "alice");
+        expect_str(b, "groups", "devs,ops,system:authenticated");
+        cJSON_Delete(b);
+        b = NULL;
+        many[200] = saved;
+        m = (struct call){.token = "alice-t", .path = PREFIX "/nodemetrics"};
+        m.headers = (const char *const *)many;
+        assert_int_equal(call(e, &m, &b), 431);
+        cJSON_Delete(b);
+        b = NULL;
+        for (int i = 0; i < 300; i++)
+            free(many[i]);
+    }
+
     /* PUT of a subresource and POST, with their bodies. */
     assert_int_equal(
         req(e, "PUT", PREFIX "/nodemetrics/n1/status", "{\"metadata\":{\"name\":\"n1\"}}", &b),

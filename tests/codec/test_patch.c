@@ -469,9 +469,12 @@ static void test_node_limit(void **state)
     assert_int_equal(codec_default_limits.max_nodes, 4194304);
     for (i = 0; i < (1u << 21); i++)
         assert_true(cJSON_AddItemToArray(d, cJSON_CreateNumber(0)));
-    p = parse("[{\"op\":\"copy\",\"from\":\"\",\"path\":\"/-\"}]");
+    /* "add" of a value as large as the document: "copy" would meet PATCH_MAX_COPY_BYTES */
+    p = parse("[{\"op\":\"add\",\"path\":\"/-\",\"value\":0}]");
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetArrayItem(p, 0), "value",
+                                           cJSON_Duplicate(d, true));
     assert_int_equal(json_patch_apply(&d, p, 10, &err), -E2BIG);
-    assert_string_equal(err.msg, "operation 0 (copy): result would exceed 4194304 items");
+    assert_string_equal(err.msg, "operation 0 (add): result would exceed 4194304 items");
     assert_ptr_equal(d, before);
     assert_int_equal(cJSON_GetArraySize(d), 1 << 21);
     cJSON_Delete(p);

@@ -208,6 +208,67 @@ static void test_walk_and_headers(void **state)
     http_server_stop(s);
 }
 
+/* Sends a request with n extra headers of vlen bytes each (and a body when given); returns the
+ * status, the body in *out, and whether the handler ran in *ran. */
+static long call_with_headers(const char *url, int n, size_t vlen, const char *body,
+                              struct strbuf *out)
+{
+    struct curl_slist *h = NULL;
+    struct strbuf line = STRBUF_INIT;
+    CURL *c = curl_easy_init();
+    long code = 0;
+
+    for (int i = 0; i < n; i++) {
+        strbuf_reset(&line);
+        strbuf_addf(&line, "X-Flood-%d: ", i);
+        for (size_t k = 0; k < vlen; k++)
+            strbuf_addch(&line, 'v');
+        h = curl_slist_append(h, line.buf);
+    }
+    (void)curl_easy_setopt(c, CURLOPT_URL, url);
+    (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    (void)curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+    if (body)
+        (void)curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    assert_int_equal(curl_easy_perform(c), CURLE_OK);
+    (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    strbuf_release(&line);
+    return code;
+}
+
+/* Too many header fields, or too many header bytes: 431, the handler never runs. A request
+ * right at the count limit is served whole. */
+static void test_header_limits(void **state)
+{
+    struct http_server_opts o = {.host = "127.0.0.1"};
+    struct http_server *s = NULL;
+    struct strbuf out = STRBUF_INIT;
+    char url[128];
+    (void)state;
+
+    assert_int_equal(http_server_start(&o, walk, NULL, &s), 0);
+    (void)snprintf(url, sizeof(url), "http://127.0.0.1:%u/p", http_server_port(s));
+    /* curl adds Host and Accept */
+    assert_int_equal(call_with_headers(url, HTTP_MAX_REQUEST_HEADERS - 2, 1, NULL, &out), 201);
+    assert_string_equal(out.buf, "|none");
+    strbuf_reset(&out);
+    assert_int_equal(call_with_headers(url, HTTP_MAX_REQUEST_HEADERS - 1, 1, NULL, &out), 431);
+    assert_non_null(strstr(out.buf, "\"reason\":\"RequestHeaderFieldsTooLarge\""));
+    assert_non_null(strstr(out.buf, "has 257 header fields, more than 256"));
+    strbuf_reset(&out);
+    /* with a body, which is read and dropped */
+    assert_int_equal(call_with_headers(url, 300, 1, "{\"a\":1}", &out), 431);
+    strbuf_reset(&out);
+    /* 100 headers of 1 KiB: past the connection's 64 KiB memory */
+    assert_int_equal(call_with_headers(url, 100, 1024, NULL, &out), 431);
+    strbuf_release(&out);
+    http_server_stop(s);
+}
+
 static void test_bad_options(void **state)
 {
     struct http_server *s = NULL;
@@ -314,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain),
         cmocka_unit_test(test_walk_and_headers),
+        cmocka_unit_test(test_header_limits),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_tls_and_client_certs),
     };

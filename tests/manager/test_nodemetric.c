@@ -802,6 +802,47 @@ static void test_canonical_reports_spliced(void **state)
     assert_json_eq(at(o2, "status"), canonical);
     cJSON_Delete(o2);
     reply_release(&r);
+
+    /* Bytes after the object are the general path's 400, whatever they are, and nothing is
+     * stored (the fast path used to store the report and ignore them). */
+    {
+        static const char *const trailers[] = {"garbage", "{}", "}", ",\"x\":1}", "\"s\""};
+        long before = counter(e, "koord_apiserver_status_splice_writes_total");
+        uint64_t rv;
+
+        o2 = get_nm(e, &e->s, "n2");
+        rv = rv_of(o2);
+        cJSON_Delete(o2);
+
+        for (size_t i = 0; i < ARRAY_SIZE(trailers); i++) {
+            char *body = object_text("n2", SPEC1, canonical);
+            struct strbuf sb = STRBUF_INIT;
+
+            strbuf_addf(&sb, "%s \n%s", body, trailers[i]);
+            r = call(e, &e->s, "PUT", PATH "/n2/status", NULL, sb.buf, NULL);
+            assert_int_equal(r.status, 400);
+            reply_release(&r);
+            free(body);
+            strbuf_release(&sb);
+        }
+        assert_int_equal(counter(e, "koord_apiserver_status_splice_writes_total"), before);
+        o2 = get_nm(e, &e->s, "n2");
+        assert_int_equal(rv_of(o2), rv);
+        cJSON_Delete(o2);
+        /* whitespace after the object is fine, and spliced */
+        {
+            char *body = object_text("n2", SPEC1, canonical);
+            struct strbuf sb = STRBUF_INIT;
+
+            strbuf_addf(&sb, "%s \r\n\t ", body);
+            r = call(e, &e->s, "PUT", PATH "/n2/status", NULL, sb.buf, NULL);
+            expect_ok(&r, 200);
+            reply_release(&r);
+            free(body);
+            strbuf_release(&sb);
+        }
+        assert_int_equal(counter(e, "koord_apiserver_status_splice_writes_total"), before + 1);
+    }
 }
 
 /* What the NodeResource controller reads of a NodeMetric, and only that, whichever path stored

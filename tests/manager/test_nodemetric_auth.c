@@ -747,6 +747,52 @@ static void test_token_cache_bound(void **state)
     expect_reviews(e, want, served0 + want);
 }
 
+/* A client sending tokens nobody knows: TokenReviews stop at the bucket (burst 3, refilling
+ * one in 1000 s, so none within the test); past it every unknown token is 401 unreviewed,
+ * a failed token is answered from the cache, a known one still gets in. */
+static void test_tokenreview_rate(void **state)
+{
+    struct env *e = *state;
+    const char *const alice[] = {"Authorization: Bearer alice-t", NULL};
+    struct nodemetric_auth_opts o = default_opts();
+    struct nodemetric_auth_stats st;
+    unsigned long served0;
+
+    o.review_qps = 0.001;
+    o.review_burst = 3;
+    env_restart(e, &o);
+    served0 = served_reviews();
+    assert_int_equal(get_code(e, NOBODY, PATH, alice), 200);
+    for (int i = 0; i < 20; i++) {
+        char hdr[64];
+        const char *const bogus[] = {hdr, NULL};
+
+        (void)snprintf(hdr, sizeof(hdr), "Authorization: Bearer bogus-%d", i);
+        expect_unauthorized(e, NOBODY, "GET", bogus);
+    }
+    expect_reviews(e, 3, served0 + 3);
+    nodemetric_auth_stats(e->auth, &st);
+    assert_int_equal(st.reviews, 3);
+    assert_int_equal(st.throttled, 18);
+    assert_int_equal(st.cached_denied, 0);
+    /* bogus-0 failed its review: answered from the cache */
+    {
+        const char *const bogus0[] = {"Authorization: Bearer bogus-0", NULL};
+        expect_unauthorized(e, NOBODY, "GET", bogus0);
+    }
+    /* a valid token the cache does not know waits for the bucket like any other */
+    {
+        const char *const node1[] = {"Authorization: Bearer node1-t", NULL};
+        expect_unauthorized(e, NOBODY, "GET", node1);
+    }
+    assert_int_equal(get_code(e, NOBODY, PATH, alice), 200);
+    nodemetric_auth_stats(e->auth, &st);
+    assert_int_equal(st.reviews, 3);
+    assert_int_equal(st.throttled, 19);
+    assert_int_equal(st.cached_denied, 1);
+    expect_reviews(e, 3, served0 + 3);
+}
+
 static void test_tokenreview_unreachable(void **state)
 {
     struct env *e = *state;
@@ -900,6 +946,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_admin_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokenreview_extra, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokenreview_unreachable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tokenreview_rate, setup, teardown),
     };
 
     (void)log_set_level("error");

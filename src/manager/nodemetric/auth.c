@@ -21,12 +21,14 @@
 #include "http/tls.h"
 #include "kube/client.h"
 
-#define DEFAULT_TTL_MS    10000
-#define DEFAULT_CACHE_MAX 10000
-#define MAX_GROUPS        64
-#define MAX_TOKEN         (64u << 10) /* larger bearer tokens are refused, not reviewed */
-#define NODE_EXTRA        "authentication.kubernetes.io/node-name"
-#define NODE_USER_PREFIX  "system:node:"
+#define DEFAULT_TTL_MS       10000
+#define DEFAULT_CACHE_MAX    10000
+#define DEFAULT_REVIEW_QPS   200
+#define DEFAULT_REVIEW_BURST 400
+#define MAX_GROUPS           64
+#define MAX_TOKEN            (64u << 10) /* larger bearer tokens are refused, not reviewed */
+#define NODE_EXTRA           "authentication.kubernetes.io/node-name"
+#define NODE_USER_PREFIX     "system:node:"
 
 /* An identity an external authenticator vouched for; the priv of a struct api_user. */
 struct ident {
@@ -47,10 +49,15 @@ struct nodemetric_auth {
     long ttl_ms;
     size_t cache_max;
     atomic_ulong reviews;
+    atomic_ulong throttled;     /* tokens refused unreviewed: the bucket was empty */
+    atomic_ulong cached_denied; /* requests answered 401 from the cache */
 
-    pthread_mutex_t lock; /* the cache */
+    pthread_mutex_t lock; /* the cache and the bucket */
     struct ident **cache; /* sorted by key */
     size_t n, alloc;
+    double qps, burst; /* the TokenReview bucket: refills qps per second up to burst */
+    double tokens;
+    int64_t refilled_ms;
 };
 
 static int64_t now_ms(void)
@@ -197,6 +204,24 @@ static void cache_put(struct nodemetric_auth *a, struct ident *id)
     (void)pthread_mutex_unlock(&a->lock);
 }
 
+/* Takes one TokenReview from the bucket; false when it is empty. */
+static bool bucket_take(struct nodemetric_auth *a)
+{
+    int64_t now = now_ms();
+    bool ok;
+
+    (void)pthread_mutex_lock(&a->lock);
+    a->tokens += (double)(now - a->refilled_ms) * a->qps / 1000.0;
+    if (a->tokens > a->burst)
+        a->tokens = a->burst;
+    a->refilled_ms = now;
+    ok = a->tokens >= 1.0;
+    if (ok)
+        a->tokens -= 1.0;
+    (void)pthread_mutex_unlock(&a->lock);
+    return ok;
+}
+
 /* ---- authenticators ---- */
 
 static const char *str_of(const cJSON *o, const char *k)
@@ -242,8 +267,17 @@ static int review_token(struct nodemetric_auth *a, const char *token, struct ide
     int r;
 
     tls_sha256(token, strlen(token), key);
-    if ((id = cache_get(a, key)))
+    if ((id = cache_get(a, key))) {
+        if (!id->authenticated)
+            atomic_fetch_add(&a->cached_denied, 1);
         goto out;
+    }
+    /* An unknown token over the rate is refused unreviewed, and not cached: a valid one gets
+     * in on a later try, when the bucket has refilled. */
+    if (!bucket_take(a)) {
+        atomic_fetch_add(&a->throttled, 1);
+        return -EACCES;
+    }
     strbuf_addstr(&body, "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenReview\","
                          "\"spec\":{\"token\":");
     strbuf_add_json_str(&body, token);
@@ -406,7 +440,15 @@ int nodemetric_auth_new(const struct nodemetric_auth_opts *o, struct nodemetric_
     a->tr = o->tokenreview;
     a->ttl_ms = o->cache_ttl_ms > 0 ? o->cache_ttl_ms : DEFAULT_TTL_MS;
     a->cache_max = o->cache_max ? o->cache_max : DEFAULT_CACHE_MAX;
+    a->qps = o->review_qps > 0 ? o->review_qps : DEFAULT_REVIEW_QPS;
+    a->burst = o->review_burst ? (double)o->review_burst : DEFAULT_REVIEW_BURST;
+    if (a->burst < 1.0)
+        a->burst = 1.0;
+    a->tokens = a->burst;
+    a->refilled_ms = now_ms();
     atomic_init(&a->reviews, 0);
+    atomic_init(&a->throttled, 0);
+    atomic_init(&a->cached_denied, 0);
     a->hooks = (struct apiserver_auth){authenticate, release, authorize, a};
     *ret = a;
     return 0;
@@ -437,4 +479,11 @@ const struct apiserver_auth *nodemetric_auth_hooks(struct nodemetric_auth *a)
 unsigned long nodemetric_auth_reviews(struct nodemetric_auth *a)
 {
     return atomic_load(&a->reviews);
+}
+
+void nodemetric_auth_stats(struct nodemetric_auth *a, struct nodemetric_auth_stats *ret)
+{
+    *ret = (struct nodemetric_auth_stats){.reviews = atomic_load(&a->reviews),
+                                          .throttled = atomic_load(&a->throttled),
+                                          .cached_denied = atomic_load(&a->cached_denied)};
 }

@@ -10,9 +10,16 @@
  *   2. a client certificate signed by the cluster CA: user = CN, groups = O (how node agents
  *      holding kubelet-style certificates, system:node:<name>, report straight to the leader);
  *   3. a bearer token, checked with a TokenReview against the API server; answers (both
- *      authenticated and not) are cached for a TTL (10 s, as k8s.io/apiserver), keyed by the
- *      token's SHA-256 so the cache holds no secrets; errors reaching the API server are not
- *      cached and answer 401.
+ *      authenticated and not) are cached for a TTL (10 s, as k8s.io/apiserver's delegating
+ *      authenticator caches both successes and failures), keyed by the token's SHA-256 so the
+ *      cache holds no secrets; errors reaching the API server are not cached and answer 401.
+ *      TokenReviews are bounded by a token bucket (review_qps, refilled continuously, up to
+ *      review_burst at once): a token neither cached nor affordable is answered 401 without a
+ *      review and without being cached, so a client sending random tokens costs the API
+ *      server at most review_qps requests per second, and can push at most review_qps x TTL
+ *      failures into the cache (far fewer than cache_max, so known tokens are not evicted).
+ *      Upstream's delegating authenticator rate-limits its TokenReview client instead,
+ *      queueing requests; a queue would hold a thread per waiting request here.
  *
  * Authorization: reads (get, list, watch) are allowed to every authenticated user. Writes (the
  * status of a NodeMetric) are allowed to a node identity for its own node only (user
@@ -35,6 +42,8 @@ struct nodemetric_auth_opts {
     struct kube_client *tokenreview;  /* where TokenReviews go (borrowed); NULL = no tokens */
     long cache_ttl_ms;                /* 0 = 10000 */
     size_t cache_max;                 /* tokens remembered; 0 = 10000 */
+    double review_qps;                /* TokenReviews per second; 0 = 200 */
+    unsigned review_burst;            /* TokenReviews at once; 0 = 400 */
     const char *admin_group;          /* NULL = "system:masters" */
 };
 
@@ -50,5 +59,13 @@ const struct apiserver_auth *nodemetric_auth_hooks(struct nodemetric_auth *a);
 
 /* TokenReviews sent so far (for /metrics and tests of the cache). */
 unsigned long nodemetric_auth_reviews(struct nodemetric_auth *a);
+
+/* Counters for /metrics. */
+struct nodemetric_auth_stats {
+    unsigned long reviews;       /* TokenReviews sent (cache misses within the rate) */
+    unsigned long throttled;     /* tokens answered 401 unreviewed: over the rate */
+    unsigned long cached_denied; /* tokens answered 401 from the cache (failed recently) */
+};
+void nodemetric_auth_stats(struct nodemetric_auth *a, struct nodemetric_auth_stats *ret);
 
 #endif
