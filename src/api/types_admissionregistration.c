@@ -17,6 +17,7 @@
 #include "api/labels.h"
 #include "api/schema.h"
 #include "base/base.h"
+#include "base/strbuf.h"
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
@@ -34,13 +35,14 @@ static const char *get_str(const cJSON *o, const char *k)
 static void err_at(struct api_walk *w, const char *base, const char *child,
                    enum field_error_type type, const cJSON *value, const char *msg)
 {
-    char path[160];
+    struct strbuf path = STRBUF_INIT;
 
-    (void)snprintf(path, sizeof(path), "%s%s", base, child ? child : "");
+    strbuf_addf(&path, "%s%s", base, child ? child : "");
     if (msg)
-        api_walk_error(w, path, type, value, "%s", msg);
+        api_walk_error(w, path.buf, type, value, "%s", msg);
     else
-        api_walk_error(w, path, type, value, NULL);
+        api_walk_error(w, path.buf, type, value, NULL);
+    strbuf_release(&path);
 }
 
 /* IsFullyQualifiedName: a DNS-1123 subdomain of at least three labels. */
