@@ -128,328 +128,330 @@ struct mcase {
     const char *req_ns; /* request.namespace; NULL = "web" */
 };
 
-/* A pod (no profile selects it) with one container asking res; G(x) a GPU resource name. */
-#define GPOD(res) POD("web", "", res)
-#define G(x)      "\"koordinator.sh/" x "\""
-
-static const struct mcase mutate_cases[] =
-    {
-        /* Device resource spec (manager-behaviour.md 5.1 step 4). */
-        {
-            "gpu 2: gpu-core and gpu-memory-ratio 2, gpu.shared 1 (2 is not over 100)",
-            {NULL},
-            "CREATE",
-            GPOD("{\"requests\":{" G("gpu") ":\"2\"},\"limits\":{" G("gpu") ":\"2\"}}"),
-            0,
-            GPOD(
-                "{\"requests\":{" G("gpu-core") ":\"2\"," G("gpu-memory-ratio") ":\"2\"," G(
-                    "gpu.shared") ":\"1\"},\"limits\":{" G("gpu-core") ":\"2\"," G("gpu-memory-"
-                                                                                   "ratio") ":"
-                                                                                            "\"2\""
-                                                                                            "," G(
-                                                                                                "gp"
-                                                                                                "u."
-                                                                                                "sh"
-                                                                                                "ar"
-                                                                                                "e"
-                                                                                                "d") ":\"1\"}}"),
-            0,
-            NULL,
-            NULL},
-        {"gpu 200: two whole GPUs shared",
-         {NULL},
-         "CREATE",
-         GPOD("{\"requests\":{" G("gpu") ":\"200\"}}"),
-         0,
-         GPOD(
-             "{\"requests\":{" G("gpu-core") ":\"200\"," G("gpu-memory-ratio") ":\"200\"," G("gpu."
-                                                                                             "share"
-                                                                                             "d") ":\"2\"},\"limits\":{" G(
-                 "gpu-core") ":\"200\"," G("gpu-memory-ratio") ":\"200\"," G("gpu.shared") ":\"2\"}"
-                                                                                           "}"),
-         0,
-         NULL,
-         NULL},
-        {"gpu-core 150 alone: not a multiple of 100, gpu.shared 1",
-         {NULL},
-         "CREATE",
-         GPOD("{\"requests\":{" G("gpu-core") ":\"150\"}}"),
-         0,
-         GPOD("{\"requests\":{" G("gpu-core") ":\"150\"," G("gpu.shared") ":\"1\"},\"limits\":{" G(
-             "gpu.shared") ":\"1\"}}"),
-         0,
-         NULL,
-         NULL},
-        {"gpu-memory-ratio decides before gpu-core",
-         {NULL},
-         "CREATE",
-         GPOD("{\"requests\":{" G("gpu-core") ":\"100\"," G("gpu-memory-ratio") ":\"300\"}}"),
-         0,
-         GPOD("{\"requests\":{" G("gpu-core") ":\"100\"," G("gpu-memory-ratio") ":\"300\"," G(
-             "gpu.shared") ":\"3\"},\"limits\":{" G("gpu.shared") ":\"3\"}}"),
-         0,
-         NULL,
-         NULL},
-        {"gpu-memory alone: one shared GPU",
-         {NULL},
-         "CREATE",
-         GPOD("{\"requests\":{" G("gpu-memory") ":\"8Gi\"}}"),
-         0,
-         GPOD("{\"requests\":{" G("gpu-memory") ":\"8Gi\"," G(
-             "gpu.shared") ":\"1\"},\"limits\":{" G("gpu.shared") ":\"1\"}}"),
-         0,
-         NULL,
-         NULL},
-        {"gpu.shared given: kept as written",
-         {NULL},
-         "CREATE",
-         GPOD("{\"requests\":{" G("gpu-core") ":\"200\"," G("gpu.shared") ":\"4\"}}"),
-         0,
-         NULL,
-         0,
-         NULL,
-         NULL},
-        {"no metadata.namespace: the request's namespace (batch) selects; nothing written back",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{"
-          "\"colocation\":\"on\"}},\"labels\":{\"l\":\"v\"}}}"},
-         "CREATE",
-         "{\"metadata\":{\"name\":\"p\"},\"spec\":{}}",
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"labels\":{\"l\":\"v\"}},\"spec\":{}}",
-         0,
-         NULL,
-         "batch"},
-        {"no metadata.namespace, request namespace web: not selected",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{"
-          "\"colocation\":\"on\"}},\"labels\":{\"l\":\"v\"}}}"},
-         "CREATE",
-         "{\"metadata\":{\"name\":\"p\"},\"spec\":{}}",
-         0,
-         NULL,
-         0,
-         NULL,
-         "web"},
-        {"batch profile: BE label, batch resources in integer millicores, koord-batch priority",
-         {CCP_BATCH},
-         "CREATE",
-         POD("batch", "", RES_500M),
-         0,
-         BATCH_POD,
-         0,
-         NULL},
-        {"namespace not selected: nothing",
-         {CCP_BATCH},
-         "CREATE",
-         POD("web", "", RES_500M),
-         0,
-         NULL,
-         0,
-         NULL},
-        {"namespace not found counts as matched (upstream quirk)",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{\"a\":"
-          "\"b\"}},\"labels\":{\"l\":\"v\"}}}"},
-         "CREATE",
-         POD("ghost", "", "{}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ghost\",\"labels\":{\"l\":\"v\"}},\"spec\":"
-         "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
-         0,
-         NULL},
-        {"a selector that does not parse counts as matched (upstream quirk)",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":"
-          "\"a\",\"operator\":\"Gt\",\"values\":[\"1\"]}]},\"labels\":{\"l\":\"v\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"l\":\"v\"}},\"spec\":"
-         "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
-         0,
-         NULL},
-        {"pod selector not matching: nothing",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"a\"}},"
-          "\"labels\":{\"l\":\"v\"}}}"},
-         "CREATE",
-         POD("web", ",\"labels\":{\"app\":\"b\"}", "{}"),
-         0,
-         NULL,
-         0,
-         NULL},
-        {"probability 50%: random 50 is not above 50, applied",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"50%\",\"labels\":{\"l\":"
-          "\"v\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         50,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"l\":\"v\"}},\"spec\":"
-         "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
-         0,
-         NULL},
-        {"probability 50%: random 51 skips",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"50%\",\"labels\":{\"l\":"
-          "\"v\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         51,
-         NULL,
-         0,
-         NULL},
-        {"probability 0 always skips, even at random 0",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":0,\"labels\":{\"l\":\"v\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         0,
-         NULL,
-         0,
-         NULL},
-        {"probability \"12.9%\" is 12: random 12 applies",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"12.9%\",\"labels\":{\"l\":"
-          "\"v\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         12,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"l\":\"v\"}},\"spec\":"
-         "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
-         0,
-         NULL},
-        {"probability \"12.9%\" is 12: random 13 skips",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"12.9%\",\"labels\":{\"l\":"
-          "\"v\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         13,
-         NULL,
-         0,
-         NULL},
-        {"a probability string without % fails the pod (500)",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"50\",\"labels\":{\"l\":"
-          "\"v\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         0,
-         NULL,
-         500,
-         "invalid probability of ClusterColocationProfile: 50"},
-        {"an unknown PriorityClass fails the pod (500)",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":\"nope\"}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         0,
-         NULL,
-         500,
-         "priorityclasses.scheduling.k8s.io \"nope\" not found"},
-        {"key mappings and suffixes after labels and annotations",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"labels\":{\"app\":\"a\"},"
-          "\"labelKeysMapping\":{\"app\":\"app2\",\"missing\":\"m2\"},\"annotationKeysMapping\":"
-          "{\"n\":\"n2\"},\"labelSuffixes\":{\"app2\":\"-x\",\"none\":\"-y\"}}}"},
-         "CREATE",
-         POD("web", ",\"annotations\":{\"n\":\"v\"}", "{}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"annotations\":{\"n\":\"v\",\"n2\":"
-         "\"v\"},\"labels\":{\"app\":\"a\",\"app2\":\"a-x\",\"m2\":\"\"}},\"spec\":{\"containers\":"
-         "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
-         0,
-         NULL},
-        {"profiles apply in name order: the later name wins",
-         {"{\"metadata\":{\"name\":\"b\"},\"spec\":{\"labels\":{\"x\":\"b\"}}}",
-          "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"labels\":{\"x\":\"a\",\"y\":\"a\"}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"x\":\"b\",\"y\":\"a\"}}"
-         ","
-         "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
-         0,
-         NULL},
-        {"skip-update-resources: labels but no translation",
-         {"{\"metadata\":{\"name\":\"x\",\"annotations\":{\"config.koordinator.sh/"
-          "skip-update-resources\":\"\"}},\"spec\":{\"qosClass\":\"BE\"}}"},
-         "CREATE",
-         POD("web", "", "{\"requests\":{\"cpu\":\"1\"}}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"koordinator.sh/"
-         "qosClass\":"
-         "\"BE\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":"
-         "{\"requests\":{\"cpu\":\"1\"}}}]}}",
-         0,
-         NULL},
-        {"limit only: the request is filled from the limit; overhead renamed; init containers too",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"qosClass\":\"BE\"}}"},
-         "CREATE",
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\"},\"spec\":{\"initContainers\":[{"
-         "\"name\":"
-         "\"i\",\"resources\":{\"requests\":{\"cpu\":\"0.1\"}}}],\"containers\":[{\"name\":\"c\","
-         "\"resources\":{\"limits\":{\"cpu\":\"2\"}}}],\"overhead\":{\"cpu\":\"250m\",\"memory\":"
-         "\"10Mi\"}}}",
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"koordinator.sh/"
-         "qosClass\":"
-         "\"BE\"},\"annotations\":{\"node.koordinator.sh/extended-resource-spec\":"
-         "\"{\\\"containers\\\":{\\\"c\\\":{\\\"limits\\\":{\\\"kubernetes.io/batch-cpu\\\":"
-         "\\\"2k\\\"},\\\"requests\\\":{\\\"kubernetes.io/batch-cpu\\\":\\\"2k\\\"}}}}\"}},"
-         "\"spec\":{\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{"
-         "\"kubernetes.io/batch-cpu\":\"100\"}}}],\"containers\":[{\"name\":\"c\",\"resources\":{"
-         "\"limits\":{\"kubernetes.io/batch-cpu\":\"2k\"},\"requests\":{\"kubernetes.io/"
-         "batch-cpu\":"
-         "\"2k\"}}}],\"overhead\":{\"kubernetes.io/batch-cpu\":\"250\",\"kubernetes.io/"
-         "batch-memory\":"
-         "\"10Mi\"}}}",
-         0,
-         NULL},
-        {"koord-mid priority class: mid resources",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":\"koord-mid\"}}"},
-         "CREATE",
-         POD("web", "", "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\"},\"spec\":{\"containers\":[{\"name\":"
-         "\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"kubernetes.io/mid-cpu\":\"1k\","
-         "\"kubernetes.io/"
-         "mid-memory\":\"1Gi\"}}}],\"priorityClassName\":\"koord-mid\",\"priority\":"
-         "7000}}",
-         0,
-         NULL},
-        {"the strategic patch merges tolerations into the pod",
-         {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"patch\":{\"spec\":{\"tolerations\":[{\"key\":"
-          "\"batch\",\"operator\":\"Exists\"}]},\"metadata\":{\"labels\":{\"p\":\"1\"}}}}}"},
-         "CREATE",
-         POD("web", "", "{}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"p\":\"1\"}},\"spec\":"
-         "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}],\"tolerations\":"
-         "[{\"key\":\"batch\",\"operator\":\"Exists\"}]}}",
-         0,
-         NULL},
-        {"UPDATE (mutating-update pods) is left alone",
-         {CCP_BATCH},
-         "UPDATE",
-         POD("batch", "", RES_500M),
-         0,
-         NULL,
-         0,
-         NULL},
-        {"no profile, but batch resources: the extended-resource-spec annotation",
-         {NULL},
-         "CREATE",
-         POD("web", "", "{\"requests\":{\"kubernetes.io/batch-cpu\":\"1k\"}}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"annotations\":{"
-         "\"node.koordinator.sh/extended-resource-spec\":\"{\\\"containers\\\":{\\\"c\\\":{"
-         "\\\"requests\\\":{\\\"kubernetes.io/batch-cpu\\\":\\\"1k\\\"}}}}\"}},\"spec\":"
-         "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
-         "\"kubernetes.io/batch-cpu\":\"1k\"}}}]}}",
-         0,
-         NULL},
-        {"a stale extended-resource-spec without batch resources becomes {}",
-         {NULL},
-         "CREATE",
-         POD("web", ",\"annotations\":{\"node.koordinator.sh/extended-resource-spec\":\"x\"}",
-             "{}"),
-         0,
-         "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"annotations\":{"
-         "\"node.koordinator.sh/extended-resource-spec\":\"{}\"}},\"spec\":{\"containers\":[{"
-         "\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
-         0,
-         NULL},
+static const struct mcase mutate_cases[] = {
+    {"no metadata.namespace: the request's namespace (batch) selects; nothing written back",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{"
+      "\"colocation\":\"on\"}},\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     "{\"metadata\":{\"name\":\"p\"},\"spec\":{}}",
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"labels\":{\"l\":\"v\"}},\"spec\":{}}",
+     0,
+     NULL,
+     "batch"},
+    {"no metadata.namespace, request namespace web: not selected",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{"
+      "\"colocation\":\"on\"}},\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     "{\"metadata\":{\"name\":\"p\"},\"spec\":{}}",
+     0,
+     NULL,
+     0,
+     NULL,
+     "web"},
+    {"batch profile: BE label, batch resources in integer millicores, koord-batch priority",
+     {CCP_BATCH},
+     "CREATE",
+     POD("batch", "", RES_500M),
+     0,
+     BATCH_POD,
+     0,
+     NULL},
+    {"namespace not selected: nothing",
+     {CCP_BATCH},
+     "CREATE",
+     POD("web", "", RES_500M),
+     0,
+     NULL,
+     0,
+     NULL},
+    {"namespace not found counts as matched (upstream quirk)",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"namespaceSelector\":{\"matchLabels\":{\"a\":"
+      "\"b\"}},\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     POD("ghost", "", "{}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ghost\",\"labels\":{\"l\":\"v\"}},\"spec\":"
+     "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
+     0,
+     NULL},
+    {"a selector that does not parse counts as matched (upstream quirk)",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"selector\":{\"matchExpressions\":[{\"key\":"
+      "\"a\",\"operator\":\"Gt\",\"values\":[\"1\"]}]},\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"l\":\"v\"}},\"spec\":"
+     "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
+     0,
+     NULL},
+    {"pod selector not matching: nothing",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"a\"}},"
+      "\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     POD("web", ",\"labels\":{\"app\":\"b\"}", "{}"),
+     0,
+     NULL,
+     0,
+     NULL},
+    {"probability 50%: random 50 is not above 50, applied",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"50%\",\"labels\":{\"l\":"
+      "\"v\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     50,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"l\":\"v\"}},\"spec\":"
+     "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
+     0,
+     NULL},
+    {"probability 50%: random 51 skips",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"50%\",\"labels\":{\"l\":"
+      "\"v\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     51,
+     NULL,
+     0,
+     NULL},
+    {"probability 0 always skips, even at random 0",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":0,\"labels\":{\"l\":\"v\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     0,
+     NULL,
+     0,
+     NULL},
+    {"probability \"12.9%\" is 12: random 12 applies",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"12.9%\",\"labels\":{\"l\":"
+      "\"v\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     12,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"l\":\"v\"}},\"spec\":"
+     "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
+     0,
+     NULL},
+    {"probability \"12.9%\" is 12: random 13 skips",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"12.9%\",\"labels\":{\"l\":"
+      "\"v\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     13,
+     NULL,
+     0,
+     NULL},
+    {"a probability string without % fails the pod (500)",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"probability\":\"50\",\"labels\":{\"l\":"
+      "\"v\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     0,
+     NULL,
+     500,
+     "invalid probability of ClusterColocationProfile: 50"},
+    {"an unknown PriorityClass fails the pod (500)",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":\"nope\"}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     0,
+     NULL,
+     500,
+     "priorityclasses.scheduling.k8s.io \"nope\" not found"},
+    {"key mappings and suffixes after labels and annotations",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"labels\":{\"app\":\"a\"},"
+      "\"labelKeysMapping\":{\"app\":\"app2\",\"missing\":\"m2\"},\"annotationKeysMapping\":"
+      "{\"n\":\"n2\"},\"labelSuffixes\":{\"app2\":\"-x\",\"none\":\"-y\"}}}"},
+     "CREATE",
+     POD("web", ",\"annotations\":{\"n\":\"v\"}", "{}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"annotations\":{\"n\":\"v\",\"n2\":"
+     "\"v\"},\"labels\":{\"app\":\"a\",\"app2\":\"a-x\",\"m2\":\"\"}},\"spec\":{\"containers\":"
+     "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
+     0,
+     NULL},
+    {"profiles apply in name order: the later name wins",
+     {"{\"metadata\":{\"name\":\"b\"},\"spec\":{\"labels\":{\"x\":\"b\"}}}",
+      "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"labels\":{\"x\":\"a\",\"y\":\"a\"}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"x\":\"b\",\"y\":\"a\"}}"
+     ","
+     "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
+     0,
+     NULL},
+    {"skip-update-resources: labels but no translation",
+     {"{\"metadata\":{\"name\":\"x\",\"annotations\":{\"config.koordinator.sh/"
+      "skip-update-resources\":\"\"}},\"spec\":{\"qosClass\":\"BE\"}}"},
+     "CREATE",
+     POD("web", "", "{\"requests\":{\"cpu\":\"1\"}}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"koordinator.sh/"
+     "qosClass\":"
+     "\"BE\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":"
+     "{\"requests\":{\"cpu\":\"1\"}}}]}}",
+     0,
+     NULL},
+    {"limit only: the request is filled from the limit; overhead renamed; init containers too",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"qosClass\":\"BE\"}}"},
+     "CREATE",
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\"},\"spec\":{\"initContainers\":[{"
+     "\"name\":"
+     "\"i\",\"resources\":{\"requests\":{\"cpu\":\"0.1\"}}}],\"containers\":[{\"name\":\"c\","
+     "\"resources\":{\"limits\":{\"cpu\":\"2\"}}}],\"overhead\":{\"cpu\":\"250m\",\"memory\":"
+     "\"10Mi\"}}}",
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"koordinator.sh/"
+     "qosClass\":"
+     "\"BE\"},\"annotations\":{\"node.koordinator.sh/extended-resource-spec\":"
+     "\"{\\\"containers\\\":{\\\"c\\\":{\\\"limits\\\":{\\\"kubernetes.io/batch-cpu\\\":"
+     "\\\"2k\\\"},\\\"requests\\\":{\\\"kubernetes.io/batch-cpu\\\":\\\"2k\\\"}}}}\"}},"
+     "\"spec\":{\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{"
+     "\"kubernetes.io/batch-cpu\":\"100\"}}}],\"containers\":[{\"name\":\"c\",\"resources\":{"
+     "\"limits\":{\"kubernetes.io/batch-cpu\":\"2k\"},\"requests\":{\"kubernetes.io/"
+     "batch-cpu\":"
+     "\"2k\"}}}],\"overhead\":{\"kubernetes.io/batch-cpu\":\"250\",\"kubernetes.io/"
+     "batch-memory\":"
+     "\"10Mi\"}}}",
+     0,
+     NULL},
+    {"koord-mid priority class: mid resources",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"priorityClassName\":\"koord-mid\"}}"},
+     "CREATE",
+     POD("web", "", "{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\"},\"spec\":{\"containers\":[{\"name\":"
+     "\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"kubernetes.io/mid-cpu\":\"1k\","
+     "\"kubernetes.io/"
+     "mid-memory\":\"1Gi\"}}}],\"priorityClassName\":\"koord-mid\",\"priority\":"
+     "7000}}",
+     0,
+     NULL},
+    {"the strategic patch merges tolerations into the pod",
+     {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"patch\":{\"spec\":{\"tolerations\":[{\"key\":"
+      "\"batch\",\"operator\":\"Exists\"}]},\"metadata\":{\"labels\":{\"p\":\"1\"}}}}}"},
+     "CREATE",
+     POD("web", "", "{}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"labels\":{\"p\":\"1\"}},\"spec\":"
+     "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{}}],\"tolerations\":"
+     "[{\"key\":\"batch\",\"operator\":\"Exists\"}]}}",
+     0,
+     NULL},
+    {"UPDATE (mutating-update pods) is left alone",
+     {CCP_BATCH},
+     "UPDATE",
+     POD("batch", "", RES_500M),
+     0,
+     NULL,
+     0,
+     NULL},
+    {"no profile, but batch resources: the extended-resource-spec annotation",
+     {NULL},
+     "CREATE",
+     POD("web", "", "{\"requests\":{\"kubernetes.io/batch-cpu\":\"1k\"}}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"annotations\":{"
+     "\"node.koordinator.sh/extended-resource-spec\":\"{\\\"containers\\\":{\\\"c\\\":{"
+     "\\\"requests\\\":{\\\"kubernetes.io/batch-cpu\\\":\\\"1k\\\"}}}}\"}},\"spec\":"
+     "{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
+     "\"kubernetes.io/batch-cpu\":\"1k\"}}}]}}",
+     0,
+     NULL},
+    {"a stale extended-resource-spec without batch resources becomes {}",
+     {NULL},
+     "CREATE",
+     POD("web", ",\"annotations\":{\"node.koordinator.sh/extended-resource-spec\":\"x\"}", "{}"),
+     0,
+     "{\"metadata\":{\"name\":\"p\",\"namespace\":\"web\",\"annotations\":{"
+     "\"node.koordinator.sh/extended-resource-spec\":\"{}\"}},\"spec\":{\"containers\":[{"
+     "\"name\":\"c\",\"image\":\"i\",\"resources\":{}}]}}",
+     0,
+     NULL},
 };
+
+/*
+ * Device resource spec (manager-behaviour.md 5.1 step 4): pods no profile selects, with one
+ * container asking GPU resources. Outside clang-format, which does not settle on one layout
+ * for these literals.
+ */
+#define GPOD(res) POD("web", "", res)
+/* clang-format off */
+static const struct mcase device_cases[] = {
+    {"gpu 2: gpu-core and gpu-memory-ratio 2, gpu.shared 1 (2 is not over 100)",
+     {NULL},
+     "CREATE",
+     GPOD("{\"requests\":{\"koordinator.sh/gpu\":\"2\"},"
+          "\"limits\":{\"koordinator.sh/gpu\":\"2\"}}"),
+     0,
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-core\":\"2\","
+          "\"koordinator.sh/gpu-memory-ratio\":\"2\",\"koordinator.sh/gpu.shared\":\"1\"},"
+          "\"limits\":{\"koordinator.sh/gpu-core\":\"2\","
+          "\"koordinator.sh/gpu-memory-ratio\":\"2\",\"koordinator.sh/gpu.shared\":\"1\"}}"),
+     0,
+     NULL,
+     NULL},
+    {"gpu 200: two whole GPUs shared",
+     {NULL},
+     "CREATE",
+     GPOD("{\"requests\":{\"koordinator.sh/gpu\":\"200\"}}"),
+     0,
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-core\":\"200\","
+          "\"koordinator.sh/gpu-memory-ratio\":\"200\","
+          "\"koordinator.sh/gpu.shared\":\"2\"},"
+          "\"limits\":{\"koordinator.sh/gpu-core\":\"200\","
+          "\"koordinator.sh/gpu-memory-ratio\":\"200\","
+          "\"koordinator.sh/gpu.shared\":\"2\"}}"),
+     0,
+     NULL,
+     NULL},
+    {"gpu-core 150 alone: not a multiple of 100, gpu.shared 1",
+     {NULL},
+     "CREATE",
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-core\":\"150\"}}"),
+     0,
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-core\":\"150\","
+          "\"koordinator.sh/gpu.shared\":\"1\"},"
+          "\"limits\":{\"koordinator.sh/gpu.shared\":\"1\"}}"),
+     0,
+     NULL,
+     NULL},
+    {"gpu-memory-ratio decides before gpu-core",
+     {NULL},
+     "CREATE",
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-core\":\"100\","
+          "\"koordinator.sh/gpu-memory-ratio\":\"300\"}}"),
+     0,
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-core\":\"100\","
+          "\"koordinator.sh/gpu-memory-ratio\":\"300\","
+          "\"koordinator.sh/gpu.shared\":\"3\"},"
+          "\"limits\":{\"koordinator.sh/gpu.shared\":\"3\"}}"),
+     0,
+     NULL,
+     NULL},
+    {"gpu-memory alone: one shared GPU",
+     {NULL},
+     "CREATE",
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-memory\":\"8Gi\"}}"),
+     0,
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-memory\":\"8Gi\","
+          "\"koordinator.sh/gpu.shared\":\"1\"},"
+          "\"limits\":{\"koordinator.sh/gpu.shared\":\"1\"}}"),
+     0,
+     NULL,
+     NULL},
+    {"gpu.shared given: kept as written",
+     {NULL},
+     "CREATE",
+     GPOD("{\"requests\":{\"koordinator.sh/gpu-core\":\"200\","
+          "\"koordinator.sh/gpu.shared\":\"4\"}}"),
+     0,
+     NULL,
+     0,
+     NULL,
+     NULL},
+};
+/* clang-format on */
 
 static void test_mutate(void **state)
 {
@@ -457,8 +459,10 @@ static void test_mutate(void **state)
     struct webhook_config cfg = {.rand100 = fixed_rand, .rand_userdata = e};
 
     webhook_gates_default(&cfg.gates);
-    for (size_t i = 0; i < ARRAY_SIZE(mutate_cases); i++) {
-        const struct mcase *c = &mutate_cases[i];
+    for (size_t i = 0; i < ARRAY_SIZE(mutate_cases) + ARRAY_SIZE(device_cases); i++) {
+        const struct mcase *c = i < ARRAY_SIZE(mutate_cases)
+                                    ? &mutate_cases[i]
+                                    : &device_cases[i - ARRAY_SIZE(mutate_cases)];
         cJSON *profiles[3] = {0};
         size_t n = 0;
         struct wt_out out;
