@@ -470,12 +470,10 @@ static void device_spec(cJSON *pod)
         }
         if (get(req, R_GPU_SHARED))
             continue;
-        if ((n = int_of(req, R_GPU_RATIO)) >= 0)
-            set_both(res, R_GPU_SHARED, shared_of(n));
-        else if ((n = int_of(req, R_GPU_CORE)) >= 0)
-            set_both(res, R_GPU_SHARED, shared_of(n));
-        else
-            set_both(res, R_GPU_SHARED, 1);
+        /* By gpu-memory-ratio when asked (after the step above), else by gpu-core. */
+        if ((n = int_of(req, R_GPU_RATIO)) < 0)
+            n = int_of(req, R_GPU_CORE);
+        set_both(res, R_GPU_SHARED, n >= 0 ? shared_of(n) : 1);
     }
 }
 

@@ -15,7 +15,7 @@
 _Static_assert(offsetof(struct sched_node_info, memo) == SCHED_CACHE_LINE,
                "the NodeInfo's hot fields fill exactly its first cache line");
 _Static_assert(offsetof(struct sched_node_info, requested) + 2 * sizeof(int64_t) <=
-                   2 * SCHED_CACHE_LINE,
+                   (size_t)2 * SCHED_CACHE_LINE,
                "the plugins' memos and the cpu and memory requested share the second line");
 
 /* ---- plugins' memos ---- */
