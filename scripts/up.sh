@@ -80,8 +80,12 @@ kubectl get namespace koordinator-system >/dev/null 2>&1 ||
 kubectl get configmap -n koordinator-system slo-controller-config >/dev/null 2>&1 ||
     kubectl create -f deploy/slo-controller-config.yaml >/dev/null || die "creating slo-controller-config failed"
 # The label the ConfigMap webhook selects (a ConfigMap created before it was added lacks it).
-kubectl label configmap -n koordinator-system slo-controller-config --overwrite \
-    koordinator.sh/configmap-type=slo-controller-config >/dev/null ||
+# Only when missing: with the label, the write would go to the webhook, whose manager (and
+# failurePolicy Fail) is not up yet on a restart.
+[ "$(kubectl get configmap -n koordinator-system slo-controller-config \
+    -o jsonpath='{.metadata.labels.koordinator\.sh/configmap-type}')" = slo-controller-config ] ||
+    kubectl label configmap -n koordinator-system slo-controller-config --overwrite \
+        koordinator.sh/configmap-type=slo-controller-config >/dev/null ||
     die "labelling slo-controller-config failed"
 
 # This machine as a Node: its name, CPUs and memory, Ready. (kubelet would keep the status
