@@ -96,6 +96,57 @@ static unsigned dflt_bits_of(const struct api_schema *s)
     return s ? s->dflt_below & (API_DFLT_CRD | API_DFLT_CTRL) : 0;
 }
 
+/* The members every custom resource has, in front of its schema's own at the root: kube-apiserver
+ * never prunes them (apiextensions-apiserver pruning skips apiVersion, kind and metadata at the
+ * root) and always treats metadata as ObjectMeta, whatever the CRD's schema lists. */
+static const char *const root_members[] = {"apiVersion", "kind", "metadata"};
+
+static bool is_root_member(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(root_members); i++)
+        if (!strcmp(name, root_members[i]))
+            return true;
+    return false;
+}
+
+/* Fills *pv for property name (schema p, NULL when the CRD does not declare it). */
+static void build_prop(struct build *b, struct api_schema *s, struct api_prop *pv, const char *name,
+                       const cJSON *p, const cJSON *req, int depth)
+{
+    size_t len = b->path.len;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(p, "default"), *r;
+
+    pv->name = keep_str(b->t, name);
+    strbuf_addf(&b->path, ".properties[%s]", name);
+    if (depth == 0 && !strcmp(name, "metadata")) {
+        /* The root's metadata is ObjectMeta whatever the CRD says (kube-apiserver owns it;
+         * structural schemas may only restrict name and generateName). */
+        pv->schema = &api_object_meta;
+        pv->flags |= API_ALWAYS;
+        d = NULL;
+    } else if (depth == 0 && is_root_member(name)) {
+        pv->schema = p ? node(b, p, depth + 1) : &api_string;
+        if (pv->schema->type != API_STRING)
+            fail(b, "type", "must be string");
+    } else {
+        pv->schema = node(b, p, depth + 1);
+    }
+    strbuf_setlen(&b->path, len);
+    if (d) {
+        char *txt = cJSON_PrintUnformatted(d);
+        CHECK(txt);
+        pv->dflt = keep_str(b->t, txt);
+        cJSON_free(txt);
+        s->dflt_below |= API_DFLT_CRD;
+    }
+    cJSON_ArrayForEach(r, req)
+    {
+        if (cJSON_IsString(r) && !strcmp(r->valuestring, name))
+            pv->flags |= API_REQ;
+    }
+    s->dflt_below |= dflt_bits_of(pv->schema);
+}
+
 static void build_object(struct build *b, const cJSON *o, struct api_schema *s, int depth)
 {
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(o, "properties");
@@ -105,6 +156,11 @@ static void build_object(struct build *b, const cJSON *o, struct api_schema *s, 
     struct api_prop *pv;
     int n = cJSON_GetArraySize(props), i = 0;
 
+    if (depth == 0 && addl && !props) {
+        /* A map at the root would hold apiVersion, kind and metadata as its values. */
+        fail(b, "additionalProperties", "is not supported at the root of a custom resource");
+        return;
+    }
     if (cJSON_IsObject(addl) && !props) {
         size_t len = b->path.len;
         s->type = API_MAP;
@@ -120,6 +176,10 @@ static void build_object(struct build *b, const cJSON *o, struct api_schema *s, 
         s->items = &any;
         return;
     }
+    if (depth == 0) {
+        for (size_t k = 0; k < ARRAY_SIZE(root_members); k++)
+            n += !cJSON_GetObjectItemCaseSensitive(props, root_members[k]);
+    }
     if (n > MAX_PROPS) {
         fail(b, "properties", "more than 64 properties in one object are not supported");
         b->r = -E2BIG;
@@ -127,40 +187,21 @@ static void build_object(struct build *b, const cJSON *o, struct api_schema *s, 
     }
     pv = keep(b->t, xcalloc((size_t)n + 1, sizeof(*pv)));
     s->props = pv;
+    if (depth == 0) {
+        for (size_t k = 0; k < ARRAY_SIZE(root_members); k++, i++)
+            build_prop(b, s, &pv[i], root_members[k],
+                       cJSON_GetObjectItemCaseSensitive(props, root_members[k]), req, depth);
+    }
     cJSON_ArrayForEach(p, props)
     {
-        size_t len = b->path.len;
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(p, "default");
-
-        pv[i].name = keep_str(b->t, p->string);
-        strbuf_addf(&b->path, ".properties[%s]", p->string);
-        if (depth == 0 && !strcmp(p->string, "metadata")) {
-            /* The root's metadata is ObjectMeta whatever the CRD says (kube-apiserver owns it;
-             * structural schemas may only restrict name and generateName). */
-            pv[i].schema = &api_object_meta;
-            pv[i].flags |= API_ALWAYS;
-        } else {
-            pv[i].schema = node(b, p, depth + 1);
-        }
-        strbuf_setlen(&b->path, len);
-        if (d) {
-            char *txt = cJSON_PrintUnformatted(d);
-            CHECK(txt);
-            pv[i].dflt = keep_str(b->t, txt);
-            cJSON_free(txt);
-            s->dflt_below |= API_DFLT_CRD;
-        }
-        cJSON_ArrayForEach(r, req)
-        {
-            if (cJSON_IsString(r) && !strcmp(r->valuestring, p->string))
-                pv[i].flags |= API_REQ;
-        }
-        s->dflt_below |= dflt_bits_of(pv[i].schema);
-        i++;
+        if (depth == 0 && is_root_member(p->string))
+            continue;
+        build_prop(b, s, &pv[i++], p->string, p, req, depth);
     }
     cJSON_ArrayForEach(r, req)
     {
-        if (!cJSON_IsString(r) || !cJSON_GetObjectItemCaseSensitive(props, r->valuestring))
+        if (!cJSON_IsString(r) || (!cJSON_GetObjectItemCaseSensitive(props, r->valuestring) &&
+                                   !(depth == 0 && is_root_member(r->valuestring))))
             fail(b, "required", "names a property that is not declared");
     }
     s->dflt_below |= API_DFLT_KNOWN;

@@ -21,7 +21,10 @@ struct api_schema_tree;
  * maxLength, pattern as a POSIX extended regex, format date-time), integer (format, minimum,
  * maximum, exclusiveMinimum/Maximum), number, boolean, x-kubernetes-int-or-string (a quantity
  * when its pattern is the Kubernetes quantity pattern), nullable, default, description.
- * The root's `metadata` is ObjectMeta, as kube-apiserver treats it, whatever the schema says.
+ * The root always has `apiVersion` and `kind` (strings) and `metadata` (ObjectMeta), first and
+ * in that order, whether the schema lists them or not, as kube-apiserver never prunes them and
+ * validates metadata as ObjectMeta whatever the schema says; additionalProperties at the root
+ * is refused.
  * Anything unsupported is an error naming its path. Returns 0 with *ret, -EINVAL with errors
  * in errs, -E2BIG past 64 properties in one object or 128 levels of nesting.
  */

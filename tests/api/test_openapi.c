@@ -247,12 +247,91 @@ static void test_unsupported(void **state)
     }
 }
 
+/* A hand-written schema that lists neither apiVersion, kind nor metadata: encoding keeps all
+ * three (kube-apiserver never prunes them), metadata is validated as ObjectMeta, and the
+ * schema's own members are still pruned. */
+static void test_root_members_kept(void **state)
+{
+    static const char *const schemas[] = {
+        "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+        "\"properties\":{\"size\":{\"type\":\"integer\"}}}}}",
+        /* required may name the implicit members */
+        "{\"type\":\"object\",\"required\":[\"metadata\",\"spec\"],\"properties\":{\"spec\":"
+        "{\"type\":\"object\",\"properties\":{\"size\":{\"type\":\"integer\"}}},"
+        "\"kind\":{\"type\":\"string\"}}}",
+        /* no properties at all: only the implicit members survive */
+        "{\"type\":\"object\"}",
+    };
+    static const char *const want[] = {
+        "{\"apiVersion\":\"x.io/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w1\","
+        "\"namespace\":\"default\",\"labels\":{\"app\":\"a\"}},\"spec\":{\"size\":2}}",
+        "{\"apiVersion\":\"x.io/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w1\","
+        "\"namespace\":\"default\",\"labels\":{\"app\":\"a\"}},\"spec\":{\"size\":2}}",
+        "{\"apiVersion\":\"x.io/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w1\","
+        "\"namespace\":\"default\",\"labels\":{\"app\":\"a\"}}}",
+    };
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(schemas); i++) {
+        cJSON *oas = J(schemas[i]);
+        cJSON *obj = J("{\"spec\":{\"size\":2,\"bogus\":1},\"kind\":\"Widget\",\"junk\":3,"
+                       "\"metadata\":{\"labels\":{\"app\":\"a\"},\"name\":\"w1\","
+                       "\"namespace\":\"default\"},\"apiVersion\":\"x.io/v1\"}");
+        cJSON *bad = J("{\"apiVersion\":\"x.io/v1\",\"kind\":\"Widget\","
+                       "\"metadata\":{\"name\":\"w1\",\"labels\":{\"bad key!\":\"v\"}}}");
+        struct api_schema_tree *t = NULL;
+        struct field_errors errs = FIELD_ERRORS_INIT;
+
+        if (api_schema_from_openapi(oas, &t, &errs) != 0)
+            fail_with_errors(&errs, "schema %zu not accepted", i);
+        api_validate(api_schema_tree_root(t), obj, "", API_V_TYPES, &errs);
+        if (field_errors_count(&errs))
+            fail_with_errors(&errs, "schema %zu: want valid", i);
+        assert_int_equal(api_canonicalize(api_schema_tree_root(t), obj), 0);
+        assert_json_eq(obj, want[i]);
+        /* Printed in front, in this order: the stored bytes start with the apiVersion. */
+        {
+            char *txt = cJSON_PrintUnformatted(obj);
+            assert_non_null(txt);
+            assert_int_equal(strncmp(txt, "{\"apiVersion\":\"x.io/v1\",\"kind\":\"Widget\",", 38),
+                             0);
+            cJSON_free(txt);
+        }
+        api_validate(api_schema_tree_root(t), bad, "", 0, &errs);
+        if (field_errors_count(&errs) < 1 || strcmp(errs.v[0].field, "metadata.labels") != 0)
+            fail_with_errors(&errs, "schema %zu: want the bad label refused", i);
+        field_errors_release(&errs);
+        api_schema_tree_free(t);
+        cJSON_Delete(oas);
+        cJSON_Delete(obj);
+        cJSON_Delete(bad);
+    }
+    {
+        /* A map at the root, and an apiVersion that is not a string, are refused. */
+        static const char *const refused[] = {
+            "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}",
+            "{\"type\":\"object\",\"properties\":{\"apiVersion\":{\"type\":\"integer\"}}}",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+            cJSON *oas = J(refused[i]);
+            struct api_schema_tree *t = NULL;
+            struct field_errors errs = FIELD_ERRORS_INIT;
+
+            assert_int_equal(api_schema_from_openapi(oas, &t, &errs), -EINVAL);
+            assert_null(t);
+            field_errors_release(&errs);
+            cJSON_Delete(oas);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generated_crds_round_trip),
         cmocka_unit_test(test_keywords),
         cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_root_members_kept),
     };
 
     codec_init();
