@@ -590,3 +590,121 @@ size_t api_crd_check(const cJSON *crd, struct field_errors *errs)
     strbuf_release(&c.path);
     return field_errors_count(errs) - before;
 }
+
+/* ---- defaults and status of a CRD served by koord's API server ---- */
+
+static cJSON *obj_member(cJSON *o, const char *k)
+{
+    cJSON *m = cJSON_GetObjectItemCaseSensitive(o, k);
+
+    if (!cJSON_IsObject(m)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+        m = cJSON_AddObjectToObject(o, k);
+        CHECK(m);
+    }
+    return m;
+}
+
+static bool has_str(const cJSON *o, const char *k)
+{
+    const char *s = str_of(o, k);
+    return s && *s;
+}
+
+void api_crd_default(cJSON *crd)
+{
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(crd, "spec");
+    cJSON *names = cJSON_GetObjectItemCaseSensitive(spec, "names");
+    const char *kind = str_of(names, "kind");
+    struct strbuf sb = STRBUF_INIT;
+
+    if (!cJSON_IsObject(spec))
+        return;
+    if (cJSON_IsObject(names) && kind && *kind) {
+        if (!has_str(names, "singular")) {
+            for (const char *p = kind; *p; p++)
+                strbuf_addch(&sb, (char)tolower((unsigned char)*p));
+            cJSON_DeleteItemFromObjectCaseSensitive(names, "singular");
+            CHECK(cJSON_AddStringToObject(names, "singular", sb.buf));
+        }
+        if (!has_str(names, "listKind")) {
+            strbuf_reset(&sb);
+            strbuf_addf(&sb, "%sList", kind);
+            cJSON_DeleteItemFromObjectCaseSensitive(names, "listKind");
+            CHECK(cJSON_AddStringToObject(names, "listKind", sb.buf));
+        }
+    }
+    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "conversion"))) {
+        cJSON *conv = obj_member(spec, "conversion");
+        CHECK(cJSON_AddStringToObject(conv, "strategy", "None"));
+    }
+    strbuf_release(&sb);
+}
+
+/* Sets condition type to True with reason and message, keeping its lastTransitionTime when it
+ * was True already (the way the controllers' SetCRDCondition does). */
+static void set_condition(cJSON *conds, const char *type, const char *reason, const char *message,
+                          const char *now)
+{
+    cJSON *c, *found = NULL, *fresh;
+    const char *since = now;
+
+    cJSON_ArrayForEach(c, conds)
+    {
+        if (!strcmp(str_or_empty(c, "type"), type))
+            found = c;
+    }
+    if (found && !strcmp(str_or_empty(found, "status"), "True") &&
+        has_str(found, "lastTransitionTime"))
+        since = str_of(found, "lastTransitionTime");
+    fresh = cJSON_CreateObject();
+    CHECK(fresh);
+    CHECK(cJSON_AddStringToObject(fresh, "type", type));
+    CHECK(cJSON_AddStringToObject(fresh, "status", "True"));
+    CHECK(cJSON_AddStringToObject(fresh, "lastTransitionTime", since));
+    CHECK(cJSON_AddStringToObject(fresh, "reason", reason));
+    CHECK(cJSON_AddStringToObject(fresh, "message", message));
+    if (found)
+        CHECK(cJSON_ReplaceItemViaPointer(conds, found, fresh));
+    else
+        CHECK(cJSON_AddItemToArray(conds, fresh));
+}
+
+void api_crd_set_status(cJSON *crd, const char *now)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(crd, "spec");
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(spec, "names"), *v, *s;
+    cJSON *status = obj_member(crd, "status"), *conds, *stored, *accepted;
+    const char *storage = NULL;
+    bool seen = false;
+
+    conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
+    if (!cJSON_IsArray(conds)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
+        conds = cJSON_AddArrayToObject(status, "conditions");
+        CHECK(conds);
+    }
+    set_condition(conds, "NamesAccepted", "NoConflicts", "no conflicts found", now);
+    set_condition(conds, "Established", "InitialNamesAccepted",
+                  "the initial names have been accepted", now);
+    CHECK(accepted = cJSON_Duplicate(names, true));
+    cJSON_DeleteItemFromObjectCaseSensitive(status, "acceptedNames");
+    CHECK(cJSON_AddItemToObject(status, "acceptedNames", accepted));
+    /* storedVersions: every version objects may have been stored in; it only grows (clients
+     * remove versions from it once they migrated the objects). */
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(spec, "versions"))
+    {
+        if (is_true(v, "storage"))
+            storage = str_of(v, "name");
+    }
+    stored = cJSON_GetObjectItemCaseSensitive(status, "storedVersions");
+    if (!cJSON_IsArray(stored)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "storedVersions");
+        stored = cJSON_AddArrayToObject(status, "storedVersions");
+        CHECK(stored);
+    }
+    cJSON_ArrayForEach(s, stored) seen |=
+        cJSON_IsString(s) && storage && !strcmp(s->valuestring, storage);
+    if (storage && !seen)
+        CHECK(cJSON_AddItemToArray(stored, cJSON_CreateString(storage)));
+}

@@ -29,4 +29,22 @@ void api_crd_file_name(const struct api_kind *k, struct strbuf *out);
  */
 size_t api_crd_check(const cJSON *crd, struct field_errors *errs);
 
+/*
+ * The defaults kube-apiserver gives a CRD before validating it (apiextensions v1 defaults.go):
+ * spec.names.singular = the lower-cased kind, spec.names.listKind = kind + "List", and
+ * spec.conversion = {strategy: None}. Aborts on OOM (CHECK), as the object is size-bounded.
+ */
+void api_crd_default(cJSON *crd);
+
+/*
+ * The status kube's CRD controllers write once a CRD is served (apiextensions-apiserver
+ * controller/status NamingConditionController and establish EstablishingController), so that
+ * `kubectl wait --for=condition=Established` returns: conditions NamesAccepted (reason
+ * NoConflicts) and Established (reason InitialNamesAccepted), both True, each keeping its
+ * lastTransitionTime while it stays True (else now, RFC 3339); acceptedNames = spec.names; the
+ * storage version added to storedVersions (which is never shrunk here). Other conditions and
+ * status fields are kept. Aborts on OOM (CHECK).
+ */
+void api_crd_set_status(cJSON *crd, const char *now);
+
 #endif

@@ -121,6 +121,7 @@ static void add_warning_headers(struct call *c, struct strbuf *lines)
  * PartialObjectMetadata when that was negotiated (lists are converted as they are built); a
  * Status never is. */
 static cJSON *scale_of(const struct api_resource *res, const cJSON *obj);
+static void restamp(const struct api_resource *res, cJSON *obj);
 
 static void reply(struct call *c, int code, cJSON *body)
 {
@@ -138,6 +139,8 @@ static void reply(struct call *c, int code, cJSON *body)
     add_warning_headers(c, &c->wh_warnings);
     add_warning_headers(c, &c->warnings);
     kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(body, "kind"));
+    if (c->res && kind && !strcmp(kind, c->res->kind))
+        restamp(c->res, body);
     if (body && c->out.as == NEGOTIATE_PARTIAL && code >= 200 && code < 300 &&
         !(kind && !strcmp(kind, "Status"))) {
         cJSON *p = partial_tree(body, c->out.api_version);
@@ -249,19 +252,31 @@ static void add_rv_member(struct strbuf *out, bool comma, uint64_t rv)
  * stored objects are our own compact JSON without a resourceVersion (encode_for_store()), so
  * it goes in as the last member of metadata, at the point store_obj_new() found once; with
  * partial set (an apiVersion), only the PartialObjectMetadata of them, cut from the same bytes.
- * false (out untouched) when the bytes lack apiVersion, kind or metadata, so the caller takes
- * the slow path. This is what keeps a list of 10000 objects, and a watch event sent to 100
- * watchers, cheap (bench/apiserver).
+ * With api_version set (a CRD serving several versions), the object's leading apiVersion
+ * member is written as api_version. false (out untouched) when the bytes lack apiVersion, kind
+ * or metadata (or api_version is set and they do not start with the apiVersion), so the caller
+ * takes the slow path. This is what keeps a list of 10000 objects, and a watch event sent to
+ * 100 watchers, cheap (bench/apiserver).
  */
 static bool splice_bytes(const char *value, size_t len, size_t splice_at, bool comma, uint64_t rv,
-                         const char *partial, struct strbuf *out)
+                         const char *partial, const char *api_version, struct strbuf *out)
 {
-    size_t start = out->len;
+    static const char lead[] = "{\"apiVersion\":\"";
+    size_t start = out->len, from = 0;
 
     if (!splice_at)
         return false;
     if (!partial) {
-        strbuf_add(out, value, splice_at);
+        if (api_version) {
+            const char *q;
+            if (len < sizeof(lead) - 1 || memcmp(value, lead, sizeof(lead) - 1) ||
+                !(q = memchr(value + sizeof(lead) - 1, '"', splice_at - (sizeof(lead) - 1))))
+                return false;
+            strbuf_add(out, lead, sizeof(lead) - 1);
+            strbuf_addstr(out, api_version);
+            from = (size_t)(q - value);
+        }
+        strbuf_add(out, value + from, splice_at - from);
         add_rv_member(out, comma, rv);
         strbuf_add(out, value + splice_at, len - splice_at);
         return true;
@@ -280,11 +295,43 @@ static bool splice_bytes(const char *value, size_t len, size_t splice_at, bool c
 }
 
 /* splice_bytes() of a stored object: the object, or its PartialObjectMetadata when partial is
- * the apiVersion for one. */
+ * the apiVersion for one; api_version as there. */
 static bool splice_stored(const struct store_obj *o, uint64_t rv, const char *partial,
-                          struct strbuf *out)
+                          const char *api_version, struct strbuf *out)
 {
-    return splice_bytes(o->value, o->len, o->splice_at, o->splice_comma, rv, partial, out);
+    return splice_bytes(o->value, o->len, o->splice_at, o->splice_comma, rv, partial, api_version,
+                        out);
+}
+
+/* The apiVersion answers of res carry when stored objects may hold another (a CRD serving
+ * several versions, registry.h multi_version), else NULL: nothing to rewrite. */
+static const char *restamp_version(const struct api_resource *res, struct strbuf *buf)
+{
+    if (!res->multi_version)
+        return NULL;
+    strbuf_reset(buf);
+    if (*res->group)
+        strbuf_addf(buf, "%s/", res->group);
+    strbuf_addstr(buf, res->version);
+    return buf->buf;
+}
+
+/* Gives obj, an object of res, res's apiVersion when objects of res may be stored at another
+ * version of their CRD (conversion None: nothing else changes). */
+static void restamp(const struct api_resource *res, cJSON *obj)
+{
+    struct strbuf av = STRBUF_INIT;
+    const char *v = restamp_version(res, &av);
+
+    if (v && cJSON_IsObject(obj)) {
+        cJSON *s = cJSON_CreateString(v);
+        CHECK(s);
+        if (cJSON_GetObjectItemCaseSensitive(obj, "apiVersion"))
+            CHECK(cJSON_ReplaceItemInObjectCaseSensitive(obj, "apiVersion", s));
+        else
+            CHECK(cJSON_AddItemToObject(obj, "apiVersion", s));
+    }
+    strbuf_release(&av);
 }
 
 static int encode_for_store(cJSON *obj, struct strbuf *out)
@@ -567,15 +614,20 @@ static void reply_table(struct call *c, const cJSON *const *objs, size_t n, cons
 static void do_get(struct call *c)
 {
     struct store_item it = {0};
+    struct strbuf av = STRBUF_INIT;
     int r = store_get(c->srv->store, c->key.buf, &it);
+    bool spliced;
     cJSON *o;
 
     if (r < 0) {
         reply_status(c, api_status_from_errno(r, NULL, &c->target));
         return;
     }
-    if (!c->as_scale && !wants_table(c) &&
-        splice_stored(it.obj, it.rv, partial_of(c), &c->resp->body)) {
+    spliced =
+        !c->as_scale && !wants_table(c) &&
+        splice_stored(it.obj, it.rv, partial_of(c), restamp_version(c->res, &av), &c->resp->body);
+    strbuf_release(&av);
+    if (spliced) {
         c->resp->status = 200;
         c->resp->content_type = "application/json";
         store_item_release(&it);
@@ -831,6 +883,7 @@ struct list_stream {
     bool closed;
     char *kind, *api_version; /* for objects that must be decoded */
     const char *partial;      /* PartialObjectMetadataList: the items' apiVersion, else NULL */
+    bool restamp;             /* items answer with api_version (registry.h multi_version) */
 };
 
 static void list_stream_free(void *ud)
@@ -851,7 +904,7 @@ static void list_stream_item(struct list_stream *ls, const struct store_obj *o)
 {
     cJSON *d;
 
-    if (splice_stored(o, o->rv, ls->partial, &ls->pending))
+    if (splice_stored(o, o->rv, ls->partial, ls->restamp ? ls->api_version : NULL, &ls->pending))
         return;
     d = decode_stored(o->value, o->len, o->rv);
     if (!d) {
@@ -860,6 +913,8 @@ static void list_stream_item(struct list_stream *ls, const struct store_obj *o)
     }
     if (!cJSON_GetObjectItemCaseSensitive(d, "kind"))
         CHECK(cJSON_AddStringToObject(d, "kind", ls->kind));
+    if (ls->restamp)
+        cJSON_DeleteItemFromObjectCaseSensitive(d, "apiVersion");
     if (!cJSON_GetObjectItemCaseSensitive(d, "apiVersion"))
         CHECK(cJSON_AddStringToObject(d, "apiVersion", ls->api_version));
     if (ls->partial) {
@@ -921,6 +976,7 @@ static void reply_list_stream(struct call *c, struct list_ctx *l, cJSON *list, c
     l->count = 0;
     ls->kind = xstrdup(c->res->kind);
     ls->api_version = xstrdup(av);
+    ls->restamp = c->res->multi_version;
     if (c->out.as == NEGOTIATE_PARTIAL_LIST)
         ls->partial = c->out.api_version;
     c->resp->status = 200;
@@ -1189,6 +1245,7 @@ static void do_list(struct call *c)
                 CHECK(cJSON_AddStringToObject(item, "kind", c->res->kind));
             if (!cJSON_GetObjectItemCaseSensitive(item, "apiVersion"))
                 CHECK(cJSON_AddStringToObject(item, "apiVersion", av.buf));
+            restamp(c->res, item);
         }
     }
     if (wants_table(c)) {
@@ -1360,6 +1417,16 @@ static bool add_crd_to(struct call *c, struct api_registry *reg, const cJSON *cr
     return r == 0;
 }
 
+/* The status kube's CRD controllers would write once the CRD is served (api_crd_set_status):
+ * koord serves a CRD as it stores it, so it is written with it. */
+static void crd_set_status(cJSON *crd)
+{
+    char ts[RFC3339_STR_MAX];
+
+    (void)rfc3339_format((int64_t)time(NULL), ts);
+    api_crd_set_status(crd, ts);
+}
+
 /* Serves a stored CRD's kinds. */
 static bool serve_crd(struct call *c, const cJSON *crd)
 {
@@ -1404,6 +1471,8 @@ static void do_create(struct call *c)
 
     if (!obj)
         return;
+    if (is_crd_resource(c->res))
+        api_crd_default(obj);
     if (*c->ri.subresource) {
         reply_status(c,
                      api_status_failure(405, "MethodNotAllowed",
@@ -1468,6 +1537,8 @@ static void do_create(struct call *c)
         reply_status(c, api_status_from_errno(r, NULL, NULL));
         goto out;
     }
+    if (is_crd_resource(c->res))
+        crd_set_status(obj);
     c->target.name = name;
     object_key(&c->key, c->res, c->ri.namespace, name);
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
@@ -1534,6 +1605,7 @@ static cJSON *read_current(struct call *c, uint64_t *ret_rv)
     pod = decode_stored(it.value, it.len, it.rv);
     *ret_rv = it.rv;
     store_item_release(&it);
+    restamp(c->res, pod);
     if (!pod)
         reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
     return pod;
@@ -1561,6 +1633,8 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     char msg[256];
 
     strbuf_reset(&c->wh_warnings);
+    if (is_crd_resource(c->res))
+        api_crd_default(obj);
     meta = meta_of(obj);
     name = get_string(meta, "name");
     if (!name || strcmp(name, c->ri.name)) {
@@ -1690,6 +1764,8 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         }
         field_errors_release(&errs);
     }
+    if (is_crd_resource(c->res))
+        crd_set_status(obj);
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;
     if (!wh_validate(c, &wa, obj))
@@ -2003,7 +2079,7 @@ static bool splice_status_write(struct call *c)
     int r;
 
     if (!c->srv->status_splice || c->dry_run || c->check_objects || !sp ||
-        is_crd_resource(c->res) || !json_body(c))
+        is_crd_resource(c->res) || c->res->multi_version || !json_body(c))
         return false;
     body = http_request_body(c->req, &len);
     /* json_parse's limits (a value takes two bytes at least): its errors, not ours */
@@ -2069,7 +2145,7 @@ static bool splice_status_write(struct call *c)
         goto out;
     /* metadata, and so the splice point, come before status and are unchanged */
     CHECK(splice_bytes(bytes.buf, bytes.len, it.obj->splice_at, it.obj->splice_comma, rv,
-                       partial_of(c), &c->resp->body));
+                       partial_of(c), NULL, &c->resp->body));
     c->resp->status = 200;
     c->resp->content_type = "application/json";
     atomic_fetch_add_explicit(&c->srv->status_splices, 1, memory_order_relaxed);
@@ -2554,7 +2630,7 @@ static const char *event_type(enum store_event_type t)
 /* An event as emit_change() writes it without selectors or Table output, spliced: the object,
  * or its PartialObjectMetadata when partial is the apiVersion for one. */
 static bool encode_event_as(enum store_event_type type, uint64_t rv, const struct store_obj *obj,
-                            const char *partial, struct strbuf *out)
+                            const char *partial, const char *api_version, struct strbuf *out)
 {
     size_t len = out->len;
 
@@ -2563,7 +2639,7 @@ static bool encode_event_as(enum store_event_type type, uint64_t rv, const struc
     strbuf_addstr(out, type == STORE_ADDED      ? "{\"type\":\"ADDED\",\"object\":"
                        : type == STORE_MODIFIED ? "{\"type\":\"MODIFIED\",\"object\":"
                                                 : "{\"type\":\"DELETED\",\"object\":");
-    if (!splice_stored(obj, rv, partial, out)) {
+    if (!splice_stored(obj, rv, partial, api_version, out)) {
         strbuf_setlen(out, len);
         return false;
     }
@@ -2578,7 +2654,7 @@ static bool encode_event_as(enum store_event_type type, uint64_t rv, const struc
 static bool encode_event(enum store_event_type type, uint64_t rv, const struct store_obj *obj,
                          struct strbuf *out)
 {
-    return encode_event_as(type, rv, obj, NULL, out);
+    return encode_event_as(type, rv, obj, NULL, NULL, out);
 }
 
 /*
@@ -2597,7 +2673,7 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
 
     if (ws->out.as != NEGOTIATE_TABLE && !ws->labels && !ws->nfields &&
         encode_event_as(type, rv, obj, ws->out.as == NEGOTIATE_PARTIAL ? ws->out.api_version : NULL,
-                        &ws->pending)) {
+                        ws->res->multi_version ? ws->api_version : NULL, &ws->pending)) {
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
         ws->last_emit_ms = monotonic_ms();
         return;
@@ -2623,6 +2699,8 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
     }
     if (!cJSON_GetObjectItemCaseSensitive(o, "kind"))
         CHECK(cJSON_AddStringToObject(o, "kind", ws->res->kind));
+    if (ws->res->multi_version)
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "apiVersion");
     if (!cJSON_GetObjectItemCaseSensitive(o, "apiVersion"))
         CHECK(cJSON_AddStringToObject(o, "apiVersion", ws->api_version));
     emit(ws, t, o);
@@ -2631,7 +2709,8 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
 /* One event from the hub: its shared wire bytes when this watch can use them. */
 static void emit_event(struct watch_stream *ws, const struct watch_event *ev)
 {
-    if (ev->wire && ws->out.as == NEGOTIATE_OBJECT && !ws->labels && !ws->nfields) {
+    if (ev->wire && ws->out.as == NEGOTIATE_OBJECT && !ws->labels && !ws->nfields &&
+        !ws->res->multi_version) {
         strbuf_add(&ws->pending, ev->wire, ev->wire_len);
         ws->last_emit_ms = monotonic_ms();
         return;
@@ -2684,7 +2763,8 @@ static size_t take_pending(struct watch_stream *ws, char *buf, size_t max)
 static long watch_read(void *ud, char *buf, size_t max)
 {
     struct watch_stream *ws = ud;
-    bool plain = ws->out.as == NEGOTIATE_OBJECT && !ws->labels && !ws->nfields;
+    bool plain =
+        ws->out.as == NEGOTIATE_OBJECT && !ws->labels && !ws->nfields && !ws->res->multi_version;
 
     for (;;) {
         struct watch_event *evs[WATCH_BATCH];

@@ -227,6 +227,55 @@ static bool same_resource(const struct api_resource *a, const char *group, const
     return !strcmp(a->group, group) && !strcmp(a->version, version) && !strcmp(a->plural, plural);
 }
 
+/* Parses a Kubernetes-style version "v<major>[(alpha|beta)<minor>]"; false for any other. */
+static bool kube_version(const char *v, long *major, int *level, long *minor)
+{
+    char *end;
+
+    if (v[0] != 'v' || !isdigit((unsigned char)v[1]))
+        return false;
+    *major = strtol(v + 1, &end, 10);
+    *level = 2;
+    *minor = 0;
+    if (!*end)
+        return true;
+    if (!strncmp(end, "beta", 4)) {
+        *level = 1;
+        end += 4;
+    } else if (!strncmp(end, "alpha", 5)) {
+        *level = 0;
+        end += 5;
+    } else {
+        return false;
+    }
+    if (!isdigit((unsigned char)*end))
+        return false;
+    *minor = strtol(end, &end, 10);
+    return !*end;
+}
+
+/* apimachinery version.CompareKubeAwareVersionStrings, as a qsort order (highest first). */
+static int version_priority_cmp(const void *x, const void *y)
+{
+    const struct entry *a = *(struct entry *const *)x, *b = *(struct entry *const *)y;
+    long amaj, amin, bmaj, bmin;
+    int alev, blev;
+    bool ak = kube_version(a->res.version, &amaj, &alev, &amin);
+    bool bk = kube_version(b->res.version, &bmaj, &blev, &bmin);
+
+    if (ak != bk)
+        return ak ? -1 : 1;
+    if (!ak)
+        return strcmp(a->res.version, b->res.version);
+    if (alev != blev)
+        return alev > blev ? -1 : 1;
+    if (amaj != bmaj)
+        return amaj > bmaj ? -1 : 1;
+    if (amin != bmin)
+        return amin > bmin ? -1 : 1;
+    return 0;
+}
+
 int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_errors *errs)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(crd, "spec");
@@ -246,6 +295,16 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
         if (!group || !strchr(group, '.')) {
             field_error_add(errs, FIELD_INVALID, "spec.group", NULL,
                             "should be a domain with at least one dot");
+            return -EINVAL;
+        }
+    }
+    {
+        const char *strategy =
+            str_at(cJSON_GetObjectItemCaseSensitive(spec, "conversion"), "strategy");
+        if (strategy && strcmp(strategy, "None")) {
+            field_error_add(errs, FIELD_NOT_SUPPORTED, "spec.conversion.strategy", NULL,
+                            "koord apiserver converts between versions only with strategy "
+                            "\"None\" (no conversion webhooks)");
             return -EINVAL;
         }
     }
@@ -291,10 +350,13 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
             .namespaced = !strcmp(str_at(spec, "scope"), "Namespaced"),
             .schema = api_schema_tree_root(e->tree),
             .crd_name = own(e, xstrdup(crd_name)),
+            .multi_version = cJSON_GetArraySize(versions) > 1,
         };
         added = xrealloc(added, (nadded + 1) * sizeof(struct entry *));
         added[nadded++] = e;
     }
+    if (nadded > 1)
+        qsort(added, nadded, sizeof(*added), version_priority_cmp);
     CHECK(pthread_rwlock_wrlock(&r->lock) == 0);
     for (size_t i = 0; rc == 0 && i < nadded; i++)
         for (size_t j = 0; j < r->n; j++)

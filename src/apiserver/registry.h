@@ -35,6 +35,10 @@ struct api_resource {
     /* A CRD's subresources.scale: the JSON paths (".spec.replicas") of the replicas wanted and
      * seen and of the label selector string; NULL without a scale subresource. */
     const char *scale_spec_path, *scale_status_path, *scale_selector_path;
+    /* A CRD with several versions (conversion None): its objects keep the apiVersion they were
+     * written with, and every answer carries this resource's instead (only apiVersion
+     * differs between versions without a conversion webhook). */
+    bool multi_version;
 };
 
 struct api_registry;
@@ -49,9 +53,12 @@ struct api_registry *api_registry_new_kinds(const struct api_kind *const *kinds)
 void api_registry_free(struct api_registry *r);
 
 /*
- * Serves the kinds of a CRD object (replacing what the same CRD served before). The CRD must
- * pass api_crd_check() and its storage version's schema api_schema_from_openapi(); otherwise
- * errors are appended and -EINVAL returned. -EEXIST when it would shadow a built-in resource.
+ * Serves the kinds of a CRD object (replacing what the same CRD served before): each served
+ * version, in kube's version priority (v2 > v1 > v1beta2 > v1beta1 > v1alpha1 > others by
+ * name), so the first is the group's preferred version as in kube's discovery. The CRD must
+ * pass api_crd_check() and each served version's schema api_schema_from_openapi(); a
+ * conversion strategy other than None is refused (no conversion webhooks). Otherwise errors
+ * are appended and -EINVAL returned. -EEXIST when it would shadow a built-in resource.
  */
 int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_errors *errs);
 

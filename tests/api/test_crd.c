@@ -567,6 +567,52 @@ static void test_fault_injection_build(void **state)
     cJSON_Delete(want);
 }
 
+/* apiextensions' defaults and the status its controllers write. */
+static void test_defaults_and_status(void **state)
+{
+    cJSON *crd =
+        J("{\"spec\":{\"group\":\"x.io\",\"names\":{\"plural\":\"foos\",\"kind\":\"FooBar\"},"
+          "\"versions\":[{\"name\":\"v1\",\"storage\":false},"
+          "{\"name\":\"v2\",\"storage\":true}]},"
+          "\"status\":{\"storedVersions\":[\"v1\"],\"conditions\":["
+          "{\"type\":\"Established\",\"status\":\"True\","
+          "\"lastTransitionTime\":\"2020-01-01T00:00:00Z\"},"
+          "{\"type\":\"Terminating\",\"status\":\"False\"}]}}");
+    cJSON *given = J("{\"spec\":{\"names\":{\"kind\":\"A\",\"singular\":\"s\",\"listKind\":\"L\"},"
+                     "\"conversion\":{\"strategy\":\"Webhook\"}}}");
+    (void)state;
+
+    api_crd_default(crd);
+    assert_json_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "names"),
+                   "{\"plural\":\"foos\",\"kind\":\"FooBar\",\"singular\":\"foobar\","
+                   "\"listKind\":\"FooBarList\"}");
+    assert_json_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "conversion"),
+                   "{\"strategy\":\"None\"}");
+    /* What is given stays. */
+    api_crd_default(given);
+    assert_json_eq(given,
+                   "{\"spec\":{\"names\":{\"kind\":\"A\",\"singular\":\"s\",\"listKind\":\"L\"},"
+                   "\"conversion\":{\"strategy\":\"Webhook\"}}}");
+
+    api_crd_set_status(crd, "2026-01-01T00:00:00Z");
+    /* Established stays True since 2020; NamesAccepted is new; other conditions are kept; the
+     * storage version joins storedVersions, which keeps v1. */
+    assert_json_eq(
+        cJSON_GetObjectItem(crd, "status"),
+        "{\"storedVersions\":[\"v1\",\"v2\"],\"conditions\":["
+        "{\"type\":\"Established\",\"status\":\"True\","
+        "\"lastTransitionTime\":\"2020-01-01T00:00:00Z\",\"reason\":\"InitialNamesAccepted\","
+        "\"message\":\"the initial names have been accepted\"},"
+        "{\"type\":\"Terminating\",\"status\":\"False\"},"
+        "{\"type\":\"NamesAccepted\",\"status\":\"True\","
+        "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\",\"reason\":\"NoConflicts\","
+        "\"message\":\"no conflicts found\"}],"
+        "\"acceptedNames\":{\"plural\":\"foos\",\"kind\":\"FooBar\","
+        "\"singular\":\"foobar\",\"listKind\":\"FooBarList\"}}");
+    cJSON_Delete(crd);
+    cJSON_Delete(given);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_broken_crds),
         cmocka_unit_test(test_broken_crd_top_level),
         cmocka_unit_test(test_fault_injection_build),
+        cmocka_unit_test(test_defaults_and_status),
     };
 
     codec_init();
