@@ -187,6 +187,15 @@ static int openapi(const struct api_schema *s, cJSON *o)
         r = add(o, "x-kubernetes-map-type", cJSON_CreateString("atomic"));
     if (r == 0 && (s->flags & API_S_NULLABLE))
         r = add(o, "nullable", cJSON_CreateTrue());
+    if (r == 0 && (s->flags & (API_S_LIST_SET | API_S_LIST_MAP)))
+        r = add(o, "x-kubernetes-list-type",
+                cJSON_CreateString(s->flags & API_S_LIST_SET ? "set" : "map"));
+    if (r == 0 && (s->flags & API_S_LIST_MAP) && s->map_keys) {
+        int n = 0;
+        while (s->map_keys[n])
+            n++;
+        r = add(o, "x-kubernetes-list-map-keys", cJSON_CreateStringArray(s->map_keys, n));
+    }
     return r;
 }
 
@@ -371,6 +380,28 @@ __attribute__((format(printf, 3, 4))) static void crd_error(struct crd_check *c,
     strbuf_setlen(&c->path, len);
 }
 
+/* An error of type at the path + child, with value rendered as JSON (may be NULL). */
+__attribute__((format(printf, 5, 6))) static void crd_add(struct crd_check *c,
+                                                          enum field_error_type type,
+                                                          const char *child, const cJSON *value,
+                                                          const char *fmt, ...)
+{
+    size_t len = c->path.len;
+    struct strbuf msg = STRBUF_INIT;
+    char *txt = value ? cJSON_PrintUnformatted(value) : NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    strbuf_vaddf(&msg, fmt, ap);
+    va_end(ap);
+    if (child)
+        strbuf_addf(&c->path, ".%s", child);
+    field_error_add(c->errs, type, c->path.buf, txt, "%s", msg.buf);
+    cJSON_free(txt);
+    strbuf_release(&msg);
+    strbuf_setlen(&c->path, len);
+}
+
 static void crd_required(struct crd_check *c, const char *child)
 {
     size_t len = c->path.len;
@@ -469,6 +500,78 @@ static void check_default(struct crd_check *c, const cJSON *s, const char *type,
         crd_error(c, "default", "%s", "must be one of the enum values");
 }
 
+/* x-kubernetes-list-type and -list-map-keys as apiextensions validation.go checks them. */
+static void check_list_type(struct crd_check *c, const cJSON *s)
+{
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(s, "x-kubernetes-list-type");
+    const cJSON *keys = cJSON_GetObjectItemCaseSensitive(s, "x-kubernetes-list-map-keys");
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items");
+    const cJSON *iprops = cJSON_GetObjectItemCaseSensitive(items, "properties"), *k, *k2;
+    const char *t = cJSON_GetStringValue(lt), *itype = str_of(items, "type");
+
+    if (lt && (!t || (strcmp(t, "atomic") && strcmp(t, "set") && strcmp(t, "map"))))
+        crd_add(c, FIELD_NOT_SUPPORTED, "x-kubernetes-list-type", lt,
+                "supported values: \"atomic\", \"map\", \"set\"");
+    if (cJSON_GetArraySize(keys) > 0) {
+        if (!lt)
+            crd_add(c, FIELD_REQUIRED, "x-kubernetes-list-type", NULL,
+                    "must be map if x-kubernetes-list-map-keys is non-empty");
+        else if (!t || strcmp(t, "map"))
+            crd_add(c, FIELD_INVALID, "x-kubernetes-list-type", lt,
+                    "must be map if x-kubernetes-list-map-keys is non-empty");
+    }
+    if (t && !strcmp(t, "map")) {
+        if (cJSON_GetArraySize(keys) == 0)
+            crd_add(c, FIELD_REQUIRED, "x-kubernetes-list-map-keys", NULL,
+                    "must not be empty if x-kubernetes-list-type is map");
+        if (!cJSON_IsObject(items))
+            crd_add(c, FIELD_REQUIRED, "items", NULL,
+                    "must have a schema if x-kubernetes-list-type is map");
+        else if (!itype || strcmp(itype, "object"))
+            crd_add(c, FIELD_INVALID, "items.type", cJSON_GetObjectItemCaseSensitive(items, "type"),
+                    "must be object if parent array's x-kubernetes-list-type is map");
+        else if (!strcmp(str_or_empty(items, "x-kubernetes-map-type"), "atomic"))
+            crd_add(c, FIELD_INVALID, "items.x-kubernetes-map-type",
+                    cJSON_GetObjectItemCaseSensitive(items, "x-kubernetes-map-type"),
+                    "must not be atomic if parent array's x-kubernetes-list-type is map");
+        cJSON_ArrayForEach(k, keys)
+        {
+            const cJSON *p =
+                cJSON_IsString(k) ? cJSON_GetObjectItemCaseSensitive(iprops, k->valuestring) : NULL;
+            const char *pt = str_of(p, "type");
+            int dups = 0;
+
+            if (!p) {
+                crd_add(c, FIELD_INVALID, "x-kubernetes-list-map-keys", keys,
+                        "entries must all be names of item properties");
+            } else if (pt && (!strcmp(pt, "array") || !strcmp(pt, "object"))) {
+                struct strbuf child = STRBUF_INIT;
+                strbuf_addf(&child, "items.properties[%s].type", k->valuestring);
+                crd_add(c, FIELD_INVALID, child.buf, cJSON_GetObjectItemCaseSensitive(p, "type"),
+                        "must be a scalar type if parent array's x-kubernetes-list-type is map");
+                strbuf_release(&child);
+            }
+            for (k2 = keys->child; k2 != k; k2 = k2->next)
+                dups += json_value_equal(k, k2);
+            if (dups == 1)
+                crd_add(c, FIELD_INVALID, "x-kubernetes-list-map-keys", keys,
+                        "must not contain duplicate entries");
+        }
+    }
+    if (t && !strcmp(t, "set") && cJSON_IsObject(items) && itype) {
+        const char *ilt = str_of(items, "x-kubernetes-list-type");
+        if (!strcmp(itype, "array") && ilt && strcmp(ilt, "atomic"))
+            crd_add(c, FIELD_INVALID, "items.x-kubernetes-list-type",
+                    cJSON_GetObjectItemCaseSensitive(items, "x-kubernetes-list-type"),
+                    "must be atomic as item of a list with x-kubernetes-list-type=set");
+        if (!strcmp(itype, "object") &&
+            strcmp(str_or_empty(items, "x-kubernetes-map-type"), "atomic"))
+            crd_add(c, FIELD_INVALID, "items.x-kubernetes-map-type",
+                    cJSON_GetObjectItemCaseSensitive(items, "x-kubernetes-map-type"),
+                    "must be atomic as item of a list with x-kubernetes-list-type=set");
+    }
+}
+
 static void check_node(struct crd_check *c, const cJSON *s, bool is_root, bool under_preserve)
 {
     const char *type = str_of(s, "type");
@@ -507,6 +610,12 @@ static void check_node(struct crd_check *c, const cJSON *s, bool is_root, bool u
     if (type && !strcmp(type, "array") && !cJSON_GetObjectItemCaseSensitive(s, "items"))
         crd_required(c, "items");
     check_default(c, s, type, ios);
+    check_list_type(c, s);
+    if (cJSON_GetObjectItemCaseSensitive(s, "x-kubernetes-validations"))
+        field_error_add(c->errs, FIELD_WARNING, c->path.buf, NULL,
+                        "%s: x-kubernetes-validations rules are not enforced by koord apiserver "
+                        "(no CEL evaluation): objects are accepted without them",
+                        c->path.buf);
     if (cJSON_GetObjectItemCaseSensitive(s, "default") && under_preserve && !is_root)
         crd_error(c, "default", "%s",
                   "must not be set inside x-kubernetes-preserve-unknown-fields");
@@ -534,6 +643,48 @@ static void check_node(struct crd_check *c, const cJSON *s, bool is_root, bool u
         }
     }
     check_children(c, s, under_preserve || preserve);
+}
+
+/* additionalPrinterColumns of version i (apiextensions ValidateCustomResourceColumnDefinition). */
+static void check_columns(struct field_errors *errs, const cJSON *cols, long i)
+{
+    static const char *const types[] = {"integer", "number", "string", "boolean", "date"};
+    const cJSON *col;
+    long j = 0;
+    char path[96];
+    struct strbuf f = STRBUF_INIT;
+
+    cJSON_ArrayForEach(col, cols)
+    {
+        const char *type = str_of(col, "type");
+        bool known = false;
+
+        for (size_t k = 0; k < ARRAY_SIZE(types) && type; k++)
+            known |= !strcmp(type, types[k]);
+        (void)snprintf(path, sizeof(path), "spec.versions[%ld].additionalPrinterColumns[%ld]", i,
+                       j++);
+        if (!str_of(col, "name") || !*str_of(col, "name")) {
+            strbuf_reset(&f);
+            strbuf_addf(&f, "%s.name", path);
+            field_error_add(errs, FIELD_REQUIRED, f.buf, NULL, NULL);
+        }
+        if (!known) {
+            struct strbuf v = STRBUF_INIT;
+            strbuf_add_json_str(&v, type ? type : "");
+            strbuf_reset(&f);
+            strbuf_addf(&f, "%s.type", path);
+            field_error_add(errs, FIELD_NOT_SUPPORTED, f.buf, v.buf,
+                            "supported values: \"integer\", \"number\", \"string\", "
+                            "\"boolean\", \"date\"");
+            strbuf_release(&v);
+        }
+        if (!str_of(col, "jsonPath") || !*str_of(col, "jsonPath")) {
+            strbuf_reset(&f);
+            strbuf_addf(&f, "%s.jsonPath", path);
+            field_error_add(errs, FIELD_REQUIRED, f.buf, NULL, NULL);
+        }
+    }
+    strbuf_release(&f);
 }
 
 size_t api_crd_check(const cJSON *crd, struct field_errors *errs)
@@ -579,6 +730,7 @@ size_t api_crd_check(const cJSON *crd, struct field_errors *errs)
         strbuf_reset(&c.path);
         strbuf_addf(&c.path, "spec.versions[%ld].schema.openAPIV3Schema", i++);
         storage += is_true(v, "storage");
+        check_columns(errs, cJSON_GetObjectItemCaseSensitive(v, "additionalPrinterColumns"), i - 1);
         if (!cJSON_IsObject(oas))
             field_error_add(errs, FIELD_REQUIRED, c.path.buf, NULL, "schemas are required");
         else

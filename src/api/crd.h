@@ -25,7 +25,10 @@ void api_crd_file_name(const struct api_kind *k, struct strbuf *out);
  * scope, exactly one storage version, and a structural openAPIV3Schema (every node typed, or
  * int-or-string, or preserving unknown fields; properties and additionalProperties exclusive;
  * array items present; metadata restricted; x-kubernetes-* extensions used where Kubernetes
- * allows them; defaults valid against their own schema). Appends errors; returns their number.
+ * allows them; x-kubernetes-list-type and -list-map-keys well formed; defaults valid against
+ * their own schema). Appends errors; returns their number. Each schema node carrying
+ * x-kubernetes-validations adds a warning (FIELD_WARNING, not counted): koord does not
+ * evaluate CEL rules, so they are not enforced.
  */
 size_t api_crd_check(const cJSON *crd, struct field_errors *errs);
 

@@ -248,6 +248,38 @@ static void build_string(struct build *b, const cJSON *o, struct api_schema *s)
     }
 }
 
+/* x-kubernetes-list-type set or map (with its x-kubernetes-list-map-keys) of an array node;
+ * atomic and absent need nothing. api_crd_check() has checked their form. */
+static void list_type(struct build *b, const cJSON *o, struct api_schema *s)
+{
+    const char *lt = str_of(o, "x-kubernetes-list-type");
+    const cJSON *keys = cJSON_GetObjectItemCaseSensitive(o, "x-kubernetes-list-map-keys"), *k;
+    const char **kv;
+    int n = cJSON_GetArraySize(keys), i = 0;
+
+    if (lt && !strcmp(lt, "set")) {
+        s->flags |= API_S_LIST_SET;
+        return;
+    }
+    if (!lt || strcmp(lt, "map"))
+        return;
+    if (n == 0) {
+        fail(b, "x-kubernetes-list-map-keys", "must not be empty if x-kubernetes-list-type is map");
+        return;
+    }
+    kv = keep(b->t, xcalloc((size_t)n + 1, sizeof(*kv)));
+    cJSON_ArrayForEach(k, keys)
+    {
+        if (!cJSON_IsString(k)) {
+            fail(b, "x-kubernetes-list-map-keys", "must be a list of strings");
+            return;
+        }
+        kv[i++] = keep_str(b->t, k->valuestring);
+    }
+    s->map_keys = kv;
+    s->flags |= API_S_LIST_MAP;
+}
+
 static struct api_schema *node(struct build *b, const cJSON *o, int depth)
 {
     struct api_schema *s = keep(b->t, xcalloc(1, sizeof(*s)));
@@ -306,6 +338,7 @@ static struct api_schema *node(struct build *b, const cJSON *o, int depth)
         strbuf_setlen(&b->path, len);
         if (!items)
             fail(b, "items", "is required for arrays");
+        list_type(b, o, s);
         s->dflt_below |= dflt_bits_of(s->items);
     } else if (!strcmp(type, "string")) {
         build_string(b, o, s);

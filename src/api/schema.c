@@ -17,6 +17,7 @@
 #include "api/quantity.h"
 #include "api/rfc3339.h"
 #include "base/base.h"
+#include "codec/patch.h"
 
 static const char *const type_names[] = {
     [API_ANY] = "any",        [API_OBJECT] = "object",   [API_MAP] = "object",
@@ -358,6 +359,132 @@ static void walk_object(const struct api_schema *s, const cJSON *v, struct api_w
         check_pairs(s, v, w);
 }
 
+/* A value as Go's %#v prints the unstructured value in a Duplicate error: strings quoted,
+ * numbers and booleans bare, null as interface {}(nil), objects as map[string]interface {}{...}
+ * with sorted keys (apimachinery field.Error.ErrorBody's fallback). */
+static void go_repr(const cJSON *v, struct strbuf *out)
+{
+    if (cJSON_IsObject(v)) {
+        const cJSON *keys[64];
+        size_t n = 0;
+        const cJSON *c;
+
+        cJSON_ArrayForEach(c, v)
+        {
+            size_t j = n;
+            if (n == ARRAY_SIZE(keys))
+                break;
+            while (j > 0 && strcmp(keys[j - 1]->string, c->string) > 0) {
+                keys[j] = keys[j - 1];
+                j--;
+            }
+            keys[j] = c;
+            n++;
+        }
+        strbuf_addstr(out, "map[string]interface {}{");
+        for (size_t k = 0; k < n; k++) {
+            if (k)
+                strbuf_addstr(out, ", ");
+            strbuf_add_json_str(out, keys[k]->string);
+            strbuf_addch(out, ':');
+            go_repr(keys[k], out);
+        }
+        strbuf_addch(out, '}');
+    } else if (cJSON_IsArray(v)) {
+        const cJSON *c;
+        bool first = true;
+
+        strbuf_addstr(out, "[]interface {}{");
+        cJSON_ArrayForEach(c, v)
+        {
+            if (!first)
+                strbuf_addstr(out, ", ");
+            first = false;
+            go_repr(c, out);
+        }
+        strbuf_addch(out, '}');
+    } else if (!v || cJSON_IsNull(v)) {
+        strbuf_addstr(out, "interface {}(nil)");
+    } else {
+        api_value_repr(v, out);
+    }
+}
+
+/* Whether items a and b of a list-type map have the same keys (an absent key equals only an
+ * absent one, as apiextensions' unspecifiedKeyValue). */
+static bool same_map_keys(const struct api_schema *s, const cJSON *a, const cJSON *b)
+{
+    for (const char *const *k = s->map_keys; *k; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, *k);
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, *k);
+        if ((!x) != (!y) || (x && !json_value_equal(x, y)))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * x-kubernetes-list-type set and map (apiextensions-apiserver schema/listtype/validation.go):
+ * the second occurrence of a value (set) or of a key combination (map) is a Duplicate value,
+ * at its index; a map's items must be objects. Quadratic in the items, which the body limit
+ * bounds.
+ */
+static void check_list_type(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    int n = cJSON_GetArraySize(v);
+    const cJSON **items;
+    int i = 0;
+    const cJSON *c;
+
+    if (s->flags & API_S_LIST_MAP) {
+        cJSON_ArrayForEach(c, v)
+        {
+            if (!cJSON_IsObject(c) && !cJSON_IsNull(c)) {
+                size_t len = api_walk_push(w, NULL, i);
+                walk_add(w, NULL, FIELD_INVALID, c,
+                         "must be an object for an array of list-type map");
+                api_walk_pop(w, len);
+                return;
+            }
+            i++;
+        }
+    }
+    if (n <= 1)
+        return;
+    items = xcalloc((size_t)n, sizeof(*items));
+    i = 0;
+    cJSON_ArrayForEach(c, v) items[i++] = c;
+    for (i = 1; i < n; i++) {
+        int before = 0;
+        for (int j = 0; j < i && before < 2; j++)
+            before += (s->flags & API_S_LIST_MAP) ? same_map_keys(s, items[j], items[i])
+                                                  : json_value_equal(items[j], items[i]);
+        if (before == 1) {
+            /* the second occurrence only, as upstream counts them */
+            struct strbuf val = STRBUF_INIT;
+            size_t len = api_walk_push(w, NULL, i);
+
+            if (s->flags & API_S_LIST_MAP) {
+                cJSON *keys = cJSON_CreateObject();
+                CHECK(keys);
+                for (const char *const *k = s->map_keys; *k; k++) {
+                    const cJSON *kv = cJSON_GetObjectItemCaseSensitive(items[i], *k);
+                    CHECK(cJSON_AddItemToObject(
+                        keys, *k, kv ? cJSON_Duplicate(kv, true) : cJSON_CreateNull()));
+                }
+                go_repr(keys, &val);
+                cJSON_Delete(keys);
+            } else {
+                go_repr(items[i], &val);
+            }
+            field_error_add(w->errs, FIELD_DUPLICATE, w->path.buf, val.buf, NULL);
+            api_walk_pop(w, len);
+            strbuf_release(&val);
+        }
+    }
+    free(items);
+}
+
 static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
     const cJSON *c;
@@ -415,6 +542,8 @@ static void walk(const struct api_schema *s, const cJSON *v, struct api_walk *w)
                 walk(s->items, c, w);
             api_walk_pop(w, len);
         }
+        if (s->flags & (API_S_LIST_SET | API_S_LIST_MAP))
+            check_list_type(s, v, w);
         break;
     case API_STRING:
         if (!cJSON_IsString(v))

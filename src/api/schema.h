@@ -61,6 +61,9 @@ enum api_schema_flags {
     API_S_ATOMIC = 1 << 1,    /* x-kubernetes-map-type: atomic */
     API_S_NULLABLE = 1 << 2,  /* nullable: true */
     API_S_NOENUMCRD = 1 << 3, /* enums are checked by koord but not declared in the CRD */
+    API_S_LIST_SET = 1 << 4,  /* x-kubernetes-list-type: set (API_ARRAY): items unique */
+    API_S_LIST_MAP = 1 << 5,  /* x-kubernetes-list-type: map (API_ARRAY): objects unique by
+                                 map_keys */
 };
 
 struct api_range {
@@ -108,7 +111,8 @@ struct api_schema {
     api_check_fn check;
     const struct api_pair *wh_pairs; /* terminated by {NULL, NULL} */
     /* Filled only in trees built at run time (openapi.h); static tables leave them zero. */
-    const void *pattern_re; /* compiled `pattern` (regex_t), enforced when set */
+    const void *pattern_re;      /* compiled `pattern` (regex_t), enforced when set */
+    const char *const *map_keys; /* API_S_LIST_MAP: x-kubernetes-list-map-keys, NULL-terminated */
 };
 
 /* dflt_below bits, set by tree builders so defaulting needs no memo for their nodes. */

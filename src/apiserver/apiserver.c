@@ -596,6 +596,18 @@ static const struct api_kind *kind_of(const struct api_resource *res)
     return k;
 }
 
+/* The Table of objects of res: a CRD's own printer columns (whatever kind it serves), else
+ * the printer of its kind k. */
+static cJSON *build_table(const struct api_resource *res, const struct api_kind *k,
+                          const cJSON *const *objs, size_t n, const char *rv, const char *cont,
+                          enum table_include inc)
+{
+    if (res->crd_name)
+        return table_build_crd(res->columns, res->ncolumns, objs, n, rv, cont, (int64_t)time(NULL),
+                               inc);
+    return table_build(k, objs, n, rv, cont, (int64_t)time(NULL), inc);
+}
+
 static void reply_table(struct call *c, const cJSON *const *objs, size_t n, const char *rv,
                         const char *cont)
 {
@@ -606,7 +618,7 @@ static void reply_table(struct call *c, const cJSON *const *objs, size_t n, cons
         mode = TABLE_INCLUDE_OBJECT;
     else if (inc && !strcmp(inc, "None"))
         mode = TABLE_INCLUDE_NONE;
-    reply(c, 200, table_build(kind_of(c->res), objs, n, rv, cont, (int64_t)time(NULL), mode));
+    reply(c, 200, build_table(c->res, kind_of(c->res), objs, n, rv, cont, mode));
 }
 
 /* ---- get and list ---- */
@@ -2605,8 +2617,7 @@ static void emit(struct watch_stream *ws, const char *type, cJSON *obj)
         const cJSON *one[1] = {obj};
         const char *rv =
             get_string(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
-        cJSON *t =
-            table_build(ws->kind, one, 1, rv, NULL, (int64_t)time(NULL), TABLE_INCLUDE_METADATA);
+        cJSON *t = build_table(ws->res, ws->kind, one, 1, rv, NULL, TABLE_INCLUDE_METADATA);
         cJSON_Delete(obj);
         obj = t;
     } else if (ws->out.as == NEGOTIATE_PARTIAL && strcmp(type, "ERROR")) {

@@ -14,6 +14,7 @@
 #include "api/api.h"
 #include "api/crd.h"
 #include "api/openapi.h"
+#include "apiserver/table.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 
@@ -221,6 +222,40 @@ static const char *const *own_list(struct entry *e, const cJSON *arr)
     return (const char *const *)v;
 }
 
+/* A version's additionalPrinterColumns, owned by e (NULL and 0 when there are none). */
+static const struct table_crd_column *own_columns(struct entry *e, const cJSON *arr, size_t *ret_n)
+{
+    int n = cJSON_GetArraySize(arr);
+    struct table_crd_column *v;
+    const cJSON *c;
+    size_t i = 0;
+
+    *ret_n = 0;
+    if (n <= 0)
+        return NULL;
+    v = (struct table_crd_column *)own(e, (char *)xcalloc((size_t)n, sizeof(*v)));
+    cJSON_ArrayForEach(c, arr)
+    {
+        const char *name = str_at(c, "name"), *type = str_at(c, "type");
+        const char *path = str_at(c, "jsonPath"), *fmt = str_at(c, "format");
+        const char *desc = str_at(c, "description");
+        const cJSON *prio = cJSON_GetObjectItemCaseSensitive(c, "priority");
+
+        if (!name || !type || !path)
+            continue; /* api_crd_check refused such a CRD */
+        v[i++] = (struct table_crd_column){
+            .name = own(e, xstrdup(name)),
+            .type = own(e, xstrdup(type)),
+            .format = fmt ? own(e, xstrdup(fmt)) : NULL,
+            .desc = desc ? own(e, xstrdup(desc)) : NULL,
+            .json_path = own(e, xstrdup(path)),
+            .priority = cJSON_IsNumber(prio) ? prio->valueint : 0,
+        };
+    }
+    *ret_n = i;
+    return v;
+}
+
 static bool same_resource(const struct api_resource *a, const char *group, const char *version,
                           const char *plural)
 {
@@ -352,6 +387,8 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
             .crd_name = own(e, xstrdup(crd_name)),
             .multi_version = cJSON_GetArraySize(versions) > 1,
         };
+        e->res.columns = own_columns(
+            e, cJSON_GetObjectItemCaseSensitive(v, "additionalPrinterColumns"), &e->res.ncolumns);
         added = xrealloc(added, (nadded + 1) * sizeof(struct entry *));
         added[nadded++] = e;
     }

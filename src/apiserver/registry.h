@@ -16,6 +16,7 @@
 
 struct api_kind;
 struct api_schema;
+struct table_crd_column;
 
 struct api_resource {
     const char *group; /* "" for core */
@@ -39,6 +40,10 @@ struct api_resource {
      * written with, and every answer carries this resource's instead (only apiVersion
      * differs between versions without a conversion webhook). */
     bool multi_version;
+    /* A CRD version's additionalPrinterColumns (table.h), ncolumns of them; NULL/0 for none
+     * and for built-in kinds. */
+    const struct table_crd_column *columns;
+    size_t ncolumns;
 };
 
 struct api_registry;

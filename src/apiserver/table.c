@@ -140,9 +140,8 @@ static const struct column generic_columns[] = {
 };
 
 /* What apiextensions serves for a CRD version without additionalPrinterColumns. */
-static const struct api_printer_column crd_default_columns[] = {
-    {"Age", "date", ".metadata.creationTimestamp", DESC_AGE},
-    {NULL, NULL, NULL, NULL},
+static const struct table_crd_column crd_default_column = {
+    "Age", "date", "", DESC_AGE, ".metadata.creationTimestamp", 0,
 };
 
 enum printer {
@@ -442,13 +441,13 @@ static void add_columns(cJSON *defs, const struct column *cols, size_t n)
     }
 }
 
-static void add_crd_columns(cJSON *defs, const struct api_printer_column *cols)
+static void add_crd_columns(cJSON *defs, const struct table_crd_column *cols, size_t n)
 {
     struct strbuf desc = STRBUF_INIT;
 
     add_columns(defs, generic_columns, 1);
-    for (const struct api_printer_column *c = cols; c->name; c++) {
-        struct column col = {c->name, c->type, "", c->desc, 0};
+    for (const struct table_crd_column *c = cols; c < cols + n; c++) {
+        struct column col = {c->name, c->type, c->format ? c->format : "", c->desc, c->priority};
 
         if (!col.desc || !*col.desc) {
             strbuf_reset(&desc);
@@ -476,7 +475,7 @@ static void number_text(double d, char buf[40])
 }
 
 /* One additionalPrinterColumns cell: tableconvertor's string branch and cellForJSONValue. */
-static cJSON *crd_cell(const struct api_printer_column *c, const cJSON *obj, int64_t now)
+static cJSON *crd_cell(const struct table_crd_column *c, const cJSON *obj, int64_t now)
 {
     const cJSON *v = table_jsonpath(obj, c->json_path);
     char buf[40];
@@ -1007,11 +1006,11 @@ static cJSON *partial_metadata(const cJSON *obj)
     return p;
 }
 
-cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n, const char *rv,
-                   const char *cont, int64_t now, enum table_include inc)
+static cJSON *build(const struct api_kind *k, const struct table_crd_column *crd_cols, size_t ncrd,
+                    const cJSON *const *objs, size_t n, const char *rv, const char *cont,
+                    int64_t now, enum table_include inc)
 {
-    const enum printer pr = printer_of(k);
-    const struct api_printer_column *crd_cols = NULL;
+    const enum printer pr = crd_cols ? PRINT_CRD : printer_of(k);
     struct strbuf sb = STRBUF_INIT;
     cJSON *t = must(cJSON_CreateObject()), *meta, *defs, *rows;
 
@@ -1027,8 +1026,11 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
     defs = must(cJSON_CreateArray());
     add(t, "columnDefinitions", defs);
     if (pr == PRINT_CRD) {
-        crd_cols = k->columns && k->columns[0].name ? k->columns : crd_default_columns;
-        add_crd_columns(defs, crd_cols);
+        if (!ncrd) {
+            crd_cols = &crd_default_column;
+            ncrd = 1;
+        }
+        add_crd_columns(defs, crd_cols, ncrd);
     } else if (pr == PRINT_GENERIC) {
         add_columns(defs, generic_columns, ARRAY_SIZE(generic_columns));
     } else {
@@ -1056,7 +1058,7 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
             break;
         case PRINT_CRD:
             push_str(cells, str_or(get_str(get(obj, "metadata"), "name"), ""));
-            for (const struct api_printer_column *c = crd_cols; c->name; c++)
+            for (const struct table_crd_column *c = crd_cols; c < crd_cols + ncrd; c++)
                 push(cells, crd_cell(c, obj, now));
             break;
         case PRINT_GENERIC:
@@ -1111,4 +1113,36 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
     }
     strbuf_release(&sb);
     return t;
+}
+
+cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n, const char *rv,
+                   const char *cont, int64_t now, enum table_include inc)
+{
+    struct table_crd_column *cols = NULL;
+    size_t ncols = 0;
+    cJSON *t;
+
+    if (printer_of(k) == PRINT_CRD) {
+        /* The static printer columns of a kind koord describes, as its generated CRD has them. */
+        for (const struct api_printer_column *c = k->columns; c && c->name; c++)
+            ncols++;
+        cols = xcalloc(ncols ? ncols : 1, sizeof(*cols));
+        for (size_t i = 0; i < ncols; i++)
+            cols[i] = (struct table_crd_column){.name = k->columns[i].name,
+                                                .type = k->columns[i].type,
+                                                .desc = k->columns[i].desc,
+                                                .json_path = k->columns[i].json_path};
+    }
+    t = build(k, cols, ncols, objs, n, rv, cont, now, inc);
+    free(cols);
+    return t;
+}
+
+cJSON *table_build_crd(const struct table_crd_column *cols, size_t ncols, const cJSON *const *objs,
+                       size_t n, const char *rv, const char *cont, int64_t now,
+                       enum table_include inc)
+{
+    static const struct table_crd_column none;
+
+    return build(NULL, ncols ? cols : &none, ncols, objs, n, rv, cont, now, inc);
 }

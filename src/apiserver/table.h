@@ -87,4 +87,26 @@ const cJSON *table_jsonpath(const cJSON *obj, const char *path);
 cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n, const char *rv,
                    const char *cont, int64_t now, enum table_include inc);
 
+/* One of a CRD version's additionalPrinterColumns (apiextensions v1
+ * CustomResourceColumnDefinition): format, desc may be NULL or empty. */
+struct table_crd_column {
+    const char *name;
+    const char *type; /* string, integer, number, boolean, date */
+    const char *format;
+    const char *desc;
+    const char *json_path;
+    int priority; /* 0 everywhere, > 0 only with kubectl -o wide */
+};
+
+/*
+ * The Table of a custom resource version with the given printer columns, as apiextensions'
+ * tableconvertor builds it: Name, then every column (with its type, format, description or
+ * "Custom resource definition column (in JSONPath format): <path>", and priority), cells as
+ * table_build() describes for printer columns. ncols 0 = the default Age column apiextensions
+ * serves when a CRD declares none. Other parameters and the result as table_build().
+ */
+cJSON *table_build_crd(const struct table_crd_column *cols, size_t ncols, const cJSON *const *objs,
+                       size_t n, const char *rv, const char *cont, int64_t now,
+                       enum table_include inc);
+
 #endif

@@ -462,6 +462,38 @@ static const struct broken_row broken_rows[] = {
      ROOT ".properties[spec].$ref", FIELD_FORBIDDEN},
     {META_OK, "{\"anyOf\":[{\"type\":\"string\"}],\"type\":\"string\"}", "",
      ROOT ".properties[spec].anyOf", FIELD_FORBIDDEN},
+/* x-kubernetes-list-type and -list-map-keys (apiextensions validation.go) */
+#define LIST(extra, items) "{\"type\":\"array\"" extra ",\"items\":" items "}"
+#define ITEM_OBJ           "{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\"}}}"
+    {META_OK, LIST(",\"x-kubernetes-list-type\":\"set\"", "{\"type\":\"string\"}"), "", NULL, 0},
+    {META_OK,
+     LIST(",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"k\"]", ITEM_OBJ),
+     "", NULL, 0},
+    {META_OK, LIST(",\"x-kubernetes-list-type\":\"bag\"", "{\"type\":\"string\"}"), "",
+     ROOT ".properties[spec].x-kubernetes-list-type", FIELD_NOT_SUPPORTED},
+    {META_OK, LIST(",\"x-kubernetes-list-type\":\"map\"", ITEM_OBJ), "",
+     ROOT ".properties[spec].x-kubernetes-list-map-keys", FIELD_REQUIRED},
+    {META_OK, LIST(",\"x-kubernetes-list-map-keys\":[\"k\"]", ITEM_OBJ), "",
+     ROOT ".properties[spec].x-kubernetes-list-type", FIELD_REQUIRED},
+    {META_OK,
+     LIST(",\"x-kubernetes-list-type\":\"set\",\"x-kubernetes-list-map-keys\":[\"k\"]", ITEM_OBJ),
+     "", ROOT ".properties[spec].x-kubernetes-list-type", FIELD_INVALID},
+    {META_OK,
+     LIST(",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"nope\"]",
+          ITEM_OBJ),
+     "", ROOT ".properties[spec].x-kubernetes-list-map-keys", FIELD_INVALID},
+    {META_OK,
+     LIST(",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"k\"]",
+          "{\"type\":\"string\"}"),
+     "", ROOT ".properties[spec].items.type", FIELD_INVALID},
+    {META_OK,
+     LIST(",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"k\",\"k\"]",
+          ITEM_OBJ),
+     "", ROOT ".properties[spec].x-kubernetes-list-map-keys", FIELD_INVALID},
+    {META_OK, LIST(",\"x-kubernetes-list-type\":\"set\"", ITEM_OBJ), "",
+     ROOT ".properties[spec].items.x-kubernetes-map-type", FIELD_INVALID},
+#undef LIST
+#undef ITEM_OBJ
 };
 
 static void test_broken_crds(void **state)
@@ -613,6 +645,45 @@ static void test_defaults_and_status(void **state)
     cJSON_Delete(given);
 }
 
+/* CEL rules are not evaluated: a warning (not an error) per node that has them; printer
+ * columns need a name, a known type and a JSONPath. */
+static void test_validations_warn_and_columns(void **state)
+{
+    char buf[2048];
+    struct field_errors e = FIELD_ERRORS_INIT;
+    cJSON *crd;
+    (void)state;
+
+    (void)snprintf(buf, sizeof(buf), CRD_FMT, META_OK,
+                   "{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"self.a > 0\"}],"
+                   "\"properties\":{\"a\":{\"type\":\"integer\"}}}",
+                   "");
+    crd = J(buf);
+    assert_int_equal(api_crd_check(crd, &e), 0);
+    assert_int_equal(e.n, 1);
+    assert_int_equal(e.v[0].type, FIELD_WARNING);
+    assert_string_equal(e.v[0].field, ROOT ".properties[spec]");
+    assert_non_null(strstr(e.v[0].detail, "not enforced"));
+    field_errors_release(&e);
+    cJSON_Delete(crd);
+
+    (void)snprintf(buf, sizeof(buf), CRD_FMT, META_OK, SPEC_OK, "");
+    crd = J(buf);
+    cJSON_AddItemToObject(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(crd, "spec"), "versions"), 0),
+        "additionalPrinterColumns",
+        J("[{\"name\":\"A\",\"type\":\"string\",\"jsonPath\":\".spec.a\",\"priority\":1},"
+          "{\"name\":\"B\",\"type\":\"text\",\"jsonPath\":\".spec.b\"},{\"type\":\"date\"}]"));
+    assert_int_equal(api_crd_check(crd, &e), 3);
+    assert_true(renders_as(&e.v[0], "spec.versions[0].additionalPrinterColumns[1].type: "
+                                    "Unsupported value: \"text\": supported values: \"integer\", "
+                                    "\"number\", \"string\", \"boolean\", \"date\""));
+    assert_string_equal(e.v[1].field, "spec.versions[0].additionalPrinterColumns[2].name");
+    assert_string_equal(e.v[2].field, "spec.versions[0].additionalPrinterColumns[2].jsonPath");
+    field_errors_release(&e);
+    cJSON_Delete(crd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -627,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_broken_crd_top_level),
         cmocka_unit_test(test_fault_injection_build),
         cmocka_unit_test(test_defaults_and_status),
+        cmocka_unit_test(test_validations_warn_and_columns),
     };
 
     codec_init();

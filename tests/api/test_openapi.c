@@ -325,6 +325,80 @@ static void test_root_members_kept(void **state)
     }
 }
 
+/* x-kubernetes-list-type set and map: duplicates refused with apiextensions' messages. */
+static void test_list_types(void **state)
+{
+    static const char schema[] =
+        "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
+        "\"tags\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":"
+        "\"string\"}},"
+        "\"nums\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":"
+        "\"integer\"}},"
+        "\"ports\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+        "\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":\"object\",\"properties\":"
+        "{\"name\":{\"type\":\"string\"},\"port\":{\"type\":\"integer\"}}}},"
+        "\"routes\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+        "\"x-kubernetes-list-map-keys\":[\"protocol\",\"name\"],\"items\":{\"type\":\"object\","
+        "\"properties\":{\"name\":{\"type\":\"string\"},\"protocol\":{\"type\":\"string\"}}}},"
+        "\"any\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"atomic\",\"items\":{\"type\":"
+        "\"string\"}}}}}}";
+    static const struct row cases[] = {
+        {"{\"tags\":[\"a\",\"b\"],\"nums\":[1,2],\"any\":[\"x\",\"x\"]}", NULL},
+        {"{\"tags\":[\"a\",\"b\",\"a\"]}", "spec.tags[2]: Duplicate value: \"a\""},
+        /* only the second occurrence is reported */
+        {"{\"tags\":[\"a\",\"a\",\"a\"]}", "spec.tags[1]: Duplicate value: \"a\""},
+        {"{\"nums\":[1,2,1]}", "spec.nums[2]: Duplicate value: 1"},
+        {"{\"ports\":[{\"name\":\"http\",\"port\":80},{\"name\":\"https\",\"port\":80}]}", NULL},
+        {"{\"ports\":[{\"name\":\"http\",\"port\":80},{\"name\":\"http\",\"port\":81}]}",
+         "spec.ports[1]: Duplicate value: map[string]interface {}{\"name\":\"http\"}"},
+        {"{\"ports\":[{\"port\":80},{\"port\":81}]}",
+         "spec.ports[1]: Duplicate value: map[string]interface {}{\"name\":interface {}(nil)}"},
+        {"{\"routes\":[{\"name\":\"a\",\"protocol\":\"TCP\"},{\"name\":\"a\",\"protocol\":"
+         "\"UDP\"},{\"protocol\":\"TCP\",\"name\":\"a\"}]}",
+         "spec.routes[2]: Duplicate value: map[string]interface {}{\"name\":\"a\", "
+         "\"protocol\":\"TCP\"}"},
+    };
+    cJSON *oas = J(schema);
+    struct api_schema_tree *t = NULL;
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    (void)state;
+
+    if (api_schema_from_openapi(oas, &t, &errs) != 0)
+        fail_with_errors(&errs, "list-type schema not accepted");
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct strbuf doc = STRBUF_INIT;
+        cJSON *obj;
+
+        strbuf_addf(&doc, "{\"metadata\":{\"name\":\"x\"},\"spec\":%s}", cases[i].spec);
+        obj = J(doc.buf);
+        api_validate(api_schema_tree_root(t), obj, "", 0, &errs);
+        if (!cases[i].want && field_errors_count(&errs))
+            fail_with_errors(&errs, "case %zu: want valid", i);
+        if (cases[i].want &&
+            (field_errors_count(&errs) != 1 || !renders_as(&errs.v[0], cases[i].want)))
+            fail_with_errors(&errs, "case %zu: want %s", i, cases[i].want);
+        field_errors_release(&errs);
+        cJSON_Delete(obj);
+        strbuf_release(&doc);
+    }
+    {
+        /* The reverse direction keeps the rules. */
+        cJSON *back = NULL;
+        const cJSON *ports;
+        assert_int_equal(api_crd_openapi(api_schema_tree_root(t), &back), 0);
+        ports = cJSON_GetObjectItem(
+            cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(back, "properties"), "spec"), "properties"),
+            "ports");
+        assert_string_equal(
+            cJSON_GetStringValue(cJSON_GetObjectItem(ports, "x-kubernetes-list-type")), "map");
+        assert_json_eq(cJSON_GetObjectItem(ports, "x-kubernetes-list-map-keys"), "[\"name\"]");
+        cJSON_Delete(back);
+    }
+    api_schema_tree_free(t);
+    cJSON_Delete(oas);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_keywords),
         cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_root_members_kept),
+        cmocka_unit_test(test_list_types),
     };
 
     codec_init();

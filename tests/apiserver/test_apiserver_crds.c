@@ -449,12 +449,96 @@ static void test_several_versions(void **state)
     }
 }
 
+#define TABLE "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+static void test_columns_list_types_and_rules(void **state)
+{
+    struct env *e = *state;
+    const char *crd =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"pools.example.com\"},"
+        "\"spec\":{\"group\":\"example.com\",\"scope\":\"Cluster\","
+        "\"names\":{\"plural\":\"pools\",\"kind\":\"Pool\"},"
+        "\"versions\":[{\"name\":\"v1\",\"served\":true,\"storage\":true,"
+        "\"additionalPrinterColumns\":["
+        "{\"name\":\"Size\",\"type\":\"integer\",\"jsonPath\":\".spec.size\"},"
+        "{\"name\":\"Owner\",\"type\":\"string\",\"format\":\"email\",\"priority\":1,"
+        "\"description\":\"who to call\",\"jsonPath\":\".spec.owner\"}],"
+        "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\",\"properties\":{"
+        "\"spec\":{\"type\":\"object\","
+        "\"x-kubernetes-validations\":[{\"rule\":\"self.size > 0\"}],\"properties\":{"
+        "\"size\":{\"type\":\"integer\"},\"owner\":{\"type\":\"string\"},"
+        "\"zones\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
+        "\"items\":{\"type\":\"string\"}},"
+        "\"members\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+        "\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":\"object\","
+        "\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":\"string\"}}}}"
+        "}}}}}}]}}";
+    struct strbuf warn = STRBUF_INIT;
+    cJSON *b = NULL;
+
+    /* The rules are accepted, with a Warning that they are not enforced. */
+    assert_int_equal(req(e, "POST", CRDS, NULL, crd, &b, &warn), 201);
+    cJSON_Delete(b);
+    if (!strstr(warn.buf, "x-kubernetes-validations rules are not enforced"))
+        fail_msg("warnings: %s", warn.buf);
+    strbuf_release(&warn);
+
+    assert_int_equal(req(e, "POST", "/apis/example.com/v1/pools", NULL,
+                         "{\"metadata\":{\"name\":\"p1\"},\"spec\":{\"size\":3,"
+                         "\"owner\":\"ops@example.com\",\"zones\":[\"a\",\"b\"],"
+                         "\"members\":[{\"name\":\"m1\"},{\"name\":\"m2\"}]}}",
+                         &b, NULL),
+                     201);
+    cJSON_Delete(b);
+    /* Duplicates in a set or by a map's keys are refused with kube's messages. */
+    assert_int_equal(req(e, "POST", "/apis/example.com/v1/pools", NULL,
+                         "{\"metadata\":{\"name\":\"p2\"},\"spec\":{\"zones\":[\"a\",\"a\"],"
+                         "\"members\":[{\"name\":\"m1\"},{\"name\":\"m1\"}]}}",
+                         &b, NULL),
+                     422);
+    expect_str(b, "details.causes.0.field", "spec.zones[1]");
+    expect_str(b, "details.causes.0.reason", "FieldValueDuplicate");
+    expect_str(b, "details.causes.1.field", "spec.members[1]");
+    if (!strstr(cJSON_GetStringValue(at(b, "message")),
+                "spec.members[1]: Duplicate value: map[string]interface {}{\"name\":\"m1\"}"))
+        fail_msg("message: %s", cJSON_GetStringValue(at(b, "message")));
+    cJSON_Delete(b);
+
+    /* The Table has the CRD's columns, with their type, format, description and priority. */
+    assert_int_equal(req(e, "GET", "/apis/example.com/v1/pools", TABLE, NULL, &b, NULL), 200);
+    expect_str(b, "kind", "Table");
+    assert_int_equal(cJSON_GetArraySize(at(b, "columnDefinitions")), 3);
+    expect_str(b, "columnDefinitions.0.name", "Name");
+    expect_str(b, "columnDefinitions.1.name", "Size");
+    expect_str(b, "columnDefinitions.1.type", "integer");
+    assert_int_equal(at(b, "columnDefinitions.1.priority")->valueint, 0);
+    expect_str(b, "columnDefinitions.1.description",
+               "Custom resource definition column (in JSONPath format): .spec.size");
+    expect_str(b, "columnDefinitions.2.name", "Owner");
+    expect_str(b, "columnDefinitions.2.format", "email");
+    expect_str(b, "columnDefinitions.2.description", "who to call");
+    assert_int_equal(at(b, "columnDefinitions.2.priority")->valueint, 1);
+    expect_str(b, "rows.0.cells.0", "p1");
+    assert_int_equal(at(b, "rows.0.cells.1")->valueint, 3);
+    expect_str(b, "rows.0.cells.2", "ops@example.com");
+    cJSON_Delete(b);
+    /* A CRD without columns has the Age column. */
+    create_widget_crd(e);
+    assert_int_equal(req(e, "GET", "/apis/example.com/v1/widgets", TABLE, NULL, &b, NULL), 200);
+    assert_int_equal(cJSON_GetArraySize(at(b, "columnDefinitions")), 2);
+    expect_str(b, "columnDefinitions.1.name", "Age");
+    expect_str(b, "columnDefinitions.1.type", "date");
+    cJSON_Delete(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_root_members_never_pruned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_names_defaults_and_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_several_versions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_columns_list_types_and_rules, setup, teardown),
     };
 
     int r;
