@@ -60,6 +60,7 @@ struct apiserver {
     struct aggregator *agg;            /* APIService proxying, when enabled */
     struct webhooks *webhooks;         /* dynamic admission (webhook.h) */
     bool status_splice;                /* apiserver_opts.status_splice */
+    bool expired_watch_status;         /* apiserver_opts.expired_watch_status */
     atomic_ulong status_splices;       /* writes it made (/metrics) */
 };
 
@@ -81,11 +82,13 @@ struct call {
     struct strbuf warnings;      /* the Warning values of the last validation, one a line: a write
                                   * retried on a newer object answers with that attempt's */
     struct strbuf wh_warnings;   /* the admission webhooks' Warning values, likewise */
+    struct strbuf dups;          /* paths of keys the body repeated, one a line (body.h) */
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
 static bool admit(struct call *c, const cJSON *old, cJSON *obj);
 static bool parse_dry_run(struct call *c, const char *v);
+static bool field_validation_valid(struct call *c);
 
 /* The PartialObjectMetadata of o, for answers built as trees (negotiate_partial() is the same
  * for bytes). It takes o's metadata: o is left to be deleted. */
@@ -416,6 +419,17 @@ static bool validate(struct call *c, cJSON *obj)
         if (!strcmp(c->res->plural, "customresourcedefinitions"))
             (void)api_crd_check(obj, &errs);
     }
+    /* Keys the body repeated: what sigs.k8s.io/json's strict decoding reports. */
+    for (const char *d = c->dups.buf; *d;) {
+        const char *eol = strchr(d, '\n');
+        struct strbuf f = STRBUF_INIT;
+
+        strbuf_add(&f, d, (size_t)(eol - d));
+        field_error_add(&errs, flags & API_V_STRICT ? FIELD_UNKNOWN : FIELD_WARNING, f.buf, NULL,
+                        "duplicate field \"%s\"", f.buf);
+        strbuf_release(&f);
+        d = eol + 1;
+    }
     if (!fv || strcmp(fv, "Ignore") != 0)
         add_warnings(c, &errs);
     for (size_t i = 0; i < errs.n; i++)
@@ -509,15 +523,134 @@ static void reply_text(struct call *c, int code, const char *text)
     http_response_header(c->resp, "X-Content-Type-Options", "nosniff");
 }
 
+/* The checks behind /healthz, /livez and /readyz (apiserver healthz.go names its first two
+ * the same; "storage" stands for kube's "etcd"): all pass while the server answers at all. */
+static const char *const health_checks[] = {"ping", "log", "storage"};
+
+struct health_query {
+    bool verbose;
+    struct strbuf excluded; /* NUL-separated names from ?exclude= */
+};
+
+static int health_query_param(void *ud, const char *name, const char *value)
+{
+    struct health_query *q = ud;
+
+    if (!strcmp(name, "verbose"))
+        q->verbose = true;
+    else if (!strcmp(name, "exclude") && value)
+        strbuf_add(&q->excluded, value, strlen(value) + 1);
+    return 0;
+}
+
+/*
+ * GET /<endpoint> and /<endpoint>/<check> (healthz.go InstallPathHandler): "ok", or with
+ * ?verbose one "[+]<check> ok" line per check ("[+]<check> excluded: ok" for ?exclude=<check>,
+ * and a warning line for excluded names that match none) and "<endpoint> check passed".
+ * false when rest names no check (the caller answers 404).
+ */
+static bool serve_health(struct call *c, const char *endpoint, const char *rest)
+{
+    struct health_query q = {.excluded = STRBUF_INIT};
+    struct strbuf out = STRBUF_INIT;
+    bool unmatched = false;
+
+    if (*rest) {
+        for (size_t i = 0; i < ARRAY_SIZE(health_checks); i++)
+            if (!strcmp(rest + 1, health_checks[i]) && rest[0] == '/') {
+                reply_text(c, 200, "ok");
+                return true;
+            }
+        return false;
+    }
+    http_request_foreach_query(c->req, health_query_param, &q);
+    for (size_t i = 0; i < ARRAY_SIZE(health_checks); i++) {
+        bool excluded = false;
+        for (size_t off = 0; off < q.excluded.len; off += strlen(q.excluded.buf + off) + 1)
+            excluded |= !strcmp(q.excluded.buf + off, health_checks[i]);
+        strbuf_addf(&out, "[+]%s %sok\n", health_checks[i], excluded ? "excluded: " : "");
+    }
+    for (size_t off = 0; off < q.excluded.len; off += strlen(q.excluded.buf + off) + 1) {
+        bool known = false;
+        for (size_t i = 0; i < ARRAY_SIZE(health_checks); i++)
+            known |= !strcmp(q.excluded.buf + off, health_checks[i]);
+        if (known)
+            continue;
+        strbuf_addstr(&out, unmatched ? ","
+                                      : "warn: some health checks cannot be excluded: "
+                                        "no matches for ");
+        strbuf_add_json_str(&out, q.excluded.buf + off);
+        unmatched = true;
+    }
+    if (unmatched)
+        strbuf_addch(&out, '\n');
+    strbuf_addf(&out, "%s check passed\n", endpoint);
+    reply_text(c, 200, q.verbose ? out.buf : "ok");
+    strbuf_release(&out);
+    strbuf_release(&q.excluded);
+    return true;
+}
+
+/* version.Info (apimachinery pkg/version/types.go), every field; the build facts come from
+ * CMake (KOORD_GIT_COMMIT, KOORD_GIT_TREE_STATE, KOORD_BUILD_DATE, set at configure time). */
+#ifndef KOORD_GIT_COMMIT
+#define KOORD_GIT_COMMIT ""
+#endif
+#ifndef KOORD_GIT_TREE_STATE
+#define KOORD_GIT_TREE_STATE ""
+#endif
+#ifndef KOORD_BUILD_DATE
+#define KOORD_BUILD_DATE ""
+#endif
+#if defined(__x86_64__)
+#define KOORD_PLATFORM "linux/amd64"
+#elif defined(__aarch64__)
+#define KOORD_PLATFORM "linux/arm64"
+#else
+#define KOORD_PLATFORM "linux/unknown"
+#endif
+#if defined(__clang__)
+#define KOORD_COMPILER "clang"
+#else
+#define KOORD_COMPILER "gcc"
+#endif
+
+static cJSON *version_info(void)
+{
+    cJSON *doc = cJSON_CreateObject();
+
+    CHECK(doc);
+    CHECK(cJSON_AddStringToObject(doc, "major", "1"));
+    CHECK(cJSON_AddStringToObject(doc, "minor", "33"));
+    CHECK(cJSON_AddStringToObject(doc, "emulationMajor", "1"));
+    CHECK(cJSON_AddStringToObject(doc, "emulationMinor", "33"));
+    CHECK(cJSON_AddStringToObject(doc, "minCompatibilityMajor", "1"));
+    CHECK(cJSON_AddStringToObject(doc, "minCompatibilityMinor", "32"));
+    CHECK(cJSON_AddStringToObject(doc, "gitVersion", KUBE_VERSION "-koord-" KOORD_VERSION));
+    CHECK(cJSON_AddStringToObject(doc, "gitCommit", KOORD_GIT_COMMIT));
+    CHECK(cJSON_AddStringToObject(doc, "gitTreeState", KOORD_GIT_TREE_STATE));
+    CHECK(cJSON_AddStringToObject(doc, "buildDate", KOORD_BUILD_DATE));
+    /* Not a Go program: the C compiler's version takes goVersion's place. */
+    CHECK(cJSON_AddStringToObject(doc, "goVersion", KOORD_COMPILER " " __VERSION__));
+    CHECK(cJSON_AddStringToObject(doc, "compiler", KOORD_COMPILER));
+    CHECK(cJSON_AddStringToObject(doc, "platform", KOORD_PLATFORM));
+    return doc;
+}
+
 static void serve_nonresource(struct call *c)
 {
     const char *path = http_request_path(c->req);
     cJSON *doc = NULL;
     char group[256];
 
-    if (!strcmp(path, "/healthz") || !strcmp(path, "/livez") || !strcmp(path, "/readyz")) {
-        reply_text(c, 200, "ok");
-        return;
+    for (const char *const *ep = (const char *const[]){"healthz", "livez", "readyz", NULL}; *ep;
+         ep++) {
+        size_t n = strlen(*ep);
+        if (path[0] == '/' && !strncmp(path + 1, *ep, n) && (!path[n + 1] || path[n + 1] == '/')) {
+            if (!serve_health(c, *ep, path + n + 1))
+                reply_not_served(c);
+            return;
+        }
     }
     if (!strcmp(path, "/metrics")) {
         c->resp->status = 200;
@@ -526,14 +659,8 @@ static void serve_nonresource(struct call *c)
         webhooks_render_metrics(c->srv->webhooks, &c->resp->body);
         return;
     }
-    if (!strcmp(path, "/version")) {
-        doc = cJSON_CreateObject();
-        CHECK(doc);
-        CHECK(cJSON_AddStringToObject(doc, "major", "1"));
-        CHECK(cJSON_AddStringToObject(doc, "minor", "33"));
-        CHECK(cJSON_AddStringToObject(doc, "gitVersion", KUBE_VERSION "-koord-" KOORD_VERSION));
-        CHECK(cJSON_AddStringToObject(doc, "platform", "linux/amd64"));
-        reply(c, 200, doc);
+    if (!strcmp(path, "/version") || !strcmp(path, "/version/")) {
+        reply(c, 200, version_info());
         return;
     }
     if (!strcmp(path, "/openapi/v3") || !strcmp(path, "/openapi/v3/")) {
@@ -605,6 +732,8 @@ static cJSON *build_table(const struct api_resource *res, const struct api_kind 
     if (res->crd_name)
         return table_build_crd(res->columns, res->ncolumns, objs, n, rv, cont, (int64_t)time(NULL),
                                inc);
+    if (!k && !strcmp(res->group, "apiextensions.k8s.io"))
+        return table_build_default(objs, n, rv, cont, (int64_t)time(NULL), inc);
     return table_build(k, objs, n, rv, cont, (int64_t)time(NULL), inc);
 }
 
@@ -841,7 +970,9 @@ struct list_ctx {
     size_t count, limit;
     char *last_key;
     bool more;
-    bool raw; /* no selectors, no Table: items are spliced stored bytes */
+    bool raw;           /* no selectors, no Table: items are spliced stored bytes */
+    bool count_rest;    /* a limit without selectors: count what the page leaves out */
+    uint64_t remaining; /* counted: the list's remainingItemCount */
     int err;
 };
 
@@ -850,6 +981,10 @@ static int list_item(const struct store_item *it, void *ud)
     struct list_ctx *l = ud;
     cJSON *o = NULL;
 
+    if (l->more) {
+        l->remaining++; /* past a full page: only counted (count_rest) */
+        return 0;
+    }
     if (!l->raw || !it->obj->splice_at) {
         o = decode_stored(it->value, it->len, it->rv);
         if (!o)
@@ -860,9 +995,12 @@ static int list_item(const struct store_item *it, void *ud)
         }
     }
     if (l->limit && l->count == l->limit) {
+        /* Without selectors every object left is an item of a later page: kube reports how
+         * many (ListMeta.remainingItemCount); with them it cannot know, nor can we. */
         l->more = true;
+        l->remaining = 1;
         cJSON_Delete(o);
-        return 1;
+        return l->count_rest ? 0 : 1;
     }
     if (l->raw) {
         cJSON_Delete(o); /* only checked: the stream decodes it again */
@@ -1183,11 +1321,12 @@ static void do_list(struct call *c)
     }
     if (!parse_selectors(c, &l.labels, &l.fields, &l.nfields))
         goto out;
-    if (limit && (parse_i64(limit, &lim) < 0 || lim < 0)) {
-        reply_bad_request(c, "limit must be a non-negative integer");
+    if (limit && parse_i64(limit, &lim) < 0) {
+        reply_bad_request(c, "limit must be an integer");
         goto out;
     }
-    l.limit = (size_t)lim;
+    l.limit = lim > 0 ? (size_t)lim : 0; /* 0 or less: no limit (ListOptions.Limit) */
+    l.count_rest = l.limit && !l.labels && !l.nfields;
     strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
@@ -1237,6 +1376,8 @@ static void do_list(struct call *c)
     if (l.more && l.last_key) {
         continue_encode(prefix.buf, l.last_key, (int64_t)rv, &tok);
         CHECK(cJSON_AddStringToObject(meta, "continue", tok.buf));
+        if (l.count_rest && l.count == l.limit)
+            CHECK(cJSON_AddNumberToObject(meta, "remainingItemCount", (double)l.remaining));
     }
     CHECK(cJSON_AddItemToObject(list, "items", l.items));
     if (l.raw) {
@@ -1308,6 +1449,9 @@ static cJSON *decode_body(struct call *c)
         reply_status(c, api_status_failure(err.status, err.reason, err.msg, NULL));
         return NULL;
     }
+    /* Repeated keys: the last wins, as in Go; validate() reports them. */
+    strbuf_reset(&c->dups);
+    body_dedupe_keys(o, &c->dups);
     return o;
 }
 
@@ -2579,6 +2723,7 @@ struct watch_stream {
     struct negotiate_output out; /* the objects' form: themselves, Tables or metadata */
     bool done;
     char *api_version;
+    int64_t pretimeout_ms; /* monotonic time of the BOOKMARK due before the deadline, 0 = none */
 };
 
 static int64_t monotonic_ms(void)
@@ -2747,7 +2892,21 @@ static void emit_bookmark(struct watch_stream *ws, uint64_t rv, bool initial_end
         cJSON *ann = cJSON_AddObjectToObject(meta, "annotations");
         CHECK(ann && cJSON_AddStringToObject(ann, "k8s.io/initial-events-end", "true"));
     }
+    if (ws->pretimeout_ms && monotonic_ms() >= ws->pretimeout_ms)
+        ws->pretimeout_ms = 0; /* the one before the deadline is this one */
     emit(ws, "BOOKMARK", bm);
+}
+
+/* Milliseconds until the next BOOKMARK is due: after bookmark_ms of idleness, or at the
+ * pre-timeout point, whichever comes first (cacher.go nextBookmarkTime: about 2 s before the
+ * deadline, so a client ending its watch on the timeout resumes from a recent revision). */
+static int64_t bookmark_due_ms(const struct watch_stream *ws)
+{
+    int64_t now = monotonic_ms(), due = ws->last_emit_ms + ws->bookmark_ms - now;
+
+    if (ws->pretimeout_ms && ws->pretimeout_ms - now < due)
+        due = ws->pretimeout_ms - now;
+    return due;
 }
 
 /* Moves encoded bytes from pending into buf (at most max); returns how many. */
@@ -2788,7 +2947,7 @@ static long watch_read(void *ud, char *buf, size_t max)
         if (ws->done || time(NULL) >= ws->deadline)
             return 0;
         if (ws->bookmark_ms) {
-            int64_t due = ws->last_emit_ms + ws->bookmark_ms - monotonic_ms();
+            int64_t due = bookmark_due_ms(ws);
             if (due <= 0) {
                 /* Idle: everything up to the watcher's progress was delivered or filtered
                  * out, so the client may resume from there. */
@@ -2929,6 +3088,8 @@ static void do_watch(struct call *c)
     if (timeout <= 0 || timeout > MAX_WATCH_SECONDS)
         timeout = timeout <= 0 ? 1800 : MAX_WATCH_SECONDS;
     ws->deadline = time(NULL) + timeout;
+    if (ws->bookmark_ms && timeout > 2)
+        ws->pretimeout_ms = monotonic_ms() + (timeout - 2) * 1000;
     strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
@@ -2944,25 +3105,34 @@ static void do_watch(struct call *c)
         r = store_events(c->srv->store, (uint64_t)rv, replay_event, &rp);
         ws->skip_upto = rp.last;
     }
-    if (r == -ERANGE) {
-        /* The start is older than the history, or writes during the read pushed it out. */
-        reply_status(c, api_status_expired(rvs && *rvs ? (unsigned long long)rv : list_rv,
-                                           (unsigned long long)store_oldest(c->srv->store)));
+    if (r < 0 && (r != -ERANGE || c->srv->expired_watch_status)) {
+        reply_status(c, r == -ERANGE
+                            ? api_status_expired(rvs && *rvs ? (unsigned long long)rv : list_rv,
+                                                 (unsigned long long)store_oldest(c->srv->store))
+                            : api_status_from_errno(r, NULL, NULL));
         watch_stream_free(ws);
         goto out;
     }
-    if (r < 0) {
-        reply_status(c, api_status_from_errno(r, NULL, NULL));
-        watch_stream_free(ws);
-        goto out;
-    }
-    if (ws->too_big) {
-        /* Bounded memory per watch: a start too far back is answered like an expired one. */
+    if (ws->too_big && c->srv->expired_watch_status) {
         watch_stream_free(ws);
         reply_status(c,
                      api_status_failure(410, "Expired",
                                         "too many changes to replay for this watch; relist", NULL));
         goto out;
+    }
+    if (r == -ERANGE || ws->too_big) {
+        /* The start is older than the history (or writes during the read pushed it out), or
+         * replaying it would outgrow the bound on a watch's memory: as kube's watch cache, the
+         * answer is 200 with a single ERROR event carrying the 410 Expired Status, then the
+         * end of the stream. Events read before the failure are dropped. */
+        strbuf_reset(&ws->pending);
+        emit(ws, "ERROR",
+             r == -ERANGE
+                 ? api_status_expired(rvs && *rvs ? (unsigned long long)rv : list_rv,
+                                      (unsigned long long)store_oldest(c->srv->store))
+                 : api_status_failure(410, "Expired",
+                                      "too many changes to replay for this watch; relist", NULL));
+        ws->done = true;
     }
     ws->last_emit_ms = monotonic_ms();
     c->resp->status = 200;
@@ -3214,6 +3384,27 @@ static bool parse_dry_run(struct call *c, const char *v)
     return false;
 }
 
+/* fieldValidation of a create, update or patch: "", Ignore, Warn (the default) or Strict;
+ * anything else is 422 as ValidateFieldValidation answers. Other verbs ignore it, as kube. */
+static bool field_validation_valid(struct call *c)
+{
+    const char *v = http_request_query(c->req, "fieldValidation");
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf bad = STRBUF_INIT;
+
+    if (!v || !*v || !strcmp(v, "Ignore") || !strcmp(v, "Warn") || !strcmp(v, "Strict") ||
+        (strcmp(c->ri.verb, "create") && strcmp(c->ri.verb, "update") &&
+         strcmp(c->ri.verb, "patch")))
+        return true;
+    strbuf_add_json_str(&bad, v);
+    field_error_add(&errs, FIELD_NOT_SUPPORTED, "fieldValidation", bad.buf,
+                    "supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"");
+    reply_status(c, api_status_invalid(options_kind(c->ri.verb), "meta.k8s.io", "", &errs));
+    strbuf_release(&bad);
+    field_errors_release(&errs);
+    return false;
+}
+
 /* The kind rules of admit.h; replies and returns false when they refuse the write. */
 static bool admit(struct call *c, const cJSON *old, cJSON *obj)
 {
@@ -3384,10 +3575,18 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                      .resp = resp,
                      .key = STRBUF_INIT,
                      .warnings = STRBUF_INIT,
-                     .wh_warnings = STRBUF_INIT};
+                     .wh_warnings = STRBUF_INIT,
+                     .dups = STRBUF_INIT};
     bool serial;
     int r;
 
+    /* A control character in the path (NUL arrives as DEL, http/server.h) names nothing: kube
+     * compares such names byte for byte and finds no object; here it would be cut short. */
+    for (const char *p = http_request_path(req); *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            reply_bad_request(&c, "the request path must not contain control characters");
+            goto out;
+        }
     r = api_reqinfo_parse(http_request_method(req), http_request_path(req),
                           http_request_query(req, "watch"),
                           http_request_query(req, "fieldSelector"), &c.ri);
@@ -3448,7 +3647,7 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
             do_token_review(&c);
         goto out;
     }
-    if (!parse_dry_run(&c, http_request_query(req, "dryRun")))
+    if (!parse_dry_run(&c, http_request_query(req, "dryRun")) || !field_validation_valid(&c))
         goto out;
     /* Objects of namespaced resources live in a namespace: only list and watch span them. */
     if (c.res->namespaced && !*c.ri.namespace && strcmp(c.ri.verb, "list") &&
@@ -3510,6 +3709,7 @@ out:
     strbuf_release(&c.key);
     strbuf_release(&c.warnings);
     strbuf_release(&c.wh_warnings);
+    strbuf_release(&c.dups);
 }
 
 static int load_crd(const struct store_item *it, void *ud)
@@ -3565,6 +3765,7 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     s->bookmark_ms = DEFAULT_BOOKMARK_MS;
     s->auth = opts->auth;
     s->status_splice = opts->status_splice;
+    s->expired_watch_status = opts->expired_watch_status;
     CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->metrics = api_metrics_new();
     s->reg = opts->kinds ? api_registry_new_kinds(opts->kinds) : api_registry_new();

@@ -61,6 +61,11 @@ struct apiserver_opts {
      * same). For koord manager's NodeMetric reports; koord apiserver keeps kube-apiserver's
      * decode-validate-encode path for every write. */
     bool status_splice;
+    /* A watch from a revision older than the kept history is answered 410 with a Status (kube's
+     * etcd path, what the manager's NodeMetric API has documented for its epochs) instead of
+     * 200 with one ERROR event carrying that Status (kube's watch cache, koord apiserver's
+     * default). client-go relists on either (reference kubernetes-api.md 4.4). */
+    bool expired_watch_status;
 };
 
 /* apiserver_new with a profile. 0, -ENOMEM, -EIO. */

@@ -4,10 +4,12 @@
 #include "apiserver/body.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "api/protobuf.h"
+#include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
 
@@ -70,7 +72,10 @@ int body_decode(const char *content_type, const char *body, size_t len, cJSON **
 
     if (!content_type || !*content_type || media_is(content_type, "application/json")) {
         char msg[300];
-        if (json_parse(body, len, NULL, ret, &cerr) == 0)
+        struct codec_limits lim = codec_default_limits;
+
+        lim.keep_duplicate_keys = true; /* fieldValidation decides: body_dedupe_keys() */
+        if (json_parse(body, len, &lim, ret, &cerr) == 0)
             return 0;
         (void)snprintf(msg, sizeof(msg), "the request body is not valid JSON: %s", cerr.msg);
         return refuse(err, 400, msg);
@@ -102,4 +107,78 @@ void body_answer_yaml(struct http_response *resp)
         strbuf_release(&yaml);
     }
     cJSON_Delete(v);
+}
+
+/* One member of an object being checked for repeated keys: its key and position. */
+struct member_ref {
+    const char *key;
+    size_t pos;
+    cJSON *item;
+};
+
+static int member_ref_cmp(const void *x, const void *y)
+{
+    const struct member_ref *a = x, *b = y;
+    int r = strcmp(a->key, b->key);
+
+    if (r)
+        return r;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static void dedupe(cJSON *o, struct strbuf *path, struct strbuf *paths)
+{
+    size_t len = path->len, i = 0;
+    cJSON *c;
+
+    if (cJSON_IsObject(o)) {
+        size_t n = (size_t)cJSON_GetArraySize(o);
+
+        if (n > 1) {
+            struct member_ref *refs = xcalloc(n, sizeof(*refs));
+            cJSON_ArrayForEach(c, o)
+            {
+                refs[i] = (struct member_ref){c->string ? c->string : "", i, c};
+                i++;
+            }
+            qsort(refs, n, sizeof(*refs), member_ref_cmp);
+            for (i = 0; i + 1 < n; i++) {
+                if (strcmp(refs[i].key, refs[i + 1].key))
+                    continue;
+                /* The last of a run stays; its path is reported once per run. */
+                if (i == 0 || strcmp(refs[i - 1].key, refs[i].key)) {
+                    strbuf_addstr(paths, path->buf);
+                    if (path->len)
+                        strbuf_addch(paths, '.');
+                    strbuf_addstr(paths, refs[i].key);
+                    strbuf_addch(paths, '\n');
+                }
+                cJSON_Delete(cJSON_DetachItemViaPointer(o, refs[i].item));
+            }
+            free(refs);
+        }
+        cJSON_ArrayForEach(c, o)
+        {
+            if (path->len)
+                strbuf_addch(path, '.');
+            strbuf_addstr(path, c->string ? c->string : "");
+            dedupe(c, path, paths);
+            strbuf_setlen(path, len);
+        }
+    } else if (cJSON_IsArray(o)) {
+        cJSON_ArrayForEach(c, o)
+        {
+            strbuf_addf(path, "[%zu]", i++);
+            dedupe(c, path, paths);
+            strbuf_setlen(path, len);
+        }
+    }
+}
+
+void body_dedupe_keys(cJSON *o, struct strbuf *paths)
+{
+    struct strbuf path = STRBUF_INIT;
+
+    dedupe(o, &path, paths);
+    strbuf_release(&path);
 }

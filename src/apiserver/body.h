@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "base/strbuf.h"
 #include "http/server.h"
 
 /* Why a body was refused: the HTTP status (400 or 415, 413 never: the server's body limit came
@@ -31,6 +32,16 @@ struct body_error {
  */
 int body_decode(const char *content_type, const char *body, size_t len, cJSON **ret,
                 struct body_error *err);
+
+/*
+ * Go's decoder keeps the last of repeated object keys; cJSON keeps them all and finds the first.
+ * Removes every earlier occurrence from o (recursively), so lookups see what kube sees, and
+ * appends the path of each repeated key once, one a line ("metadata.name",
+ * "spec.containers[0].image"), for the `duplicate field "<path>"` warnings or strict errors of
+ * fieldValidation (sigs.k8s.io/json's strict decoding). Objects are checked by sorting their
+ * keys: O(n log n) for any body.
+ */
+void body_dedupe_keys(cJSON *o, struct strbuf *paths);
 
 /*
  * Rewrites a finished JSON answer (resp->body, Content-Type application/json, not a stream) as

@@ -12,6 +12,7 @@
  */
 #include "apiserver/table.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -133,6 +134,72 @@ static const struct column webhook_config_columns[] = {
     {"Age", "string", "", DESC_AGE, 0},
 };
 
+/* configMapColumnDefinitions, namespaceColumnDefinitions, leaseColumnDefinitions,
+ * eventColumnDefinitions (printers.go), the descriptions their SwaggerDocs give. */
+static const struct column configmap_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Data", "string", "",
+     "Data contains the configuration data. Each key must consist of alphanumeric characters, "
+     "'-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The "
+     "keys stored in Data must not overlap with the keys in the BinaryData field, this is "
+     "enforced during validation process.",
+     0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
+static const struct column namespace_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Status", "string", "", "The status of the namespace", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
+static const struct column lease_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Holder", "string", "",
+     "holderIdentity contains the identity of the holder of a current lease. If Coordinated "
+     "Leader Election is used, the holder identity must be equal to the elected "
+     "LeaseCandidate.metadata.name field.",
+     0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
+static const struct column event_columns[] = {
+    {"Last Seen", "string", "",
+     "The time at which the most recent occurrence of this event was recorded.", 0},
+    {"Type", "string", "",
+     "Type of this event (Normal, Warning), new types could be added in the "
+     "future",
+     0},
+    {"Reason", "string", "",
+     "This should be a short, machine understandable string that gives the reason for the "
+     "transition into the object's current status.",
+     0},
+    {"Object", "string", "", "The object that this event is about.", 0},
+    {"Subobject", "string", "",
+     "If referring to a piece of an object instead of an entire object, this string should "
+     "contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. "
+     "For example, if the object reference is to a container within a pod, this would take on a "
+     "value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container "
+     "that triggered the event) or if no container name is specified \"spec.containers[2]\" "
+     "(container with index 2 in this pod). This syntax is chosen only to have some "
+     "well-defined way of referencing a part of an object.",
+     1},
+    {"Source", "string", "",
+     "The component reporting this event. Should be a short machine understandable string.", 1},
+    {"Message", "string", "", "A human-readable description of the status of this operation.", 0},
+    {"First Seen", "string", "",
+     "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", 1},
+    {"Count", "string", "", "The number of times this event has occurred.", 1},
+    {"Name", "string", "name", DESC_NAME, 1},
+};
+
+/* The default table of registry/rest/table.go (what kube serves for kinds without a printer,
+ * CustomResourceDefinitions among them): Name and the creation time as RFC 3339 text. */
+static const struct column default_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Created At", "date", "", DESC_AGE, 0},
+};
+
 /* Name + Age of the built-in printers for kinds without a printer of their own. */
 static const struct column generic_columns[] = {
     {"Name", "string", "name", DESC_NAME, 0},
@@ -154,6 +221,11 @@ enum printer {
     PRINT_PRIORITY_CLASS,
     PRINT_APISERVICE,
     PRINT_WEBHOOK_CONFIG,
+    PRINT_CONFIGMAP,
+    PRINT_NAMESPACE,
+    PRINT_LEASE,
+    PRINT_EVENT,
+    PRINT_DEFAULT,
     PRINT_CRD,
 };
 
@@ -177,6 +249,12 @@ static const struct {
      webhook_config_columns, ARRAY_SIZE(webhook_config_columns)},
     {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", PRINT_WEBHOOK_CONFIG,
      webhook_config_columns, ARRAY_SIZE(webhook_config_columns)},
+    {"", "ConfigMap", PRINT_CONFIGMAP, configmap_columns, ARRAY_SIZE(configmap_columns)},
+    {"", "Namespace", PRINT_NAMESPACE, namespace_columns, ARRAY_SIZE(namespace_columns)},
+    {"coordination.k8s.io", "Lease", PRINT_LEASE, lease_columns, ARRAY_SIZE(lease_columns)},
+    {"", "Event", PRINT_EVENT, event_columns, ARRAY_SIZE(event_columns)},
+    {"apiextensions.k8s.io", "CustomResourceDefinition", PRINT_DEFAULT, default_columns,
+     ARRAY_SIZE(default_columns)},
 };
 
 static cJSON *must(cJSON *v)
@@ -982,6 +1060,69 @@ static void apiservice_cells(const cJSON *as, cJSON *cells, struct strbuf *sb)
     push_str(cells, sb->buf);
 }
 
+/* printEvent (printers.go, Wide as the server renders it): times fall back from lastTimestamp
+ * to firstTimestamp to eventTime (series.lastObservedTime when a series is set), the count to
+ * series.count or 1, the object to "<kind>/<name>" lower-cased kind, the source to
+ * "component, host" or reportingController, reportingInstance. */
+static void event_cells(const cJSON *ev, int64_t now, cJSON *cells, struct strbuf *sb)
+{
+    const cJSON *inv = get(ev, "involvedObject"), *src = get(ev, "source");
+    const cJSON *series = get(ev, "series"), *first = get(ev, "firstTimestamp");
+    const cJSON *last = get(ev, "lastTimestamp");
+    const char *component = get_str(src, "component"), *host = get_str(src, "host");
+    const char *kind = str_or(get_str(inv, "kind"), ""), *name = get_str(inv, "name");
+    char first_s[TABLE_DURATION_MAX], last_s[TABLE_DURATION_MAX];
+    long long count = get_int(ev, "count");
+    const char *msg = str_or(get_str(ev, "message"), "");
+    size_t mlen;
+
+    if (cJSON_IsString(first) && *first->valuestring)
+        age_of(first, now, first_s);
+    else
+        age_of(get(ev, "eventTime"), now, first_s);
+    if (cJSON_IsString(last) && *last->valuestring)
+        age_of(last, now, last_s);
+    else
+        memcpy(last_s, first_s, sizeof(last_s));
+    if (cJSON_IsObject(series)) {
+        age_of(get(series, "lastObservedTime"), now, last_s);
+        count = get_int(series, "count");
+    } else if (count == 0) {
+        count = 1; /* singleton events of the events.k8s.io API have no count */
+    }
+    push_str(cells, last_s);
+    push_str(cells, str_or(get_str(ev, "type"), ""));
+    push_str(cells, str_or(get_str(ev, "reason"), ""));
+    strbuf_reset(sb);
+    for (const char *p = kind; *p; p++)
+        strbuf_addch(sb, (char)tolower((unsigned char)*p));
+    if (name && *name)
+        strbuf_addf(sb, "/%s", name);
+    push_str(cells, sb->buf);
+    push_str(cells, str_or(get_str(inv, "fieldPath"), ""));
+    if (!component || !*component)
+        component = get_str(ev, "reportingComponent");
+    if (!host || !*host)
+        host = get_str(ev, "reportingInstance");
+    strbuf_reset(sb);
+    strbuf_addstr(sb, str_or(component, ""));
+    if (host && *host)
+        strbuf_addf(sb, ", %s", host);
+    push_str(cells, sb->buf);
+    /* strings.TrimSpace */
+    while (*msg && strchr(" \t\n\r\v\f", *msg))
+        msg++;
+    mlen = strlen(msg);
+    while (mlen && strchr(" \t\n\r\v\f", msg[mlen - 1]))
+        mlen--;
+    strbuf_reset(sb);
+    strbuf_add(sb, msg, mlen);
+    push_str(cells, sb->buf);
+    push_str(cells, first_s);
+    push(cells, cJSON_CreateNumber((double)count));
+    push_str(cells, str_or(get_str(get(ev, "metadata"), "name"), ""));
+}
+
 static enum printer printer_of(const struct api_kind *k)
 {
     if (!k)
@@ -1006,11 +1147,10 @@ static cJSON *partial_metadata(const cJSON *obj)
     return p;
 }
 
-static cJSON *build(const struct api_kind *k, const struct table_crd_column *crd_cols, size_t ncrd,
+static cJSON *build(enum printer pr, const struct table_crd_column *crd_cols, size_t ncrd,
                     const cJSON *const *objs, size_t n, const char *rv, const char *cont,
                     int64_t now, enum table_include inc)
 {
-    const enum printer pr = crd_cols ? PRINT_CRD : printer_of(k);
     struct strbuf sb = STRBUF_INIT;
     cJSON *t = must(cJSON_CreateObject()), *meta, *defs, *rows;
 
@@ -1097,6 +1237,44 @@ static cJSON *build(const struct api_kind *k, const struct table_crd_column *crd
             age_of(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
+        case PRINT_CONFIGMAP:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            push(cells, cJSON_CreateNumber((double)(cJSON_GetArraySize(get(obj, "data")) +
+                                                    cJSON_GetArraySize(get(obj, "binaryData")))));
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        case PRINT_NAMESPACE:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            push_str(cells, str_or(get_str(get(obj, "status"), "phase"), ""));
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        case PRINT_LEASE:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            push_str(cells, str_or(get_str(get(obj, "spec"), "holderIdentity"), ""));
+            age_of(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
+        case PRINT_EVENT:
+            event_cells(obj, now, cells, &sb);
+            break;
+        case PRINT_DEFAULT: {
+            /* metav1.Time in time.RFC3339, UTC; "" for a zero time as Go formats it */
+            int64_t sec;
+            int32_t nsec;
+            char ts[RFC3339_STR_MAX];
+            const cJSON *ct = get(om, "creationTimestamp");
+
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            if (cJSON_IsString(ct) && rfc3339_parse(ct->valuestring, &sec, &nsec) == 0) {
+                (void)rfc3339_format(sec, ts);
+                push_str(cells, ts);
+            } else {
+                push_str(cells, "0001-01-01T00:00:00Z");
+            }
+            break;
+        }
         case PRINT_PRIORITY_CLASS:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push(cells, cJSON_CreateNumber((double)get_int(obj, "value")));
@@ -1133,7 +1311,7 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
                                                 .desc = k->columns[i].desc,
                                                 .json_path = k->columns[i].json_path};
     }
-    t = build(k, cols, ncols, objs, n, rv, cont, now, inc);
+    t = build(printer_of(k), cols, ncols, objs, n, rv, cont, now, inc);
     free(cols);
     return t;
 }
@@ -1144,5 +1322,11 @@ cJSON *table_build_crd(const struct table_crd_column *cols, size_t ncols, const 
 {
     static const struct table_crd_column none;
 
-    return build(NULL, ncols ? cols : &none, ncols, objs, n, rv, cont, now, inc);
+    return build(PRINT_CRD, ncols ? cols : &none, ncols, objs, n, rv, cont, now, inc);
+}
+
+cJSON *table_build_default(const cJSON *const *objs, size_t n, const char *rv, const char *cont,
+                           int64_t now, enum table_include inc)
+{
+    return build(PRINT_DEFAULT, NULL, 0, objs, n, rv, cont, now, inc);
 }

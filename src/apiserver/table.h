@@ -65,7 +65,11 @@ const cJSON *table_jsonpath(const cJSON *obj, const char *path);
  *  - APIService (apiregistration.k8s.io v1): kube-aggregator's Name, Service ("<namespace>/
  *    <name>" or "Local"), Available (the Available condition's status, "False (<reason>)"
  *    when not True and a reason is given, "Unknown" without the condition), Age.
- *  - Secret, Service, Endpoints, PriorityClass: the printers.go columns.
+ *  - Secret, Service, Endpoints, PriorityClass, ConfigMap (Data: the number of data and
+ *    binaryData keys), Namespace (Status: the phase), Lease (Holder), Event (Last Seen, Type,
+ *    Reason, Object, Message and, priority 1, Subobject, Source, First Seen, Count, Name, with
+ *    printEvent's fallbacks between lastTimestamp, firstTimestamp, eventTime and series): the
+ *    printers.go columns, rendered Wide as kube-apiserver renders them.
  *  - a kind with printer columns (k->columns): as apiextensions' tableconvertor, Name and then
  *    every column in order. A "date" column renders the age of its timestamp ("<unknown>" for
  *    an empty string, "<invalid>" when it does not parse); a "string" column renders strings as
@@ -86,6 +90,14 @@ const cJSON *table_jsonpath(const cJSON *obj, const char *path);
  */
 cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n, const char *rv,
                    const char *cont, int64_t now, enum table_include inc);
+
+/*
+ * The default table of registry/rest/table.go, which kube-apiserver serves for kinds without a
+ * printer (CustomResourceDefinitions, hence `kubectl get crd` shows NAME and CREATED AT): Name
+ * and "Created At" (type date), the creationTimestamp as RFC 3339 text in UTC.
+ */
+cJSON *table_build_default(const cJSON *const *objs, size_t n, const char *rv, const char *cont,
+                           int64_t now, enum table_include inc);
 
 /* One of a CRD version's additionalPrinterColumns (apiextensions v1
  * CustomResourceColumnDefinition): format, desc may be NULL or empty. */

@@ -15,6 +15,7 @@
 #define KOORD_CODEC_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct strbuf;
@@ -22,11 +23,14 @@ struct strbuf;
 /* Bounds on one decode. Every field is a hard bound (0 allows none of that thing), so start
  * from codec_default_limits and change fields rather than zero-initialising. */
 struct codec_limits {
-    size_t max_bytes; /* input length */
-    int max_depth;    /* nested containers: "[]" is depth 1, a bare scalar depth 0 */
-    size_t max_nodes; /* cJSON items in the result (YAML: summed over the stream, aliases
-                       * counted at their expanded size) */
-    size_t max_docs;  /* YAML documents in a stream, empty ones included */
+    size_t max_bytes;         /* input length */
+    int max_depth;            /* nested containers: "[]" is depth 1, a bare scalar depth 0 */
+    size_t max_nodes;         /* cJSON items in the result (YAML: summed over the stream, aliases
+                               * counted at their expanded size) */
+    size_t max_docs;          /* YAML documents in a stream, empty ones included */
+    bool keep_duplicate_keys; /* json_parse: keep repeated keys in the tree instead of failing,
+                               * for a caller that resolves them as Go does (the apiserver's
+                               * fieldValidation, apiserver/body.h) */
 };
 
 /*
@@ -82,7 +86,8 @@ void codec_alloc_cache_release(void);
  * strict RFC 8259 numbers (no "01", "1.", "+1"; at most 63 characters, cJSON's own bound),
  * finite numbers only, strings must be valid UTF-8 without raw control characters, unpaired
  * surrogates or "\u0000", and duplicate keys in one object are an error (as the apiserver's strict
- * field validation reports them; Go would keep the last value, cJSON lookups the first).
+ * field validation reports them; Go would keep the last value, cJSON lookups the first) unless
+ * lim->keep_duplicate_keys.
  * Integers beyond +-2^53 lose precision (cJSON stores doubles); Kubernetes carries such values as
  * strings (quantities).
  *

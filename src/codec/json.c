@@ -409,7 +409,7 @@ int json_parse(const char *buf, size_t len, const struct codec_limits *lim, cJSO
         r = scan_fail(&s, off, -EINVAL, "invalid JSON: unexpected data after the value");
         goto out;
     }
-    if (root->child) {
+    if (root->child && !lim->keep_duplicate_keys) {
         r = check_keys(root, err);
         if (r < 0)
             goto out;

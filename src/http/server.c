@@ -453,6 +453,45 @@ static enum MHD_Result too_many_headers(struct MHD_Connection *conn, int n)
     return ret;
 }
 
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * Percent-decoding of the path and the query values, as libmicrohttpd's own decoder does it
+ * (invalid escapes stay as they are), except that %00 becomes DEL (0x7f): a decoded NUL would
+ * cut the string short, so that "configmaps/a%00b" reached handlers as "configmaps/a". DEL is a
+ * control character like NUL, so handlers that refuse control characters refuse both.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+    char *w = s;
+    (void)cls;
+    (void)conn;
+
+    for (const char *r = s; *r; w++) {
+        int hi, lo;
+
+        if (r[0] == '%' && (hi = hex_value(r[1])) >= 0 && (lo = hex_value(r[2])) >= 0) {
+            *w = (char)(hi * 16 + lo);
+            if (!*w)
+                *w = 0x7f;
+            r += 3;
+        } else {
+            *w = *r++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
@@ -573,11 +612,12 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
         s->ca = opts->client_ca_pem ? xstrdup(opts->client_ca_pem) : NULL;
     }
     {
-        struct MHD_OptionItem o[12];
+        struct MHD_OptionItem o[14];
         size_t n = 0;
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)unescape, NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &addr};
         o[n++] = (struct MHD_OptionItem){
             MHD_OPTION_CONNECTION_LIMIT,

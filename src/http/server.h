@@ -18,6 +18,8 @@ struct http_request;
 
 /* Accessors valid during the handler call. */
 const char *http_request_method(const struct http_request *req);
+/* Path and query values are percent-decoded, %00 into DEL (0x7f) so that no value is cut short
+ * by a NUL: handlers refusing control characters see it. */
 const char *http_request_path(const struct http_request *req); /* decoded, without the query */
 const char *http_request_header(const struct http_request *req, const char *name);
 const char *http_request_query(const struct http_request *req, const char *key);

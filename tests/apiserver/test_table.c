@@ -751,9 +751,9 @@ static void test_generic_table(void **state)
     cJSON *t;
 
     (void)state;
-    /* 2022-05-01 to 2024-05-01 is 731 days: 2y1d. */
+    /* 2022-05-01 to 2024-05-01 is 731 days: 2y1d (a ConfigMap's printer: Name, Data, Age). */
     t = build(kind("v1", "ConfigMap"), TABLE_INCLUDE_NONE, cm, NULL);
-    assert_cells(t, "[\"c\",\"2y1d\"]");
+    assert_cells(t, "[\"c\",1,\"2y1d\"]");
     cJSON_Delete(t);
     t = build(NULL, TABLE_INCLUDE_NONE,
               "{\"metadata\":{\"name\":\"c\",\"creationTimestamp\":\"2022-05-02T10:00:00Z\"}}",
@@ -905,6 +905,51 @@ static void test_list_metadata(void **state)
     cJSON_Delete(t);
 }
 
+/* ConfigMap, Namespace, Lease and Event printers (printers.go), and the default table. */
+static void test_more_core_tables(void **state)
+{
+    cJSON *t;
+    (void)state;
+
+    row("v1", "ConfigMap",
+        "{\"metadata\":{\"name\":\"c\"," CREATED "},\"data\":{\"a\":\"1\"},"
+        "\"binaryData\":{\"b\":\"AA==\",\"c\":\"AA==\"}}",
+        "[\"c\",3,\"60m\"]");
+    row("v1", "ConfigMap", "{\"metadata\":{\"name\":\"e\"," CREATED "}}", "[\"e\",0,\"60m\"]");
+    row("v1", "Namespace",
+        "{\"metadata\":{\"name\":\"ns\"," CREATED "},\"status\":{\"phase\":\"Terminating\"}}",
+        "[\"ns\",\"Terminating\",\"60m\"]");
+    row("coordination.k8s.io/v1", "Lease",
+        "{\"metadata\":{\"name\":\"l\"," CREATED "},\"spec\":{\"holderIdentity\":\"a_1\"}}",
+        "[\"l\",\"a_1\",\"60m\"]");
+    row("coordination.k8s.io/v1", "Lease", "{\"metadata\":{\"name\":\"l\"," CREATED "}}",
+        "[\"l\",\"\",\"60m\"]");
+    /* Events: times from last/firstTimestamp, else eventTime; a series overrides the last time
+     * and the count; the source falls back to the reporting controller and instance. */
+    row("v1", "Event",
+        "{\"metadata\":{\"name\":\"e1\"},\"involvedObject\":{\"kind\":\"Node\",\"name\":\"n1\"},"
+        "\"type\":\"Warning\",\"reason\":\"Down\",\"message\":\"gone\",\"count\":4,"
+        "\"firstTimestamp\":\"2024-05-01T09:00:00Z\",\"lastTimestamp\":\"2024-05-01T09:58:00Z\","
+        "\"source\":{\"component\":\"kubelet\"}}",
+        "[\"2m\",\"Warning\",\"Down\",\"node/n1\",\"\",\"kubelet\",\"gone\",\"60m\",4,\"e1\"]");
+    row("v1", "Event",
+        "{\"metadata\":{\"name\":\"e2\"},\"involvedObject\":{\"kind\":\"Pod\"},"
+        "\"eventTime\":\"2024-05-01T09:59:30.123456Z\",\"series\":{\"count\":7,"
+        "\"lastObservedTime\":\"2024-05-01T09:59:50.000000Z\"},\"reportingComponent\":\"sched\","
+        "\"reportingInstance\":\"sched-1\"}",
+        "[\"10s\",\"\",\"\",\"pod\",\"\",\"sched, sched-1\",\"\",\"29s\",7,\"e2\"]");
+    {
+        cJSON *objs[1] = {J("{\"metadata\":{\"name\":\"x.example.com\","
+                            "\"creationTimestamp\":\"2024-05-01T09:00:00Z\"}}")};
+        t = table_build_default((const cJSON *const *)objs, 1, "5", NULL, NOW, TABLE_INCLUDE_NONE);
+        assert_json_eq(cJSON_GetObjectItem(t, "columnDefinitions"),
+                       "[" NAME_COL "," COL("Created At", "date", "", DESC_AGE, 0) "]");
+        assert_cells(t, "[\"x.example.com\",\"2024-05-01T09:00:00Z\"]");
+        cJSON_Delete(t);
+        cJSON_Delete(objs[0]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -922,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_crd_cell_types),
         cmocka_unit_test(test_nodeslo_table),
         cmocka_unit_test(test_generic_table),
+        cmocka_unit_test(test_more_core_tables),
         cmocka_unit_test(test_core_tables),
         cmocka_unit_test(test_include_object),
         cmocka_unit_test(test_list_metadata),

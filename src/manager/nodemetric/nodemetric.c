@@ -89,7 +89,9 @@ int nodemetric_server_activate(struct nodemetric_server *s, uint64_t epoch)
     store_memory_set_listener(s->store, on_write, s);
     r = apiserver_new_opts(
         s->store,
-        &(struct apiserver_opts){.kinds = kinds, .auth = s->o.auth, .status_splice = true}, &api);
+        &(struct apiserver_opts){
+            .kinds = kinds, .auth = s->o.auth, .status_splice = true, .expired_watch_status = true},
+        &api);
     if (r < 0) {
         store_close(s->store);
         s->store = NULL;
