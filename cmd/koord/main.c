@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/base.h"
 #include "base/log.h"
@@ -160,6 +161,21 @@ int cmd_print_doc(const cJSON *doc, const char *format)
  * 110-pod NodeMetric. */
 #define SERVER_JSON_CACHE ((size_t)1 << 20)
 
+/*
+ * A server holds a descriptor per connection: 10,000 agents and as many watches need far more
+ * than the usual soft limit of 1024. The soft limit goes up to the hard one (the connection cap
+ * follows it: http_server_opts.max_connections).
+ */
+static void raise_open_files(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "help";
@@ -174,6 +190,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "apiserver") || !strcmp(cmd, "manager")) {
         int rc;
 
+        raise_open_files();
         /* The servers decode and free thousands of JSON nodes a request (codec.h). */
         codec_alloc_cache(SERVER_JSON_CACHE);
         rc = cmd[0] == 'a' ? cmd_apiserver(argc - 1, argv + 1) : cmd_manager(argc - 1, argv + 1);
