@@ -12,6 +12,7 @@
 #include "base/strbuf.h"
 #include "cmd.h"
 #include "codec/codec.h"
+#include "http/server.h"
 #include "kube/client.h"
 #include "kube/config.h"
 
@@ -69,6 +70,23 @@ int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, u
     }
     strbuf_add(host, listen, (size_t)(colon - listen));
     *port = (uint16_t)p;
+    return 0;
+}
+
+int cmd_parse_conn_limit(const char *cmd, const char *flag, const char *value,
+                         struct http_server_opts *o)
+{
+    uint32_t n;
+
+    if (parse_u32(value, &n) < 0 || n > (1u << 24)) {
+        (void)fprintf(stderr, "%s: --%s must be a count up to 16777216, not \"%s\"\n", cmd, flag,
+                      value);
+        return -EINVAL;
+    }
+    if (!strcmp(flag, "max-connections"))
+        o->max_connections = n;
+    else
+        o->max_per_address = n;
     return 0;
 }
 
