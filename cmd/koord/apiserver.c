@@ -29,6 +29,7 @@ static const char usage[] =
     "                       [--requestheader-client-ca-file FILE]\n"
     "                       [--proxy-client-cert-file FILE --proxy-client-key-file FILE]\n"
     "                       [--requestheader-allowed-names NAMES] [--log-level LEVEL]\n"
+    "                       [--max-connections N] [--max-connections-per-address N]\n"
     "\n"
     "Serves a Kubernetes-compatible API over HTTPS with SQLite storage, for running koord\n"
     "without a cluster, and proxies the group-versions APIServices register (aggregation).\n"
@@ -52,6 +53,12 @@ static const char usage[] =
     "                          comma-separated CNs extension servers accept as front proxy\n"
     "                          (default front-proxy-client; \"\" = any)\n"
     "  --log-level LEVEL       error, warn, info (default) or debug\n"
+    "  --max-connections N     open connections at most (default: what the open-file limit\n"
+    "                          allows; the limit is raised to its hard maximum at start)\n"
+    "  --max-connections-per-address N\n"
+    "                          open connections from one client address at most (default\n"
+    "                          1024; raise it when clients reach this server through a NAT\n"
+    "                          or a load balancer that hides their addresses)\n"
     "\n"
     "Stops cleanly on SIGINT or SIGTERM.\n";
 
@@ -113,6 +120,8 @@ int cmd_apiserver(int argc, char **argv)
         {"proxy-client-key-file", required_argument, NULL, 'K'},
         {"requestheader-allowed-names", required_argument, NULL, 'N'},
         {"log-level", required_argument, NULL, 'L'},
+        {"max-connections", required_argument, NULL, 'M'},
+        {"max-connections-per-address", required_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -173,6 +182,13 @@ int cmd_apiserver(int argc, char **argv)
                 (void)fprintf(stderr, "koord apiserver: unknown log level \"%s\"\n", optarg);
                 return 2;
             }
+            break;
+        case 'M':
+        case 'A':
+            if (cmd_parse_conn_limit("koord apiserver",
+                                     c == 'M' ? "max-connections" : "max-connections-per-address",
+                                     optarg, &o) < 0)
+                return 2;
             break;
         case 'h':
             (void)fputs(usage, stdout);

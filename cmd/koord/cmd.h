@@ -24,6 +24,15 @@ int cmd_read_docs(const char *path, struct cJSON ***ret_docs, size_t *ret_n);
 struct strbuf;
 int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, uint16_t *port);
 
+/*
+ * --max-connections / --max-connections-per-address (a count, 0 = the default: no cap past the
+ * open-file limit, 1024 per address) into the server's options. 0, or prints
+ * "<cmd>: --FLAG must be ..." and returns -EINVAL.
+ */
+struct http_server_opts;
+int cmd_parse_conn_limit(const char *cmd, const char *flag, const char *value,
+                         struct http_server_opts *o);
+
 /* --ready-file: writes "HOST:PORT" to path (created or truncated). 0 (also for a NULL path), or
  * logs why under comp and returns -errno. */
 int cmd_write_ready(const char *comp, const char *path, const char *host, unsigned port);

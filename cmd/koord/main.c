@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "base/base.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "cmd.h"
 #include "codec/codec.h"
+#include "http/server.h"
 #include "kube/client.h"
 #include "kube/config.h"
 
@@ -68,6 +70,23 @@ int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, u
     }
     strbuf_add(host, listen, (size_t)(colon - listen));
     *port = (uint16_t)p;
+    return 0;
+}
+
+int cmd_parse_conn_limit(const char *cmd, const char *flag, const char *value,
+                         struct http_server_opts *o)
+{
+    uint32_t n;
+
+    if (parse_u32(value, &n) < 0 || n > (1u << 24)) {
+        (void)fprintf(stderr, "%s: --%s must be a count up to 16777216, not \"%s\"\n", cmd, flag,
+                      value);
+        return -EINVAL;
+    }
+    if (!strcmp(flag, "max-connections"))
+        o->max_connections = n;
+    else
+        o->max_per_address = n;
     return 0;
 }
 
@@ -160,6 +179,21 @@ int cmd_print_doc(const cJSON *doc, const char *format)
  * 110-pod NodeMetric. */
 #define SERVER_JSON_CACHE ((size_t)1 << 20)
 
+/*
+ * A server holds a descriptor per connection: 10,000 agents and as many watches need far more
+ * than the usual soft limit of 1024. The soft limit goes up to the hard one (the connection cap
+ * follows it: http_server_opts.max_connections).
+ */
+static void raise_open_files(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : "help";
@@ -174,6 +208,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "apiserver") || !strcmp(cmd, "manager")) {
         int rc;
 
+        raise_open_files();
         /* The servers decode and free thousands of JSON nodes a request (codec.h). */
         codec_alloc_cache(SERVER_JSON_CACHE);
         rc = cmd[0] == 'a' ? cmd_apiserver(argc - 1, argv + 1) : cmd_manager(argc - 1, argv + 1);

@@ -81,6 +81,9 @@ static const char usage_more[] =
     "  --recommendation-min-samples N    CPU samples before a first recommendation\n"
     "                                    (default 10)\n"
     "  --log-level LEVEL                 error, warn, info (default) or debug\n"
+    "  --max-connections N               open connections at most (default: what the open-file\n"
+    "                                    limit allows, raised to its hard maximum at start)\n"
+    "  --max-connections-per-address N   open connections from one address (default 1024)\n"
     "\n"
     "Stops cleanly on SIGINT or SIGTERM (releasing the Lease); exits 1 when it loses the Lease.\n";
 
@@ -198,6 +201,8 @@ enum {
     OPT_WH_REGISTER,
     OPT_FEATURE_GATES,
     OPT_NAME_CHECK,
+    OPT_MAX_CONNS,
+    OPT_MAX_PER_ADDR,
 };
 
 int cmd_manager(int argc, char **argv)
@@ -237,6 +242,8 @@ int cmd_manager(int argc, char **argv)
         {"register-webhooks", required_argument, NULL, OPT_WH_REGISTER},
         {"feature-gates", required_argument, NULL, OPT_FEATURE_GATES},
         {"node-strategy-name-need-check", required_argument, NULL, OPT_NAME_CHECK},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
+        {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDR},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -394,6 +401,14 @@ int cmd_manager(int argc, char **argv)
         case OPT_NAME_CHECK:
             /* upstream: only the exact string "true" enables it (manager-behaviour.md 1.1) */
             mo.webhook_config.node_strategy_name_check = !strcmp(optarg, "true");
+            break;
+        case OPT_MAX_CONNS:
+        case OPT_MAX_PER_ADDR:
+            if (cmd_parse_conn_limit("koord manager",
+                                     c == OPT_MAX_CONNS ? "max-connections"
+                                                        : "max-connections-per-address",
+                                     optarg, &mo.limits) < 0)
+                return 2;
             break;
         case 'h':
             (void)fputs(usage, stdout);

@@ -684,9 +684,10 @@ struct proxy {
     struct proxy *prev, *next; /* in a->proxies */
 };
 
-static long proxy_read(void *ud, char *buf, size_t max)
+static long proxy_read(void *ud, struct http_stream *hs, char *buf, size_t max)
 {
     struct proxy *p = ud;
+    (void)hs;
     long n = http_client_stream_read(p->st, buf, max);
 
     return n < 0 ? -1 : n;
@@ -993,6 +994,7 @@ bool aggregator_handle(struct aggregator *a, const struct http_request *req,
         free(name);
     }
     resp->stream = proxy_read;
+    resp->stream_blocking = true; /* reads the backend with libcurl */
     resp->stream_userdata = p;
     resp->stream_free = proxy_free;
 out:

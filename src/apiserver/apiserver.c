@@ -1076,11 +1076,12 @@ static void list_stream_item(struct list_stream *ls, const struct store_obj *o)
     cJSON_Delete(d);
 }
 
-static long list_stream_read(void *ud, char *buf, size_t max)
+static long list_stream_read(void *ud, struct http_stream *st, char *buf, size_t max)
 {
     struct list_stream *ls = ud;
     size_t n = 0;
 
+    (void)st;
     while (n < max) {
         if (ls->off < ls->pending.len) {
             size_t k = ls->pending.len - ls->off;
@@ -1132,6 +1133,8 @@ static void reply_list_stream(struct call *c, struct list_ctx *l, cJSON *list, c
     c->resp->status = 200;
     c->resp->content_type = "application/json";
     c->resp->stream = list_stream_read;
+    /* Encoding thousands of items is long work: on a worker, not an I/O thread. */
+    c->resp->stream_blocking = true;
     c->resp->stream_userdata = ls;
     c->resp->stream_free = list_stream_free;
 }
@@ -2700,7 +2703,6 @@ out:
 
 /* ---- watch (reference 4) ---- */
 
-#define WATCH_TICK_MS       1000
 #define MAX_WATCH_SECONDS   ((int64_t)6 * 3600)
 #define MAX_WATCH_PENDING   (16u << 20) /* encoded initial events one watch may hold */
 #define DEFAULT_BOOKMARK_MS 60000       /* kube-apiserver's cacher: about once a minute */
@@ -2716,8 +2718,9 @@ struct watch_stream {
     size_t nfields;
     struct strbuf pending; /* encoded events not yet written */
     size_t off;
-    uint64_t skip_upto; /* live events up to this revision were sent already */
-    time_t deadline;
+    uint64_t skip_upto;   /* live events up to this revision were sent already */
+    int64_t deadline_ms;  /* monotonic: the watch's timeoutSeconds */
+    bool notified;        /* the watcher wakes the stream */
     unsigned bookmark_ms; /* idle time before a BOOKMARK; 0 = the client did not allow them */
     int64_t last_emit_ms; /* monotonic time of the last event queued for the client */
     struct negotiate_output out; /* the objects' form: themselves, Tables or metadata */
@@ -2897,15 +2900,15 @@ static void emit_bookmark(struct watch_stream *ws, uint64_t rv, bool initial_end
     emit(ws, "BOOKMARK", bm);
 }
 
-/* Milliseconds until the next BOOKMARK is due: after bookmark_ms of idleness, or at the
+/* The monotonic time the next BOOKMARK is due: after bookmark_ms of idleness, or at the
  * pre-timeout point, whichever comes first (cacher.go nextBookmarkTime: about 2 s before the
  * deadline, so a client ending its watch on the timeout resumes from a recent revision). */
-static int64_t bookmark_due_ms(const struct watch_stream *ws)
+static int64_t bookmark_due_at(const struct watch_stream *ws)
 {
-    int64_t now = monotonic_ms(), due = ws->last_emit_ms + ws->bookmark_ms - now;
+    int64_t due = ws->last_emit_ms + ws->bookmark_ms;
 
-    if (ws->pretimeout_ms && ws->pretimeout_ms - now < due)
-        due = ws->pretimeout_ms - now;
+    if (ws->pretimeout_ms && ws->pretimeout_ms < due)
+        due = ws->pretimeout_ms;
     return due;
 }
 
@@ -2925,40 +2928,52 @@ static size_t take_pending(struct watch_stream *ws, char *buf, size_t max)
     return k;
 }
 
+/* The watcher has something: wake the parked stream (runs under the hub's lock). */
+static void watch_notify(void *ud)
+{
+    http_stream_wake(ud);
+}
+
 /*
  * Fills buf with as much as is ready: everything queued for this watcher is encoded at once, so
  * a burst goes out as one chunk (one TLS record, one send) rather than one per event. Shared
- * wire bytes go straight into buf while they fit and nothing is pending before them.
+ * wire bytes go straight into buf while they fit and nothing is pending before them. Never
+ * waits: with nothing to send it asks to be woken by the hub (watch_notify) or at its next
+ * bookmark or its end, and returns HTTP_STREAM_WAIT, holding no thread meanwhile.
  */
-static long watch_read(void *ud, char *buf, size_t max)
+static long watch_read(void *ud, struct http_stream *st, char *buf, size_t max)
 {
     struct watch_stream *ws = ud;
     bool plain =
         ws->out.as == NEGOTIATE_OBJECT && !ws->labels && !ws->nfields && !ws->res->multi_version;
 
+    if (!ws->notified) {
+        ws->notified = true;
+        watcher_set_notify(ws->w, watch_notify, st);
+    }
     for (;;) {
         struct watch_event *evs[WATCH_BATCH];
-        int wait_ms = WATCH_TICK_MS;
+        int64_t now = monotonic_ms(), wake = ws->deadline_ms;
         size_t n = 0, got = 0;
         int r;
 
         if (ws->off < ws->pending.len)
             return (long)take_pending(ws, buf, max);
-        if (ws->done || time(NULL) >= ws->deadline)
+        if (ws->done || now >= ws->deadline_ms)
             return 0;
         if (ws->bookmark_ms) {
-            int64_t due = bookmark_due_ms(ws);
-            if (due <= 0) {
+            int64_t due = bookmark_due_at(ws);
+            if (due <= now) {
                 /* Idle: everything up to the watcher's progress was delivered or filtered
                  * out, so the client may resume from there. */
                 uint64_t rv = watcher_progress(ws->w);
                 emit_bookmark(ws, rv > ws->skip_upto ? rv : ws->skip_upto, false);
                 continue;
             }
-            if (due < wait_ms)
-                wait_ms = (int)due;
+            if (due < wake)
+                wake = due;
         }
-        r = watcher_next(ws->w, wait_ms, evs, WATCH_BATCH, &got);
+        r = watcher_next(ws->w, 0, evs, WATCH_BATCH, &got);
         for (size_t i = 0; i < got; i++) {
             const struct watch_event *ev = evs[i];
             if (ev->rv <= ws->skip_upto) {
@@ -2985,6 +3000,10 @@ static long watch_read(void *ud, char *buf, size_t max)
             if (ws->off < ws->pending.len)
                 n += take_pending(ws, buf + n, max - n);
             return (long)n;
+        }
+        if (r == 0 && ws->off >= ws->pending.len) {
+            http_stream_wake_at(st, wake);
+            return HTTP_STREAM_WAIT;
         }
     }
 }
@@ -3020,6 +3039,61 @@ static int initial_item(const struct store_item *it, void *ud)
         return 1;
     }
     return 0;
+}
+
+/*
+ * The hub's index (watch_hub_set_index): pods by spec.nodeName, as kube-apiserver's watch cache
+ * indexes them, since every kubelet and agent watches its own node's pods. A pod without a node
+ * has the empty value, which is what the scheduler's `spec.nodeName=` watch asks for.
+ */
+#define POD_INDEX_PREFIX "/core/pods/"
+
+static bool pod_node_index(const struct store_obj *obj, struct strbuf *out)
+{
+    static const char key[] = "\"nodeName\":\"";
+    const char *at, *end;
+    cJSON *o;
+    const cJSON *node;
+
+    /*
+     * Our own compact JSON (splice_at set): the member's bytes can only be a key, since inside
+     * a JSON string every quote is escaped. One occurrence with a plain value is spec.nodeName
+     * (no other field of a Pod is named so); anything else is decoded. The index runs on every
+     * pod write, under the store's lock, so this spares a full parse per write.
+     */
+    if (obj->splice_at) {
+        at = memmem(obj->value, obj->len, key, sizeof(key) - 1);
+        if (!at) {
+            return true; /* no node: the empty value */
+        }
+        at += sizeof(key) - 1;
+        end = memchr(at, '"', obj->len - (size_t)(at - obj->value));
+        if (end && !memchr(at, '\\', (size_t)(end - at)) &&
+            !memmem(end, obj->len - (size_t)(end - obj->value), key, sizeof(key) - 1)) {
+            strbuf_add(out, at, (size_t)(end - at));
+            return true;
+        }
+    }
+    o = cJSON_ParseWithLength(obj->value, obj->len);
+    if (!o)
+        return false;
+    node =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "spec"), "nodeName");
+    strbuf_addstr(out, cJSON_IsString(node) ? node->valuestring : "");
+    cJSON_Delete(o);
+    return true;
+}
+
+/* The index value a watch can be found by: its spec.nodeName=X requirement on pods; NULL when
+ * it has none (it then sees every write and filters them itself). */
+static const char *index_value(const struct api_resource *res, const struct watch_stream *ws)
+{
+    if (*res->group || strcmp(res->plural, "pods"))
+        return NULL;
+    for (size_t i = 0; i < ws->nfields; i++)
+        if (!ws->fields[i].neq && !strcmp(ws->fields[i].key, "spec.nodeName"))
+            return ws->fields[i].value;
+    return NULL;
 }
 
 /* A query flag as Go's strconv.ParseBool reads the true values. */
@@ -3087,14 +3161,14 @@ static void do_watch(struct call *c)
     ws->api_version = strbuf_detach(&av, NULL);
     if (timeout <= 0 || timeout > MAX_WATCH_SECONDS)
         timeout = timeout <= 0 ? 1800 : MAX_WATCH_SECONDS;
-    ws->deadline = time(NULL) + timeout;
+    ws->deadline_ms = monotonic_ms() + timeout * 1000;
     if (ws->bookmark_ms && timeout > 2)
-        ws->pretimeout_ms = monotonic_ms() + (timeout - 2) * 1000;
+        ws->pretimeout_ms = ws->deadline_ms - 2000;
     strbuf_addf(&prefix, "/%s/%s/", *c->res->group ? c->res->group : "core", c->res->plural);
     if (c->res->namespaced && *c->ri.namespace)
         strbuf_addf(&prefix, "%s/", c->ri.namespace);
     /* Register first, then read: writes in between are queued and skipped by revision. */
-    ws->w = watcher_new(c->srv->hub, prefix.buf, 0);
+    ws->w = watcher_new_indexed(c->srv->hub, prefix.buf, 0, index_value(c->res, ws));
     if (initial_events || !rvs || !*rvs || rv == 0) {
         r = store_list(c->srv->store, prefix.buf, NULL, 0, initial_item, ws, &list_rv);
         ws->skip_upto = list_rv;
@@ -3526,10 +3600,10 @@ struct counted_stream {
     struct api_metrics *metrics;
 };
 
-static long counted_read(void *ud, char *buf, size_t max)
+static long counted_read(void *ud, struct http_stream *st, char *buf, size_t max)
 {
     struct counted_stream *cs = ud;
-    return cs->fn(cs->ud, buf, max);
+    return cs->fn(cs->ud, st, buf, max);
 }
 
 static void counted_free(void *ud)
@@ -3770,6 +3844,7 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     s->metrics = api_metrics_new();
     s->reg = opts->kinds ? api_registry_new_kinds(opts->kinds) : api_registry_new();
     s->hub = watch_hub_new(encode_event);
+    watch_hub_set_index(s->hub, POD_INDEX_PREFIX, pod_node_index);
     CHECK(webhooks_new(store, &s->webhooks) == 0);
     store_set_observer(store, watch_hub_observe, s->hub);
     if (opts->kinds) {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "apiserver/store.h"
+#include "base/strbuf.h"
 
 struct watch_hub;
 struct watcher;
@@ -25,7 +26,6 @@ struct watcher;
  * line including its newline, appended to out; false when the object's bytes do not allow it
  * (the watcher then encodes the event itself). Called once per write, under the store's lock.
  */
-struct strbuf;
 typedef bool (*watch_encode_fn)(enum store_event_type type, uint64_t rv,
                                 const struct store_obj *obj, struct strbuf *out);
 
@@ -61,9 +61,33 @@ struct watch_event *watch_event_unref(struct watch_event *ev);
 struct watcher *watcher_new(struct watch_hub *hub, const char *prefix, size_t max_bytes);
 
 /*
- * Waits up to timeout_ms for writes, then hands out every queued one, up to max, oldest first:
- * the caller owns a reference to each of v[0 .. *ret_n - 1]. 1 with *ret_n >= 1, 0 on timeout,
- * -EOVERFLOW when the watcher fell behind and was cut off, -ESHUTDOWN when the hub closed.
+ * The hub's index, as kube-apiserver's watch cache indexes pods by spec.nodeName: fn gives the
+ * index value of an object under prefix (false: it has none). A watcher registered with
+ * watcher_new_indexed() then receives only writes whose new or previous object has its value,
+ * found by a hash lookup instead of a walk over every watcher: with one pod watch per node, a
+ * pod write costs the watches of its node, not 10,000 selector checks. The watcher still applies
+ * its own selector; the index only spares it the writes that cannot match. Set before the
+ * first watcher registers; one index per hub.
+ */
+typedef bool (*watch_index_fn)(const struct store_obj *obj, struct strbuf *out);
+void watch_hub_set_index(struct watch_hub *hub, const char *prefix, watch_index_fn fn);
+
+/* A watcher of keys under the index's prefix that wants only objects with this index value. */
+struct watcher *watcher_new_indexed(struct watch_hub *hub, const char *prefix, size_t max_bytes,
+                                    const char *index_value);
+
+/*
+ * Calls fn(ud) when the watcher has something to hand out and had nothing before: its queue went
+ * from empty to not empty, it was cut off, or the hub closed (and at once, if one of these is
+ * already so). fn runs with the hub's lock held and must not call into the hub; it is how a
+ * polled stream (http_stream_wake) waits without a thread. Pass fn NULL to stop.
+ */
+void watcher_set_notify(struct watcher *w, void (*fn)(void *ud), void *ud);
+
+/*
+ * Waits up to timeout_ms (0: not at all) for writes, then hands out every queued one, up to max,
+ * oldest first: the caller owns a reference to each of v[0 .. *ret_n - 1]. 1 with *ret_n >= 1, 0 on
+ * timeout, -EOVERFLOW when the watcher fell behind and was cut off, -ESHUTDOWN when the hub closed.
  */
 int watcher_next(struct watcher *w, int timeout_ms, struct watch_event **v, size_t max,
                  size_t *ret_n);

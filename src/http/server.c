@@ -1,7 +1,9 @@
 /*
- * HTTP server on libmicrohttpd (see server.h). The access callback runs three times per
- * request in libmicrohttpd's model: once to set up our state, once per body chunk (appended up
- * to max_body), and once at the end, where the handler runs and the response is queued.
+ * HTTP server on libmicrohttpd (see server.h). The access callback runs on an I/O thread, several
+ * times per request in libmicrohttpd's model: once to set up our state, once per body chunk
+ * (appended up to max_body), once at the end, where the connection is parked (suspended) and the
+ * request handed to the worker pool, and once more when the worker gives the connection back,
+ * where the answer is queued.
  */
 #include "http/server.h"
 
@@ -10,29 +12,62 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "base/log.h"
 
 #define DEFAULT_MAX_BODY        (3u << 20)
-#define DEFAULT_MAX_CONNECTIONS 1024
+#define DEFAULT_MAX_PER_ADDRESS 1024
+#define DEFAULT_MAX_WORKERS     256
+#define DEFAULT_IDLE_TIMEOUT    120
+#define DEFAULT_FIRST_TIMEOUT   10
+#define DEFAULT_FD_RESERVE      256
+#define MAX_IO_THREADS          4
+#define LISTEN_BACKLOG          4096
 #define MAX_CERT_GROUPS         16
+
+/* The structure a job is embedded in. */
+#define job_owner(ptr, type) ((type *)(void *)((char *)(ptr)-offsetof(type, job)))
+
+struct job;
+struct http_stream;
 
 struct http_server {
     struct MHD_Daemon *d;
     http_handler_fn fn;
     void *userdata;
     size_t max_body;
+    unsigned idle_timeout;
     bool client_ca;
+    bool has_housekeeper;
+    bool stopping;                /* under mu: the pool takes no more work */
+    atomic_bool stopping_streams; /* requests answered in place, streams end */
     /* libmicrohttpd uses these buffers in place: they live as long as the daemon. */
     char *cert;
     char *key;
     char *ca;
+    /* The worker pool and the sleeping streams, under mu. */
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv; /* a job was queued */
+    pthread_cond_t done_cv; /* a worker left */
+    pthread_cond_t tick_cv; /* wakes the housekeeper to stop */
+    struct job *head, *tail;
+    size_t queued;
+    unsigned workers, idle, min_workers, max_workers;
+    struct http_stream *sleeping;
+    size_t nsleeping;
+    pthread_t housekeeper;
 };
 
 /*
@@ -53,6 +88,7 @@ struct conn_ctx {
         int result;
     } signed_by[MAX_SIGNED_BY]; /* answers of http_request_client_cert_signed_by() */
     unsigned nsigned;
+    bool served; /* a request succeeded: the connection has the long idle timeout */
 };
 
 struct http_request {
@@ -64,7 +100,16 @@ struct http_request {
     bool too_many; /* more than HTTP_MAX_REQUEST_HEADERS headers: answered 431 */
     bool too_big;
     struct conn_ctx *cc; /* the connection's (borrowed; on_connection() made it) */
+    atomic_int state;    /* enum req_state */
+    struct job {
+        void (*run)(struct job *job);
+        int64_t queued_ms;
+        struct job *next;
+    } job;
+    struct http_response resp; /* filled by the handler on a worker */
 };
+
+static void response_release(struct http_response *resp);
 
 static void conn_ctx_free(struct conn_ctx *cc)
 {
@@ -331,39 +376,411 @@ int http_request_client_cert(const struct http_request *req, const char **ret_us
     return 0;
 }
 
+/* ---- the worker pool ---- */
+
+/*
+ * Work for a worker: a request's handler, or the next read of a blocking stream. Jobs are
+ * embedded in what they work on; the queue is FIFO. The pool starts min_workers threads and
+ * adds one whenever work waits with no worker idle, up to max_workers: a handler that blocks
+ * (a webhook call, a proxied request) then costs a thread, never the other connections' turn.
+ * Threads above the minimum leave after WORKER_IDLE_S seconds without work.
+ */
+#define WORKER_IDLE_S 30
+#define TICK_MS       250 /* the housekeeper's period: wake-ups, hang-ups, pool growth */
+#define HANGUP_EVERY  4   /* ticks between checks of sleeping streams' sockets */
+#define GROW_AFTER_MS 20  /* a job waiting this long with no idle worker adds a worker */
+
+static void pool_spawn_locked(struct http_server *s);
+
+/* Queues a job; false when the server is stopping and takes no more work. */
+static bool pool_push(struct http_server *s, struct job *job)
+{
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    if (s->stopping) {
+        CHECK(pthread_mutex_unlock(&s->mu) == 0);
+        return false;
+    }
+    job->next = NULL;
+    job->queued_ms = http_monotonic_ms();
+    if (s->tail)
+        s->tail->next = job;
+    else
+        s->head = job;
+    s->tail = job;
+    s->queued++;
+    if (s->idle > 0)
+        (void)pthread_cond_signal(&s->work_cv);
+    else
+        pool_spawn_locked(s);
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    return true;
+}
+
+static void *worker_main(void *arg)
+{
+    struct http_server *s = arg;
+
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    for (;;) {
+        struct job *job = s->head;
+
+        if (job) {
+            s->head = job->next;
+            if (!s->head)
+                s->tail = NULL;
+            s->queued--;
+            CHECK(pthread_mutex_unlock(&s->mu) == 0);
+            job->run(job);
+            CHECK(pthread_mutex_lock(&s->mu) == 0);
+            continue;
+        }
+        if (s->stopping)
+            break;
+        {
+            struct timespec until;
+            int r;
+
+            CHECK(clock_gettime(CLOCK_MONOTONIC, &until) == 0);
+            until.tv_sec += WORKER_IDLE_S;
+            s->idle++;
+            r = pthread_cond_timedwait(&s->work_cv, &s->mu, &until);
+            s->idle--;
+            if (r == ETIMEDOUT && !s->head && s->workers > s->min_workers)
+                break;
+        }
+    }
+    s->workers--;
+    (void)pthread_cond_broadcast(&s->done_cv);
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    return NULL;
+}
+
+/* One more worker unless at the cap. Called with s->mu held. */
+static void pool_spawn_locked(struct http_server *s)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+
+    if (s->workers >= s->max_workers || s->stopping)
+        return;
+    CHECK(pthread_attr_init(&attr) == 0);
+    CHECK(pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0);
+    if (pthread_create(&t, &attr, worker_main, s) == 0)
+        s->workers++;
+    else
+        log_warn("http", "cannot start a worker thread (%u running)", s->workers);
+    (void)pthread_attr_destroy(&attr);
+}
+
+/* ---- requests ---- */
+
+enum req_state { REQ_READING, REQ_QUEUED, REQ_DONE };
+
 static void request_free(struct http_request *req)
 {
     if (!req)
         return;
+    response_release(&req->resp);
     strbuf_release(&req->body);
     free(req);
 }
 
-struct stream {
+/* On a worker: the handler, then the connection goes back to its I/O thread, which calls
+ * on_request() again and sends the answer. */
+static void request_run(struct job *job)
+{
+    struct http_request *req = job_owner(job, struct http_request);
+    struct http_server *srv = req->srv;
+
+    srv->fn(req, &req->resp, srv->userdata);
+    atomic_store(&req->state, REQ_DONE);
+    MHD_resume_connection(req->conn);
+}
+
+/* ---- streams ---- */
+
+/*
+ * A streamed body. A polled stream that has nothing to send parks its connection and joins the
+ * server's list of sleeping streams; http_stream_wake() or the housekeeper (its wake_at came, or
+ * the client hung up) takes it off and resumes the connection. s->mu guards the flags and the
+ * list, so a wake that races the parking is never lost: `woken` records a wake that came while
+ * the stream was being read. A blocking stream is read on a worker into buf, one read at a time.
+ */
+struct http_stream {
     http_stream_fn fn;
     void *userdata;
     void (*free_fn)(void *userdata);
+    struct http_server *srv;
+    struct MHD_Connection *conn;
+    int fd;
+    bool blocking;
+    bool sleeping; /* parked and on the list */
+    bool woken;    /* a wake came while it was not sleeping */
+    bool hangup;   /* the client went away while it slept */
+    bool reading;  /* blocking: a worker is in fn */
+    bool parked;   /* blocking: parked until the worker's read is done */
+    bool eof;      /* blocking: fn ended (err < 0 when it failed) */
+    bool freed;    /* blocking: libmicrohttpd let go while a worker read; the worker frees */
+    long err;
+    int64_t wake_at;
+    struct http_stream *prev, *next; /* in s->sleeping */
+    struct job job;                  /* blocking: the next read */
+    char *buf;
+    size_t len, off;
 };
+
+#define BLOCKING_BUF (16u * 1024)
+
+int64_t http_monotonic_ms(void)
+{
+    struct timespec ts;
+
+    CHECK(clock_gettime(CLOCK_MONOTONIC, &ts) == 0);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_list_del_locked(struct http_server *s, struct http_stream *st)
+{
+    if (st->prev)
+        st->prev->next = st->next;
+    else
+        s->sleeping = st->next;
+    if (st->next)
+        st->next->prev = st->prev;
+    st->prev = st->next = NULL;
+    st->sleeping = false;
+    s->nsleeping--;
+}
+
+/* Takes a sleeping stream off the list and gives its connection back. s->mu held. */
+static void stream_resume_locked(struct http_server *s, struct http_stream *st)
+{
+    sleep_list_del_locked(s, st);
+    MHD_resume_connection(st->conn);
+}
+
+void http_stream_wake(struct http_stream *st)
+{
+    struct http_server *s = st->srv;
+
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    if (st->sleeping)
+        stream_resume_locked(s, st);
+    else
+        st->woken = true;
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+}
+
+void http_stream_wake_at(struct http_stream *st, int64_t monotonic_ms)
+{
+    if (!st->wake_at || monotonic_ms < st->wake_at)
+        st->wake_at = monotonic_ms;
+}
+
+static void stream_free(struct http_stream *st)
+{
+    if (st->free_fn)
+        st->free_fn(st->userdata);
+    free(st->buf);
+    free(st);
+}
+
+/* On a worker: one read of a blocking stream, then the connection is given back. */
+static void stream_fill(struct job *job)
+{
+    struct http_stream *st = job_owner(job, struct http_stream);
+    struct http_server *s = st->srv;
+    long n = st->fn(st->userdata, st, st->buf, BLOCKING_BUF);
+    bool freed;
+
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    st->reading = false;
+    if (n > 0) {
+        st->len = (size_t)(n > (long)BLOCKING_BUF ? (long)BLOCKING_BUF : n);
+        st->off = 0;
+    } else {
+        st->eof = true;
+        st->err = n;
+    }
+    freed = st->freed;
+    if (st->parked && !freed) {
+        st->parked = false;
+        MHD_resume_connection(st->conn);
+    }
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    if (freed)
+        stream_free(st);
+}
+
+static ssize_t blocking_read(struct http_stream *st, char *buf, size_t max)
+{
+    struct http_server *s = st->srv;
+    ssize_t ret = 0;
+
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    for (;;) {
+        if (st->off < st->len) {
+            size_t k = st->len - st->off < max ? st->len - st->off : max;
+            memcpy(buf, st->buf + st->off, k);
+            st->off += k;
+            ret = (ssize_t)k;
+            break;
+        }
+        if (st->eof || s->stopping) {
+            ret = st->eof && st->err == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                                          : MHD_CONTENT_READER_END_WITH_ERROR;
+            break;
+        }
+        if (!st->reading) {
+            st->reading = true;
+            st->len = st->off = 0;
+            st->job.run = stream_fill;
+            CHECK(pthread_mutex_unlock(&s->mu) == 0);
+            if (!pool_push(s, &st->job)) {
+                CHECK(pthread_mutex_lock(&s->mu) == 0);
+                st->reading = false;
+                st->eof = true;
+                st->err = -ESHUTDOWN;
+                continue;
+            }
+            CHECK(pthread_mutex_lock(&s->mu) == 0);
+            if (!st->reading)
+                continue; /* the read finished already */
+        }
+        /* Returning 0 after parking is how libmicrohttpd lets a reader wait. */
+        st->parked = true;
+        MHD_suspend_connection(st->conn);
+        break;
+    }
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    return ret;
+}
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-    struct stream *st = cls;
-    long n = st->fn(st->userdata, buf, max);
+    struct http_stream *st = cls;
+    struct http_server *s = st->srv;
     (void)pos;
 
-    if (n > 0)
-        return (ssize_t)n;
-    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+    if (st->blocking)
+        return blocking_read(st, buf, max);
+    for (;;) {
+        long n;
+
+        if (st->hangup || atomic_load(&s->stopping_streams))
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        st->wake_at = 0;
+        n = st->fn(st->userdata, st, buf, max);
+        if (n > 0)
+            return (ssize_t)n;
+        if (n == 0)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if (n != HTTP_STREAM_WAIT)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        CHECK(pthread_mutex_lock(&s->mu) == 0);
+        if (st->woken || s->stopping) {
+            st->woken = false;
+            CHECK(pthread_mutex_unlock(&s->mu) == 0);
+            continue;
+        }
+        st->sleeping = true;
+        st->next = s->sleeping;
+        if (s->sleeping)
+            s->sleeping->prev = st;
+        s->sleeping = st;
+        s->nsleeping++;
+        /* Returning 0 after parking is how libmicrohttpd lets a reader wait. */
+        MHD_suspend_connection(st->conn);
+        CHECK(pthread_mutex_unlock(&s->mu) == 0);
+        return 0;
+    }
 }
 
 static void stream_done(void *cls)
 {
-    struct stream *st = cls;
+    struct http_stream *st = cls;
+    struct http_server *s = st->srv;
+    bool later = false;
 
-    if (st->free_fn)
-        st->free_fn(st->userdata);
-    free(st);
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    if (st->sleeping) /* the daemon is going away under a sleeping stream */
+        sleep_list_del_locked(s, st);
+    if (st->reading) {
+        st->freed = true; /* the worker in fn frees it */
+        later = true;
+    }
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    if (!later)
+        stream_free(st);
 }
+
+/*
+ * The housekeeper: every TICK_MS wakes the sleeping streams whose wake_at came, and every
+ * HANGUP_EVERY ticks asks the kernel which of their sockets the client closed (a parked
+ * connection is not polled by libmicrohttpd, so without this a watch whose client left would
+ * sleep until its timeout). It also adds a worker when a job has waited GROW_AFTER_MS with no
+ * worker idle: enqueueing spawns one too, but a pool whose workers all block gets no new
+ * enqueue to notice it.
+ */
+static void housekeep_streams(struct http_server *s, bool check_hangup)
+{
+    int64_t now = http_monotonic_ms();
+    struct pollfd *pfd = NULL;
+    struct http_stream **who = NULL;
+    size_t n = 0;
+
+    if (check_hangup && s->nsleeping) {
+        pfd = xcalloc(s->nsleeping, sizeof(*pfd));
+        who = xcalloc(s->nsleeping, sizeof(*who));
+    }
+    for (struct http_stream *st = s->sleeping, *next; st; st = next) {
+        next = st->next;
+        if (st->wake_at && st->wake_at <= now) {
+            stream_resume_locked(s, st);
+        } else if (pfd && st->fd >= 0) {
+            pfd[n] = (struct pollfd){.fd = st->fd, .events = POLLRDHUP};
+            who[n++] = st;
+        }
+    }
+    if (n && poll(pfd, n, 0) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (pfd[i].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) {
+                who[i]->hangup = true;
+                stream_resume_locked(s, who[i]);
+            }
+        }
+    }
+    free(pfd);
+    free(who);
+}
+
+static void *housekeeper_main(void *arg)
+{
+    struct http_server *s = arg;
+    unsigned tick = 0;
+
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    while (!s->stopping) {
+        struct timespec until;
+
+        CHECK(clock_gettime(CLOCK_MONOTONIC, &until) == 0);
+        until.tv_nsec += (long)TICK_MS * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        (void)pthread_cond_timedwait(&s->tick_cv, &s->mu, &until);
+        if (s->stopping)
+            break;
+        housekeep_streams(s, ++tick % HANGUP_EVERY == 0);
+        if (s->head && s->idle == 0 && http_monotonic_ms() - s->head->queued_ms >= GROW_AFTER_MS)
+            pool_spawn_locked(s);
+    }
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    return NULL;
+}
+
+/* ---- responses ---- */
 
 static bool has_header(const struct http_response *resp, const char *name)
 {
@@ -373,7 +790,8 @@ static bool has_header(const struct http_response *resp, const char *name)
     return false;
 }
 
-static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_response *resp)
+static enum MHD_Result send_response(struct http_server *srv, struct MHD_Connection *conn,
+                                     struct http_response *resp)
 {
     struct MHD_Response *r;
     enum MHD_Result ret;
@@ -381,13 +799,24 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, struct http_re
     char *body;
 
     if (resp->stream) {
-        struct stream *st = xcalloc(1, sizeof(*st));
-        *st = (struct stream){resp->stream, resp->stream_userdata, resp->stream_free};
+        struct http_stream *st = xcalloc(1, sizeof(*st));
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        st->fn = resp->stream;
+        st->userdata = resp->stream_userdata;
+        st->free_fn = resp->stream_free;
+        st->srv = srv;
+        st->conn = conn;
+        st->fd = ci ? ci->connect_fd : -1;
+        st->blocking = resp->stream_blocking;
+        if (st->blocking)
+            st->buf = xmalloc(BLOCKING_BUF);
         resp->stream = NULL; /* the stream belongs to libmicrohttpd now */
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)16 * 1024, stream_read, st,
                                               stream_done);
         if (!r) {
-            stream_done(st);
+            stream_free(st);
             return MHD_NO;
         }
     } else {
@@ -421,7 +850,7 @@ static void response_release(struct http_response *resp)
     resp->nheaders = 0;
 }
 
-static enum MHD_Result too_large(struct MHD_Connection *conn, size_t max)
+static enum MHD_Result too_large(struct http_server *srv, struct MHD_Connection *conn)
 {
     struct http_response resp = {.status = 413, .body = STRBUF_INIT};
     enum MHD_Result ret;
@@ -430,15 +859,15 @@ static enum MHD_Result too_large(struct MHD_Connection *conn, size_t max)
                 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
                 "\"Failure\",\"message\":\"the request body is larger than %zu bytes\","
                 "\"reason\":\"RequestEntityTooLarge\",\"code\":413}",
-                max);
-    ret = send_response(conn, &resp);
+                srv->max_body);
+    ret = send_response(srv, conn, &resp);
     response_release(&resp);
     return ret;
 }
 
 /* 431 Request Header Fields Too Large: more than HTTP_MAX_REQUEST_HEADERS headers. Refused
  * whole rather than truncated, so no handler or proxy ever sees part of a request. */
-static enum MHD_Result too_many_headers(struct MHD_Connection *conn, int n)
+static enum MHD_Result too_many_headers(struct http_server *srv, struct MHD_Connection *conn, int n)
 {
     struct http_response resp = {.status = 431, .body = STRBUF_INIT};
     enum MHD_Result ret;
@@ -448,7 +877,7 @@ static enum MHD_Result too_many_headers(struct MHD_Connection *conn, int n)
                 "\"Failure\",\"message\":\"the request has %d header fields, more than %d\","
                 "\"reason\":\"RequestHeaderFieldsTooLarge\",\"code\":431}",
                 n, HTTP_MAX_REQUEST_HEADERS);
-    ret = send_response(conn, &resp);
+    ret = send_response(srv, conn, &resp);
     response_release(&resp);
     return ret;
 }
@@ -492,14 +921,28 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
     return (size_t)(w - s);
 }
 
+/* The answer of a request whose handler ran; a connection that was served gets the long idle
+ * timeout (until then it had the short one: see http_server_opts.first_timeout). */
+static enum MHD_Result send_answer(struct http_server *srv, struct http_request *req)
+{
+    enum MHD_Result ret;
+
+    if (req->resp.status > 0 && req->resp.status < 400 && !conn_ctx_of(req)->served) {
+        conn_ctx_of(req)->served = true;
+        (void)MHD_set_connection_option(req->conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                        srv->idle_timeout);
+    }
+    ret = send_response(srv, req->conn, &req->resp);
+    response_release(&req->resp);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
 {
     struct http_server *srv = cls;
     struct http_request *req = *req_cls;
-    struct http_response resp = {.status = 0, .body = STRBUF_INIT};
-    enum MHD_Result ret;
     (void)version;
 
     if (!req) {
@@ -514,18 +957,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         req->method = method;
         req->path = url;
         strbuf_init(&req->body);
+        strbuf_init(&req->resp.body);
+        atomic_init(&req->state, REQ_READING);
         *req_cls = req;
         if (nh > HTTP_MAX_REQUEST_HEADERS) {
             req->too_big = true; /* the body, if any, is read and dropped */
             req->too_many = true;
-            return too_many_headers(conn, nh);
+            return too_many_headers(srv, conn, nh);
         }
         /* Refuse an announced oversized body before reading any of it. */
         if (cl && parse_i64(cl, &n) == 0 && (n < 0 || (uint64_t)n > srv->max_body)) {
             req->too_big = true;
-            return too_large(conn, srv->max_body);
+            return too_large(srv, conn);
         }
         return MHD_YES;
+    }
+    switch (atomic_load(&req->state)) {
+    case REQ_DONE:
+        return send_answer(srv, req);
+    case REQ_QUEUED: /* cannot happen: a queued request's connection is parked */
+        return MHD_YES;
+    case REQ_READING:
+        break;
     }
     if (*upload_data_size) {
         if (!req->too_big && req->body.len + *upload_data_size > srv->max_body)
@@ -536,13 +989,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (req->too_many)
-        return too_many_headers(conn, MHD_get_connection_values(conn, MHD_HEADER_KIND, NULL, NULL));
+        return too_many_headers(srv, conn,
+                                MHD_get_connection_values(conn, MHD_HEADER_KIND, NULL, NULL));
     if (req->too_big)
-        return too_large(conn, srv->max_body);
-    srv->fn(req, &resp, srv->userdata);
-    ret = send_response(conn, &resp);
-    response_release(&resp);
-    return ret;
+        return too_large(srv, conn);
+    /* Park the connection and hand the request to a worker (request_run). */
+    atomic_store(&req->state, REQ_QUEUED);
+    req->job.run = request_run;
+    MHD_suspend_connection(conn);
+    if (!pool_push(srv, &req->job)) {
+        /* Stopping: the pool takes no more work; answer here. */
+        MHD_resume_connection(conn);
+        srv->fn(req, &req->resp, srv->userdata);
+        atomic_store(&req->state, REQ_DONE);
+    }
+    return MHD_YES;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -582,14 +1043,40 @@ static int resolve(const char *host, uint16_t port, struct sockaddr_storage *ret
     return 0;
 }
 
+/* The connection cap when none is given: what the open-file limit leaves after a reserve for
+ * the process's own files (the store, clients, cgroup files). */
+static unsigned default_max_connections(void)
+{
+    struct rlimit rl;
+    rlim_t n = 1024;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        n = rl.rlim_cur;
+    else if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        n = 1u << 20;
+    n = n > 2 * DEFAULT_FD_RESERVE ? n - DEFAULT_FD_RESERVE : n / 2;
+    return (unsigned)(n > (1u << 20) ? (1u << 20) : n);
+}
+
+/* I/O threads: one per core, at most MAX_IO_THREADS (TLS and parsing are their work). */
+static unsigned io_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (n < 1)
+        n = 1;
+    return (unsigned)(n > MAX_IO_THREADS ? MAX_IO_THREADS : n);
+}
+
 int http_server_start(const struct http_server_opts *opts, http_handler_fn handler, void *userdata,
                       struct http_server **ret)
 {
     struct http_server *s;
     struct sockaddr_storage addr;
     socklen_t alen;
-    unsigned flags =
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    unsigned nio = io_threads();
+    pthread_condattr_t ca;
     int r;
 
     if (!handler || (!!opts->cert_pem != !!opts->key_pem) ||
@@ -603,6 +1090,17 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
     s->userdata = userdata;
     s->max_body = opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
     s->client_ca = opts->client_ca_pem != NULL;
+    s->idle_timeout = opts->idle_timeout ? opts->idle_timeout : DEFAULT_IDLE_TIMEOUT;
+    s->max_workers = opts->max_workers ? opts->max_workers : DEFAULT_MAX_WORKERS;
+    s->min_workers = 2 * nio < s->max_workers ? 2 * nio : s->max_workers;
+    CHECK(pthread_mutex_init(&s->mu, NULL) == 0);
+    CHECK(pthread_condattr_init(&ca) == 0);
+    CHECK(pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0);
+    CHECK(pthread_cond_init(&s->work_cv, &ca) == 0);
+    CHECK(pthread_cond_init(&s->done_cv, &ca) == 0);
+    CHECK(pthread_cond_init(&s->tick_cv, &ca) == 0);
+    (void)pthread_condattr_destroy(&ca);
+    atomic_init(&s->stopping_streams, false);
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (opts->cert_pem) {
@@ -612,7 +1110,7 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
         s->ca = opts->client_ca_pem ? xstrdup(opts->client_ca_pem) : NULL;
     }
     {
-        struct MHD_OptionItem o[14];
+        struct MHD_OptionItem o[18];
         size_t n = 0;
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s};
@@ -621,11 +1119,20 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &addr};
         o[n++] = (struct MHD_OptionItem){
             MHD_OPTION_CONNECTION_LIMIT,
-            (intptr_t)(opts->max_connections ? opts->max_connections : DEFAULT_MAX_CONNECTIONS),
+            (intptr_t)(opts->max_connections ? opts->max_connections : default_max_connections()),
             NULL};
-        o[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, 120, NULL};
+        o[n++] = (struct MHD_OptionItem){
+            MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+            (intptr_t)(opts->max_per_address ? opts->max_per_address : DEFAULT_MAX_PER_ADDRESS),
+            NULL};
+        o[n++] = (struct MHD_OptionItem){
+            MHD_OPTION_CONNECTION_TIMEOUT,
+            (intptr_t)(opts->first_timeout ? opts->first_timeout : DEFAULT_FIRST_TIMEOUT), NULL};
         o[n++] =
             (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)64 * 1024, NULL};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, LISTEN_BACKLOG, NULL};
+        if (nio > 1)
+            o[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)nio, NULL};
         if (s->cert) {
             o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, s->cert};
             o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, s->key};
@@ -642,6 +1149,15 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
         http_server_stop(s);
         return r;
     }
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    while (s->workers < s->min_workers)
+        pool_spawn_locked(s);
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    if (pthread_create(&s->housekeeper, NULL, housekeeper_main, s) != 0) {
+        http_server_stop(s);
+        return -ENOMEM;
+    }
+    s->has_housekeeper = true;
     *ret = s;
     return 0;
 }
@@ -652,12 +1168,47 @@ uint16_t http_server_port(const struct http_server *s)
     return di ? di->port : 0;
 }
 
+void http_server_stats(struct http_server *s, struct http_server_stats *ret)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    *ret = (struct http_server_stats){.connections = di ? di->num_connections : 0,
+                                      .workers = s->workers,
+                                      .idle_workers = s->idle,
+                                      .sleeping_streams = (unsigned)s->nsleeping,
+                                      .queued = (unsigned)s->queued};
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+}
+
+/*
+ * Stopping, in the order libmicrohttpd needs (no connection may be parked when the daemon
+ * stops): the pool finishes every queued request and exits (their connections are given back
+ * with their answers); from then on requests are answered on the I/O threads and streams end;
+ * every sleeping stream is woken to end; then the daemon closes the connections.
+ */
 void http_server_stop(struct http_server *s)
 {
     if (!s)
         return;
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    s->stopping = true;
+    atomic_store(&s->stopping_streams, true);
+    (void)pthread_cond_broadcast(&s->work_cv);
+    (void)pthread_cond_broadcast(&s->tick_cv);
+    while (s->sleeping)
+        stream_resume_locked(s, s->sleeping);
+    while (s->workers > 0)
+        CHECK(pthread_cond_wait(&s->done_cv, &s->mu) == 0);
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+    if (s->has_housekeeper)
+        CHECK(pthread_join(s->housekeeper, NULL) == 0);
     if (s->d)
         MHD_stop_daemon(s->d);
+    (void)pthread_cond_destroy(&s->work_cv);
+    (void)pthread_cond_destroy(&s->done_cv);
+    (void)pthread_cond_destroy(&s->tick_cv);
+    (void)pthread_mutex_destroy(&s->mu);
     free(s->cert);
     free(s->key);
     free(s->ca);

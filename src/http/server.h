@@ -1,13 +1,22 @@
 /*
- * The HTTP/1.1 server every koord server is built on: libmicrohttpd with a thread per
- * connection (so a streaming response such as a watch may block its thread while it waits for
- * events), keep-alive, TLS through GnuTLS (optionally asking for client certificates, which is
- * how Kubernetes components authenticate), bounded request bodies, and a single handler
- * callback that sees a complete request and fills in a response: a body, or a stream.
+ * The HTTP/1.1 server every koord server is built on: libmicrohttpd's epoll event loop (a few
+ * I/O threads, one per core up to four) that holds every connection, and a small pool of worker
+ * threads that runs the handlers, so a connection costs memory, not a thread: 10,000 agents keep
+ * their connections alive and 10,000 watches wait without 10,000 threads (issue 20). Keep-alive,
+ * TLS through GnuTLS (optionally asking for client certificates, which is how Kubernetes
+ * components authenticate), bounded request bodies, and a single handler callback that sees a
+ * complete request and fills in a response: a body, or a stream.
+ *
+ * A handler runs on a worker while its connection is parked (suspended in libmicrohttpd), so a
+ * handler may block (a webhook call, an fsync): the pool grows while work waits and shrinks when
+ * idle. A stream (a watch) is polled: it returns what it has, or HTTP_STREAM_WAIT and is woken
+ * when it has more; a waiting stream holds no thread. A stream that can only block (a proxied
+ * body read from another server) says so, and is read on a worker.
  */
 #ifndef KOORD_HTTP_SERVER_H
 #define KOORD_HTTP_SERVER_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -82,17 +91,36 @@ int http_request_client_cert_signed_by(const struct http_request *req,
 #define HTTP_MAX_REQUEST_HEADERS 256
 
 /*
- * A streaming body (chunked): called on the connection's thread for the next bytes. It may
- * block waiting for data; returns the number of bytes written to buf (> 0), 0 to end the
- * stream, or < 0 to abort the connection.
+ * A streaming body (chunked), polled for its next bytes: returns how many it wrote to buf
+ * (> 0), 0 to end the stream, HTTP_STREAM_WAIT when it has nothing yet, or another value < 0 to
+ * abort the connection. A polled stream must not block: it runs on an I/O thread that serves
+ * many connections. After HTTP_STREAM_WAIT the connection sleeps, holding no thread, until
+ * http_stream_wake(st) (from any thread, e.g. the writer that queued an event) or the time set
+ * with http_stream_wake_at(), or until the client hangs up (the stream is then freed unread).
+ * A stream marked stream_blocking may block instead: it is called on a worker thread, one call
+ * at a time, and must not return HTTP_STREAM_WAIT.
  */
-typedef long (*http_stream_fn)(void *userdata, char *buf, size_t max);
+struct http_stream;
+#define HTTP_STREAM_WAIT (-EAGAIN)
+typedef long (*http_stream_fn)(void *userdata, struct http_stream *st, char *buf, size_t max);
+
+/* Wakes a stream that returned HTTP_STREAM_WAIT; a wake that comes before it waits is kept, so
+ * none is lost. Thread-safe; valid until the stream's stream_free ran. */
+void http_stream_wake(struct http_stream *st);
+
+/* From inside the stream function, before it returns HTTP_STREAM_WAIT: wake it no later than
+ * this CLOCK_MONOTONIC time in milliseconds (a watch's bookmark or timeout); within 250 ms. */
+void http_stream_wake_at(struct http_stream *st, int64_t monotonic_ms);
+
+/* CLOCK_MONOTONIC in milliseconds, the clock of http_stream_wake_at(). */
+int64_t http_monotonic_ms(void);
 
 struct http_response {
     int status;
     http_stream_fn stream; /* when set, the body is streamed instead of `body` */
     void *stream_userdata;
     void (*stream_free)(void *userdata); /* called once the stream is done, may be NULL */
+    bool stream_blocking;                /* the stream may block: read it on a worker */
     const char *content_type;            /* static string; NULL: a Content-Type header added with
                                             http_response_header(), else application/json */
     struct strbuf body;
@@ -107,7 +135,7 @@ struct http_response {
  * Content-Length, Transfer-Encoding and Connection are the server's own: do not add them. */
 void http_response_header(struct http_response *resp, const char *name, const char *value);
 
-/* The request handler: runs on a pool thread, must fill resp (status 0 means 500). */
+/* The request handler: runs on a worker thread, must fill resp (status 0 means 500). */
 typedef void (*http_handler_fn)(const struct http_request *req, struct http_response *resp,
                                 void *userdata);
 
@@ -119,7 +147,12 @@ struct http_server_opts {
     const char *client_ca_pem; /* ask for client certificates signed by these CAs (one or more
                                   PEM certificates); may be NULL */
     size_t max_body;           /* larger bodies get 413; 0 = 3 MiB */
-    unsigned max_connections;  /* 0 = 1024 (each holds a thread) */
+    unsigned max_connections;  /* 0 = what the open-file limit allows, less a reserve */
+    unsigned max_per_address;  /* connections from one client address; 0 = 1024 */
+    unsigned max_workers;      /* handler threads at most; 0 = 256 */
+    unsigned idle_timeout;     /* seconds a served connection may idle; 0 = 120 */
+    unsigned first_timeout;    /* seconds a new connection may idle before its first successful
+                                  request (the TLS handshake, the headers); 0 = 10 */
 };
 
 struct http_server;
@@ -131,7 +164,17 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
 /* The bound port (useful after asking for port 0). */
 uint16_t http_server_port(const struct http_server *s);
 
-/* Stops accepting, finishes running requests, frees everything. NULL is fine. */
+/* What the server holds now: for tests, benchmarks and metrics. */
+struct http_server_stats {
+    unsigned connections;      /* open, including parked ones */
+    unsigned workers;          /* handler threads alive */
+    unsigned idle_workers;     /* of which waiting for work */
+    unsigned sleeping_streams; /* streams waiting for data, holding no thread */
+    unsigned queued;           /* requests waiting for a worker */
+};
+void http_server_stats(struct http_server *s, struct http_server_stats *ret);
+
+/* Stops accepting, finishes running requests, ends streams, frees everything. NULL is fine. */
 void http_server_stop(struct http_server *s);
 
 #endif

@@ -588,12 +588,15 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
     }
     m->ca_bundle = bundle.len ? strbuf_detach(&bundle, NULL) : NULL;
     strbuf_release(&bundle);
-    r = http_server_start(&(struct http_server_opts){.host = opts->host,
-                                                     .port = opts->port,
-                                                     .cert_pem = opts->cert_pem,
-                                                     .key_pem = opts->key_pem,
-                                                     .client_ca_pem = m->ca_bundle},
-                          handle, m, &m->http);
+    r = http_server_start(
+        &(struct http_server_opts){.host = opts->host,
+                                   .port = opts->port,
+                                   .max_connections = opts->limits.max_connections,
+                                   .max_per_address = opts->limits.max_per_address,
+                                   .cert_pem = opts->cert_pem,
+                                   .key_pem = opts->key_pem,
+                                   .client_ca_pem = m->ca_bundle},
+        handle, m, &m->http);
     if (r < 0)
         goto fail;
     if (opts->webhooks) {

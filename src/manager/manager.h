@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "http/server.h"
 #include "manager/webhook/webhook.h"
 
 struct kube_client;
@@ -59,6 +60,7 @@ struct manager_opts {
     const char *requestheader_ca_pem; /* front-proxy CA; may be NULL */
     const char *const *allowed_names; /* front-proxy CNs; NULL = any */
     const char *admin_group;          /* NULL = system:masters */
+    struct http_server_opts limits;   /* only its connection caps are read */
     unsigned long nodemetric_history; /* 0 = 10000 */
 
     /* NodeResource: only for tests that cannot wait minutes; 0 = the config's values */

@@ -84,12 +84,13 @@ static int see_header(void *ud, const char *name, const char *value)
     return 0;
 }
 
-static long backend_watch(void *ud, char *buf, size_t max)
+static long backend_watch(void *ud, struct http_stream *st, char *buf, size_t max)
 {
     struct backend *b = ud;
     const char *ev = NULL;
     long n;
 
+    (void)st;
     CHECK(pthread_mutex_lock(&b->lock) == 0);
     if (b->watch_state == 0) {
         ev = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"NodeMetric\",\"apiVersion\":\"" GV
@@ -159,6 +160,7 @@ static void backend_handle(const struct http_request *req, struct http_response 
         resp->status = 200;
         resp->content_type = "application/json;stream=watch";
         resp->stream = backend_watch;
+        resp->stream_blocking = true;
         resp->stream_userdata = b;
         resp->stream_free = backend_watch_done;
         return;

@@ -693,6 +693,110 @@ static long patch(struct env *e, const char *path, const char *ctype, const char
     return code;
 }
 
+/* The writes of test_node_watch, once its watches are registered. */
+static void *pod_writer(void *ud)
+{
+    struct env *e = ud;
+    static const char pod[] = "{\"metadata\":{\"name\":\"%s\"},\"spec\":{%s\"containers\":[{"
+                              "\"name\":\"c\",\"image\":\"i\"}]}}";
+    char body[256];
+
+    (void)snprintf(body, sizeof(body), pod, "other", "\"nodeName\":\"n2\",");
+    CHECK(http(e, "POST", "/api/v1/namespaces/default/pods", body, NULL, NULL) == 201);
+    (void)snprintf(body, sizeof(body), pod, "p", "");
+    CHECK(http(e, "POST", "/api/v1/namespaces/default/pods", body, NULL, NULL) == 201);
+    CHECK(http(e, "POST", "/api/v1/namespaces/default/pods/p/binding",
+               "{\"metadata\":{\"name\":\"p\"},\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+               NULL, NULL) == 201);
+    CHECK(patch(e, "/api/v1/namespaces/default/pods/p", "application/merge-patch+json",
+                "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}", NULL) == 200);
+    CHECK(http(e, "DELETE", "/api/v1/namespaces/default/pods/other", NULL, NULL, NULL) == 200);
+    CHECK(http(e, "DELETE", "/api/v1/namespaces/default/pods/p", NULL, NULL, NULL) == 200);
+    return NULL;
+}
+
+struct node_watch {
+    const char *path;
+    const char *until; /* the transfer ends once the body has this */
+    struct strbuf body;
+    CURL *h;
+};
+
+static size_t on_node_watch(char *p, size_t size, size_t n, void *ud)
+{
+    struct node_watch *w = ud;
+
+    strbuf_add(&w->body, p, size * n);
+    return strstr(w->body.buf, w->until) ? 0 : size * n;
+}
+
+/*
+ * Pod watches by node, as kubelets open them, served from the hub's index: the watch of n1 sees
+ * its pods only, a pod bound to n1 arrives as ADDED and leaves the unscheduled pods' watch
+ * (spec.nodeName=) as DELETED; n2's pod reaches neither.
+ */
+static void test_node_watch(void **state)
+{
+    struct env *e = *state;
+    struct node_watch w[2] = {
+        {"/api/v1/pods?watch=1&resourceVersion=0&fieldSelector=spec.nodeName%3Dn1",
+         "\"DELETED\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+         "\"p\"",
+         STRBUF_INIT, NULL},
+        {"/api/v1/pods?watch=1&resourceVersion=0&fieldSelector=spec.nodeName%3D", "\"DELETED\"",
+         STRBUF_INIT, NULL},
+    };
+    struct strbuf sum = STRBUF_INIT, url[2] = {STRBUF_INIT, STRBUF_INIT};
+    CURLM *m = curl_multi_init();
+    pthread_t writer;
+    bool started = false;
+    int running = 2;
+
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/default/pods",
+                          "{\"metadata\":{\"name\":\"seed\"},\"spec\":{\"nodeName\":\"n1\","
+                          "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                          NULL, NULL),
+                     201);
+    for (size_t i = 0; i < 2; i++) {
+        w[i].h = curl_easy_init();
+        strbuf_addf(&url[i], "%s%s", e->base, w[i].path);
+        (void)curl_easy_setopt(w[i].h, CURLOPT_URL, url[i].buf);
+        (void)curl_easy_setopt(w[i].h, CURLOPT_WRITEFUNCTION, on_node_watch);
+        (void)curl_easy_setopt(w[i].h, CURLOPT_WRITEDATA, &w[i]);
+        (void)curl_easy_setopt(w[i].h, CURLOPT_TIMEOUT, 60L);
+        (void)curl_multi_add_handle(m, w[i].h);
+    }
+    while (running > 0) {
+        (void)curl_multi_perform(m, &running);
+        /* Both watches answered (the n1 one with its seed): they are registered. */
+        if (!started && strstr(w[0].body.buf ? w[0].body.buf : "", "\"seed\"") &&
+            w[1].body.len == 0) {
+            long code = 0;
+            (void)curl_easy_getinfo(w[1].h, CURLINFO_RESPONSE_CODE, &code);
+            if (code == 200) {
+                CHECK(pthread_create(&writer, NULL, pod_writer, e) == 0);
+                started = true;
+            }
+        }
+        (void)curl_multi_poll(m, NULL, 0, 100, NULL);
+    }
+    assert_true(started);
+    assert_int_equal(pthread_join(writer, NULL), 0);
+    summarize(w[0].body.buf, &sum);
+    assert_string_equal(sum.buf, "ADDED seed;ADDED p;MODIFIED p;DELETED p;");
+    strbuf_reset(&sum);
+    summarize(w[1].body.buf, &sum);
+    assert_string_equal(sum.buf, "ADDED p;DELETED p;");
+    for (size_t i = 0; i < 2; i++) {
+        (void)curl_multi_remove_handle(m, w[i].h);
+        curl_easy_cleanup(w[i].h);
+        strbuf_release(&w[i].body);
+        strbuf_release(&url[i]);
+    }
+    (void)curl_multi_cleanup(m);
+    strbuf_release(&sum);
+}
+
 static void test_patch(void **state)
 {
     struct env *e = *state;
@@ -1590,6 +1694,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_status_and_finalizers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crds_served_and_persisted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_patch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unconditional_writes_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_review_cases, setup, teardown),

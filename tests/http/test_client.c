@@ -33,10 +33,11 @@ struct srv {
     int trickled; /* reads of /trickle so far */
 };
 
-static long block_read(void *ud, char *buf, size_t max)
+static long block_read(void *ud, struct http_stream *st, char *buf, size_t max)
 {
     struct srv *s = ud;
 
+    (void)st;
     (void)buf;
     (void)max;
     (void)pthread_mutex_lock(&s->lock);
@@ -49,11 +50,12 @@ static long block_read(void *ud, char *buf, size_t max)
 }
 
 /* "a", then nothing until released, then "b". */
-static long trickle_read(void *ud, char *buf, size_t max)
+static long trickle_read(void *ud, struct http_stream *st, char *buf, size_t max)
 {
     struct srv *s = ud;
     long n = 0;
 
+    (void)st;
     (void)max;
     (void)pthread_mutex_lock(&s->lock);
     if (s->trickled == 0) {
@@ -80,12 +82,14 @@ static void handle(const struct http_request *req, struct http_response *resp, v
         resp->status = 202;
         http_response_header(resp, "X-Trickle", "yes");
         resp->stream = trickle_read;
+        resp->stream_blocking = true;
         resp->stream_userdata = ud;
         return;
     }
     if (!strcmp(path, "/block")) {
         resp->status = 200;
         resp->stream = block_read;
+        resp->stream_blocking = true;
         resp->stream_userdata = ud;
         return;
     }

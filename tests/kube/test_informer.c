@@ -395,10 +395,12 @@ struct fake_stream {
     size_t off;
 };
 
-static long fake_read(void *ud, char *buf, size_t max)
+static long fake_read(void *ud, struct http_stream *st, char *buf, size_t max)
 {
     struct fake_stream *s = ud;
     size_t left = strlen(s->text) - s->off;
+
+    (void)st;
 
     if (left > 0) {
         size_t n = left < max ? left : max;
@@ -473,6 +475,7 @@ static void fake_handle(const struct http_request *req, struct http_response *re
                           "\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\","
                           "\"metadata\":{\"resourceVersion\":\"9\"}}}\n");
     resp->stream = fake_read;
+    resp->stream_blocking = true;
     resp->stream_userdata = s;
     resp->stream_free = fake_stream_free;
 }
