@@ -451,7 +451,7 @@ static void check_list_type(const struct api_schema *s, const cJSON *v, struct a
     }
     if (n <= 1)
         return;
-    items = xcalloc((size_t)n, sizeof(*items));
+    items = xcalloc((size_t)n, sizeof(const cJSON *));
     i = 0;
     cJSON_ArrayForEach(c, v) items[i++] = c;
     for (i = 1; i < n; i++) {

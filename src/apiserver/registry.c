@@ -393,7 +393,7 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
         added[nadded++] = e;
     }
     if (nadded > 1)
-        qsort(added, nadded, sizeof(*added), version_priority_cmp);
+        qsort(added, nadded, sizeof(struct entry *), version_priority_cmp);
     CHECK(pthread_rwlock_wrlock(&r->lock) == 0);
     for (size_t i = 0; rc == 0 && i < nadded; i++)
         for (size_t j = 0; j < r->n; j++)
