@@ -108,7 +108,7 @@ void watch_hub_set_index(struct watch_hub *h, const char *prefix, watch_index_fn
     h->index = fn;
     h->index_prefix = xstrdup(prefix);
     h->index_prefix_len = strlen(prefix);
-    h->slots = xcalloc(INDEX_SLOTS, sizeof(*h->slots));
+    h->slots = xcalloc(INDEX_SLOTS, sizeof(struct bucket *));
     CHECK(pthread_mutex_unlock(&h->mu) == 0);
 }
 

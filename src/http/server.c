@@ -529,7 +529,7 @@ struct http_stream {
     size_t len, off;
 };
 
-#define BLOCKING_BUF (16u * 1024)
+#define BLOCKING_BUF ((size_t)16 * 1024)
 
 int64_t http_monotonic_ms(void)
 {
@@ -731,7 +731,7 @@ static void housekeep_streams(struct http_server *s, bool check_hangup)
 
     if (check_hangup && s->nsleeping) {
         pfd = xcalloc(s->nsleeping, sizeof(*pfd));
-        who = xcalloc(s->nsleeping, sizeof(*who));
+        who = xcalloc(s->nsleeping, sizeof(struct http_stream *));
     }
     for (struct http_stream *st = s->sleeping, *next; st; st = next) {
         next = st->next;
@@ -1054,7 +1054,7 @@ static unsigned default_max_connections(void)
         n = rl.rlim_cur;
     else if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
         n = 1u << 20;
-    n = n > 2 * DEFAULT_FD_RESERVE ? n - DEFAULT_FD_RESERVE : n / 2;
+    n = n > (rlim_t)2 * DEFAULT_FD_RESERVE ? n - DEFAULT_FD_RESERVE : n / 2;
     return (unsigned)(n > (1u << 20) ? (1u << 20) : n);
 }
 
