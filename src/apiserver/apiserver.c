@@ -19,10 +19,12 @@
 #include "api/labels.h"
 #include "api/patchmeta.h"
 #include "api/rfc3339.h"
+#include "api/workloads.h"
 #include "apiserver/admit.h"
 #include "apiserver/aggregator.h"
 #include "apiserver/auth.h"
 #include "apiserver/body.h"
+#include "apiserver/disruption.h"
 #include "apiserver/metrics.h"
 #include "apiserver/negotiate.h"
 #include "apiserver/pods.h"
@@ -1448,11 +1450,18 @@ static void do_create(struct call *c)
         goto out;
     meta = meta_of(obj);
     /* A webhook may not move the object to another namespace. */
-    if (!reconcile_namespace(c, meta, true) || !node_may(c, obj) || !validate(c, obj))
+    if (!reconcile_namespace(c, meta, true) || !node_may(c, obj))
         goto out;
-    name = get_string(meta, "name");
+    /* The system fields and the strategy's PrepareForCreate come before validation, as in
+     * kube's BeforeCreate (a Job's generated selector names its uid). */
     apiserver_random_uid(uid);
     set_string(meta, "uid", uid);
+    if (c->res->builtin && c->res->builtin->prepare_create)
+        c->res->builtin->prepare_create(obj);
+    if (!validate(c, obj))
+        goto out;
+    meta = meta_of(obj);
+    name = get_string(meta, "name");
     set_now(meta, "creationTimestamp");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
     CHECK(cJSON_AddNumberToObject(meta, "generation", 1));
@@ -1557,6 +1566,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     uint64_t expect = 0, rv = 0;
     int64_t v;
     bool by_client = false, again = false;
+    double old_gen = 1;
     int r;
     char msg[256];
 
@@ -1602,6 +1612,10 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     }
     expect = it.rv;
     old_meta = meta_of(old);
+    {
+        const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
+        old_gen = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
+    }
     wh_attrs(c, WEBHOOK_UPDATE, NULL, &wa);
     if (!strcmp(c->ri.subresource, "status") && webhooks_wanted(c->srv->webhooks, &wa))
         CHECK(prev = cJSON_Duplicate(old, true)); /* the status write takes old over */
@@ -1626,17 +1640,11 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         goto out;
     /* Server-owned metadata stays as it was (a status write kept it all). */
     if (old) {
-        const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
-        double g = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
-        const cJSON *ns = cJSON_GetObjectItem(obj, "spec"), *os = cJSON_GetObjectItem(old, "spec");
-
         carry(meta, old_meta, "uid");
         carry(meta, old_meta, "creationTimestamp");
         carry(meta, old_meta, "deletionTimestamp");
-        if ((ns || os) && !json_value_equal(ns, os))
-            g += 1;
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
-        CHECK(cJSON_AddNumberToObject(meta, "generation", g));
+        CHECK(cJSON_AddNumberToObject(meta, "generation", old_gen));
     }
     if (!*c->ri.subresource && !admit(c, old, obj))
         goto out;
@@ -1678,6 +1686,25 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     if ((r = finish_object(c, obj)) < 0) {
         reply_status(c, api_status_from_errno(r, NULL, NULL));
         goto out;
+    }
+    if (old) {
+        /* The generation counts spec changes (the strategies' PrepareForUpdate), compared
+         * after defaulting so that a field left to its default is no change. */
+        const cJSON *ns = cJSON_GetObjectItem(obj, "spec"), *os = cJSON_GetObjectItem(old, "spec");
+        cJSON *m = meta_of(obj);
+        cJSON_DeleteItemFromObjectCaseSensitive(m, "generation");
+        CHECK(cJSON_AddNumberToObject(
+            m, "generation", (ns || os) && !json_value_equal(ns, os) ? old_gen + 1 : old_gen));
+    }
+    if (c->res->builtin && c->res->builtin->check_update && old && !*c->ri.subresource) {
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        c->res->builtin->check_update(old, obj, &errs);
+        if (field_errors_count(&errs)) {
+            reply_status(c, api_status_invalid(c->res->kind, c->res->group, c->ri.name, &errs));
+            field_errors_release(&errs);
+            goto out;
+        }
+        field_errors_release(&errs);
     }
     if (is_pods(c->res) && !*c->ri.subresource) {
         /* After defaulting, so that fields the client left to their defaults compare equal. */
@@ -1785,8 +1812,9 @@ static cJSON *path_member(cJSON *o, const char *path, cJSON *v)
     return cur;
 }
 
-/* autoscaling/v1 Scale of a custom resource (apiextensions-apiserver's scaleFromCustomResource):
- * the replicas at its paths (0 when absent), the selector string when it has one. */
+/* autoscaling/v1 Scale of a custom resource (apiextensions-apiserver's scaleFromCustomResource)
+ * or of an apps/v1 workload (scaleFromDeployment and its siblings): the replicas at its paths
+ * (0 when absent), the selector string when it has one. */
 static cJSON *scale_of(const struct api_resource *res, const cJSON *obj)
 {
     static const char *const keep[] = {"name", "namespace", "uid", "resourceVersion",
@@ -1794,6 +1822,7 @@ static cJSON *scale_of(const struct api_resource *res, const cJSON *obj)
     cJSON *sc = cJSON_CreateObject(), *md, *x;
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     const char *sel = NULL;
+    struct strbuf selector = STRBUF_INIT;
 
     CHECK(sc && cJSON_AddStringToObject(sc, "kind", "Scale") &&
           cJSON_AddStringToObject(sc, "apiVersion", "autoscaling/v1"));
@@ -1809,10 +1838,17 @@ static cJSON *scale_of(const struct api_resource *res, const cJSON *obj)
         const cJSON *st = path_member((cJSON *)obj, res->scale_status_path, NULL);
         CHECK(cJSON_AddNumberToObject(x, "replicas", cJSON_IsNumber(st) ? st->valuedouble : 0));
     }
-    if (res->scale_selector_path)
-        sel = cJSON_GetStringValue(path_member((cJSON *)obj, res->scale_selector_path, NULL));
+    if (res->scale_selector_path) {
+        const cJSON *s = path_member((cJSON *)obj, res->scale_selector_path, NULL);
+        /* A built-in workload names its LabelSelector; a CRD a selector string. */
+        if (cJSON_IsObject(s) && api_selector_string(s, &selector) == 0)
+            sel = selector.buf;
+        else
+            sel = cJSON_GetStringValue(s);
+    }
     if (sel && *sel)
         CHECK(cJSON_AddStringToObject(x, "selector", sel));
+    strbuf_release(&selector);
     return sc;
 }
 
@@ -2959,13 +2995,13 @@ out:
     strbuf_release(&msg);
 }
 
-/* Without PodDisruptionBudgets (not served yet) every eviction deletes the pod. */
+/* An eviction deletes the pod unless a PodDisruptionBudget forbids it (disruption.h). */
 static void do_evict(struct call *c)
 {
-    cJSON *ev = read_sub_body(c, "Eviction"), *pod = NULL;
+    cJSON *ev = read_sub_body(c, "Eviction"), *pod = NULL, *refusal = NULL;
     struct webhook_attrs wa;
     uint64_t rv = 0;
-    int r;
+    int r, code = 0;
 
     if (!ev)
         return;
@@ -2980,7 +3016,21 @@ static void do_evict(struct call *c)
     wa.kind = "Eviction";
     if (!wh_mutate(c, &wa, &ev) || !wh_validate(c, &wa, ev))
         goto out;
-    r = c->dry_run ? 0 : store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
+    r = disruption_check_eviction(c->srv->store, pod, c->dry_run, (int64_t)time(NULL), &refusal,
+                                  &code);
+    if (r > 0) {
+        const cJSON *details = cJSON_GetObjectItemCaseSensitive(refusal, "details");
+        const cJSON *after = cJSON_GetObjectItemCaseSensitive(details, "retryAfterSeconds");
+        if (cJSON_IsNumber(after)) {
+            char buf[24];
+            (void)snprintf(buf, sizeof(buf), "%d", (int)after->valuedouble);
+            http_response_header(c->resp, "Retry-After", buf);
+        }
+        reply(c, code, refusal);
+        goto out;
+    }
+    if (r == 0)
+        r = c->dry_run ? 0 : store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
     if (r < 0)
         reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
                                      : api_status_from_errno(r, NULL, &c->target));

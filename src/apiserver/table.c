@@ -21,6 +21,7 @@
 
 #include "api/api.h"
 #include "api/rfc3339.h"
+#include "apiserver/table_workloads.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 
@@ -155,6 +156,7 @@ enum printer {
     PRINT_PRIORITY_CLASS,
     PRINT_APISERVICE,
     PRINT_WEBHOOK_CONFIG,
+    PRINT_WORKLOAD, /* table_workloads.h */
     PRINT_CRD,
 };
 
@@ -313,7 +315,7 @@ static void human_since(int64_t now, int64_t sec, int32_t nsec, char buf[TABLE_D
 }
 
 /* translateTimestampSince: "<unknown>" for a zero (absent, empty, unparsable) time. */
-static void age_of(const cJSON *ts, int64_t now, char buf[TABLE_DURATION_MAX])
+void table_age(const cJSON *ts, int64_t now, char buf[TABLE_DURATION_MAX])
 {
     int64_t sec;
     int32_t nsec;
@@ -730,7 +732,7 @@ static void pod_cells(const cJSON *pod, int64_t now, cJSON *row, cJSON *cells)
         strbuf_addf(&sb, " (%s ago)", age);
     }
     push_str(cells, sb.buf);
-    age_of(get(meta, "creationTimestamp"), now, age);
+    table_age(get(meta, "creationTimestamp"), now, age);
     push_str(cells, age);
 
     /* Wide columns. The v1 -> internal conversion fills podIPs from podIP when it is empty. */
@@ -847,7 +849,7 @@ static void node_cells(const cJSON *node, int64_t now, cJSON *cells)
     strbuf_reset(&sb);
     node_roles(get(meta, "labels"), &sb);
     push_str(cells, sb.buf);
-    age_of(get(meta, "creationTimestamp"), now, age);
+    table_age(get(meta, "creationTimestamp"), now, age);
     push_str(cells, age);
     push_str(cells, str_or(get_str(info, "kubeletVersion"), ""));
     push_str(cells, node_address(st, "InternalIP"));
@@ -985,8 +987,12 @@ static void apiservice_cells(const cJSON *as, cJSON *cells, struct strbuf *sb)
 
 static enum printer printer_of(const struct api_kind *k)
 {
+    size_t n;
+
     if (!k)
         return PRINT_GENERIC;
+    if (table_workload_columns(k, &n))
+        return PRINT_WORKLOAD;
     for (size_t i = 0; i < ARRAY_SIZE(printers); i++)
         if (k->group && !strcmp(k->group, printers[i].group) && !strcmp(k->kind, printers[i].kind))
             return printers[i].printer;
@@ -1031,6 +1037,13 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
         add_crd_columns(defs, crd_cols);
     } else if (pr == PRINT_GENERIC) {
         add_columns(defs, generic_columns, ARRAY_SIZE(generic_columns));
+    } else if (pr == PRINT_WORKLOAD) {
+        size_t nc = 0;
+        const struct table_column *wc = table_workload_columns(k, &nc);
+        for (size_t i = 0; i < nc; i++) {
+            struct column col = {wc[i].name, wc[i].type, wc[i].format, wc[i].desc, wc[i].priority};
+            add_columns(defs, &col, 1);
+        }
     } else {
         for (size_t i = 0; i < ARRAY_SIZE(printers); i++)
             if (printers[i].printer == pr)
@@ -1059,47 +1072,50 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
             for (const struct api_printer_column *c = crd_cols; c->name; c++)
                 push(cells, crd_cell(c, obj, now));
             break;
+        case PRINT_WORKLOAD:
+            table_workload_cells(k, obj, now, cells);
+            break;
         case PRINT_GENERIC:
             push_str(cells, str_or(get_str(om, "name"), ""));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_SECRET:
             push_str(cells, str_or(get_str(om, "name"), ""));
             secret_cells(obj, cells);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_SERVICE:
             push_str(cells, str_or(get_str(om, "name"), ""));
             service_cells(obj, cells, &sb);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             push_str(cells, or_none(&sb));
             break;
         case PRINT_ENDPOINTS:
             push_str(cells, str_or(get_str(om, "name"), ""));
             endpoints_cells(obj, cells, &sb);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_APISERVICE:
             push_str(cells, str_or(get_str(om, "name"), ""));
             apiservice_cells(obj, cells, &sb);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_WEBHOOK_CONFIG:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push(cells, cJSON_CreateNumber((double)cJSON_GetArraySize(get(obj, "webhooks"))));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_PRIORITY_CLASS:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push(cells, cJSON_CreateNumber((double)get_int(obj, "value")));
             push(cells, cJSON_CreateBool(get_true(obj, "globalDefault")));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             push_str(cells, str_or(get_str(obj, "preemptionPolicy"), "<none>"));
             break;
