@@ -267,6 +267,11 @@ void api_check_workload_template(struct api_walk *w, const cJSON *spec, unsigned
                   "`selector` does not match template `labels`");
     }
     label_selector_free(ls);
+    /* The template is a struct, not a pointer: without one the pod has no containers. */
+    if ((rules & API_TPL_POD_SPEC) &&
+        (!pspec || (cJSON_IsArray(get(pspec, "containers")) &&
+                    cJSON_GetArraySize(get(pspec, "containers")) == 0)))
+        api_walk_error(w, "template.spec.containers", FIELD_REQUIRED, NULL, NULL);
     if ((rules & API_TPL_RESTART_ALWAYS) && strcmp(rp, "Always")) {
         cJSON *v = cJSON_CreateString(rp);
         api_walk_error(w, "template.spec.restartPolicy", FIELD_NOT_SUPPORTED, v,
@@ -409,7 +414,7 @@ static void check_deployment_spec(const struct api_schema *s, const cJSON *spec,
     api_check_workload_template(w, spec,
                                 API_TPL_SELECTOR_REQUIRED | API_TPL_SELECTOR_NOT_EMPTY |
                                     API_TPL_SELECTOR_MUST_MATCH | API_TPL_RESTART_ALWAYS |
-                                    API_TPL_NO_DEADLINE,
+                                    API_TPL_NO_DEADLINE | API_TPL_POD_SPEC,
                                 "deployment", "ReplicaSet");
     if (!strcmp(t, "Recreate") && ru) {
         api_walk_error(w, "strategy.rollingUpdate", FIELD_FORBIDDEN, NULL,
@@ -524,7 +529,7 @@ static void check_replica_set_spec(const struct api_schema *s, const cJSON *spec
     api_check_workload_template(w, spec,
                                 API_TPL_SELECTOR_REQUIRED | API_TPL_SELECTOR_NOT_EMPTY |
                                     API_TPL_SELECTOR_MUST_MATCH | API_TPL_RESTART_ALWAYS |
-                                    API_TPL_NO_DEADLINE,
+                                    API_TPL_NO_DEADLINE | API_TPL_POD_SPEC,
                                 "deployment", "ReplicaSet");
 }
 
@@ -612,7 +617,7 @@ static void check_stateful_set_spec(const struct api_schema *s, const cJSON *spe
     api_check_workload_template(w, spec,
                                 API_TPL_SELECTOR_REQUIRED | API_TPL_SELECTOR_NOT_EMPTY |
                                     API_TPL_SELECTOR_MUST_MATCH | API_TPL_RESTART_ALWAYS |
-                                    API_TPL_NO_DEADLINE,
+                                    API_TPL_NO_DEADLINE | API_TPL_POD_SPEC,
                                 "statefulset", "StatefulSet");
 }
 
@@ -747,7 +752,8 @@ static void check_daemon_set_spec(const struct api_schema *s, const cJSON *spec,
     api_check_workload_template(w, spec,
                                 API_TPL_SELECTOR_REQUIRED | API_TPL_SELECTOR_NOT_EMPTY |
                                     API_TPL_SELECTOR_MUST_MATCH | API_TPL_RESTART_ALWAYS |
-                                    API_TPL_NO_DEADLINE | API_TPL_DEADLINE_INVALID,
+                                    API_TPL_NO_DEADLINE | API_TPL_DEADLINE_INVALID |
+                                    API_TPL_POD_SPEC,
                                 "daemonset", "DaemonSet");
     api_check_nonnegative(w, "minReadySeconds", get(spec, "minReadySeconds"));
     api_check_nonnegative(w, "revisionHistoryLimit", get(spec, "revisionHistoryLimit"));

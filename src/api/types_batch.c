@@ -71,7 +71,8 @@ static void check_job_spec_common(const cJSON *spec, struct api_walk *w)
         !(cJSON_IsString(mode) && !strcmp(mode->valuestring, "Indexed")))
         api_walk_error(w, "backoffLimitPerIndex", FIELD_FORBIDDEN, NULL,
                        "requires indexed completion mode");
-    api_check_workload_template(w, spec, API_TPL_RESTART_NOT_ALWAYS, "job", "Job");
+    api_check_workload_template(w, spec, API_TPL_RESTART_NOT_ALWAYS | API_TPL_POD_SPEC, "job",
+                                "Job");
 }
 
 static void check_job_spec(const struct api_schema *s, const cJSON *spec, struct api_walk *w)

@@ -60,6 +60,7 @@ enum api_template_rules {
     API_TPL_NO_DEADLINE = 1 << 4,         /* activeDeadlineSeconds is forbidden */
     API_TPL_DEADLINE_INVALID = 1 << 5,    /* ... reported as Invalid (DaemonSet) */
     API_TPL_SELECTOR_MUST_MATCH = 1 << 6, /* the selector must select the template's labels */
+    API_TPL_POD_SPEC = 1 << 7,            /* the template has a pod spec with containers */
 };
 
 /*
