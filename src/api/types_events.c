@@ -1,7 +1,7 @@
 /*
  * events.k8s.io/v1 Event (pkg/apis/core/validation/events.go for that version, kubernetes
  * 1.33). kube-apiserver keeps one storage for core/v1 and events.k8s.io/v1 Events and converts
- * between them; koord apiserver stores the two groups apart (docs/components/apiserver.md).
+ * between them; koord apiserver stores the two groups apart (docs/apiserver.md).
  */
 #include <string.h>
 
