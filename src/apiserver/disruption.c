@@ -172,7 +172,7 @@ static int collect_item(const struct store_item *it, void *ud)
 
     if (json_parse(it->value, it->len, NULL, &o, NULL) < 0)
         return 0; /* a corrupt object selects nothing */
-    c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+    c->v = xrealloc(c->v, (c->n + 1) * sizeof(cJSON *));
     c->rv = xrealloc(c->rv, (c->n + 1) * sizeof(*c->rv));
     c->key = xrealloc(c->key, (c->n + 1) * sizeof(*c->key));
     c->v[c->n] = o;
@@ -447,7 +447,7 @@ int disruption_check_eviction(struct store *s, const cJSON *pod, bool dry_run, i
         strbuf_addf(&prefix, "/core/pods/%s/", ns);
         if ((r = list_prefix(s, prefix.buf, &pods)) < 0)
             goto out;
-        selected = xcalloc(pods.n + 1, sizeof(*selected));
+        selected = xcalloc(pods.n + 1, sizeof(const cJSON *));
         nsel = select_pods(pdb, &pods, selected);
         st = disruption_status(pdb, selected, nsel, expected_scale(s, ns, selected, nsel), now);
         if (!st) {
