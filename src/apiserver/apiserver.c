@@ -689,10 +689,28 @@ static bool field_supported(const struct api_resource *res, const char *key)
                                                "type",
                                                "reportingComponent",
                                                NULL};
+    /* The other kinds' SelectableFields (registry/<group>/<kind>/strategy.go). */
+    static const struct {
+        const char *group, *plural, *field;
+    } more[] = {
+        {"apps", "replicasets", "status.replicas"},
+        {"batch", "jobs", "status.successful"},
+        {"events.k8s.io", "events", "regarding.kind"},
+        {"events.k8s.io", "events", "regarding.namespace"},
+        {"events.k8s.io", "events", "regarding.name"},
+        {"events.k8s.io", "events", "regarding.uid"},
+        {"events.k8s.io", "events", "reason"},
+        {"events.k8s.io", "events", "type"},
+        {"events.k8s.io", "events", "reportingController"},
+    };
     const char *const *list = NULL;
 
     if (!strcmp(key, "metadata.name") || !strcmp(key, "metadata.namespace"))
         return true;
+    for (size_t i = 0; i < ARRAY_SIZE(more); i++)
+        if (!strcmp(res->group, more[i].group) && !strcmp(res->plural, more[i].plural) &&
+            !strcmp(key, more[i].field))
+            return true;
     if (!*res->group && !strcmp(res->plural, "pods"))
         list = pod_fields;
     else if (!*res->group && !strcmp(res->plural, "events"))
@@ -704,14 +722,24 @@ static bool field_supported(const struct api_resource *res, const char *key)
 }
 
 /* The value of a dotted field path as a string ("" when absent); events' "source" is the
- * source component. */
+ * source component; counters (a Job's status.successful) are their decimal text, 0 when
+ * absent, as strconv.Itoa writes the Go field. */
 static const char *field_value(const cJSON *obj, const char *key)
 {
+    static _Thread_local char num[24];
     char path[128];
     const cJSON *v = obj;
 
     if (!strcmp(key, "source"))
         key = "source.component";
+    if (!strcmp(key, "status.successful") || !strcmp(key, "status.replicas")) {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(
+            st, strcmp(key, "status.successful") ? "replicas" : "succeeded");
+        (void)snprintf(num, sizeof(num), "%lld",
+                       cJSON_IsNumber(n) ? (long long)n->valuedouble : 0LL);
+        return num;
+    }
     (void)snprintf(path, sizeof(path), "%s", key);
     for (char *seg = path, *dot; seg && v; seg = dot ? dot + 1 : NULL) {
         dot = strchr(seg, '.');

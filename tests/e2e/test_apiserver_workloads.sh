@@ -57,6 +57,10 @@ expect_rc 0 "kubectl create job"
 uid=$(kubectl get job pi -o jsonpath='{.metadata.uid}')
 jp job/pi '{.spec.selector.matchLabels.batch\.kubernetes\.io/controller-uid} {.spec.template.metadata.labels.job-name} {.spec.backoffLimit} {.spec.completions} {.spec.parallelism} {.spec.completionMode} {.spec.suspend} {.spec.podReplacementPolicy}' \
     "$uid pi 6 1 1 NonIndexed false TerminatingOrFailed" "Job generated selector and defaults"
+k get jobs --field-selector status.successful=0 -o name
+expect_out "job.batch/pi" "field selector status.successful"
+k get jobs --field-selector status.successful=1 -o name
+[ ! -s "$TMP/out" ] || fail "status.successful=1 selects nothing: $(cat "$TMP/out")"
 k create cronjob tick --image=busybox --schedule='*/5 * * * *'
 expect_rc 0 "kubectl create cronjob"
 jp cj/tick '{.spec.concurrencyPolicy} {.spec.suspend} {.spec.successfulJobsHistoryLimit} {.spec.failedJobsHistoryLimit}' \
