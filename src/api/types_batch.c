@@ -124,9 +124,14 @@ static void check_job(const struct api_schema *s, const cJSON *o, struct api_wal
 
     if (!spec)
         return;
+    /* Without manualSelector the server generates the selector when it creates the Job (it
+     * has the uid then): a manifest checked offline (koord validate) has neither yet. */
     len = api_walk_push(w, "spec", 0);
-    api_check_workload_template(w, spec, API_TPL_SELECTOR_REQUIRED | API_TPL_SELECTOR_MUST_MATCH,
-                                "job", "Job");
+    api_check_workload_template(
+        w, spec,
+        API_TPL_SELECTOR_MUST_MATCH |
+            (manual_selector(spec) || cJSON_IsString(uid) ? API_TPL_SELECTOR_REQUIRED : 0),
+        "job", "Job");
     api_walk_pop(w, len);
     if (!sel || manual_selector(spec) || !cJSON_IsString(uid) || !*uid->valuestring)
         return;
