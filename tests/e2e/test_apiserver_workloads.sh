@@ -179,6 +179,11 @@ jp pdb/db-pdb '{.status.disruptionsAllowed} {.status.expectedPods}' "0 0" "a new
 k apply -f "$TMP/all.yaml"
 expect_rc 0 "apply again"
 expect_out "statefulset.apps/db unchanged" "a second apply changes nothing"
+# A PUT of the manifest as written (its defaults left out) is no spec change either: the
+# generation compares the specs after defaulting.
+sed -n '/^kind: StatefulSet/,/^---/p' "$TMP/all.yaml" | sed '$d' | sed '1i apiVersion: apps/v1' >"$TMP/sts.yaml"
+k replace -f "$TMP/sts.yaml"
+expect_rc 0 "replace the StatefulSet with its manifest"
 jp sts/db '{.metadata.generation}' "1" "defaults compare equal: no new generation"
 
 # ---- printer columns ----
