@@ -45,11 +45,14 @@ struct api_kind {
     const struct api_schema *root;   /* filled by the registry: the whole-object schema */
     /* What kube-apiserver's strategy for the kind does beyond the schema (NULL = nothing):
      * defaults that depend on other fields (SetDefaults_<Kind>; 0 or -ENOMEM), the create
-     * preparation (status reset, generated selectors; the object has its uid), and the rules
-     * of an update (ValidateUpdate: immutable fields), errors appended. */
+     * preparation (status reset, generated selectors; the object has its uid), the rules of
+     * an update (ValidateUpdate: immutable fields), errors appended, and its preparation. */
     int (*defaults)(cJSON *obj);
     void (*prepare_create)(cJSON *obj);
     void (*check_update)(const cJSON *old, const cJSON *obj, struct field_errors *errs);
+    /* PrepareForUpdate beyond the generation, on the defaulted new object (a DaemonSet's
+     * template generation). */
+    void (*prepare_update)(const cJSON *old, cJSON *obj);
     /* The kind has a scale subresource (autoscaling/v1 Scale over spec.replicas). */
     bool scale_subresource;
 };

@@ -824,6 +824,26 @@ static void prepare_daemon_set(cJSON *obj)
                           cJSON_CreateString("1")) == 0);
 }
 
+/* PrepareForUpdate: the template generation (an annotation in apps/v1) is the server's: it
+ * stays the stored one, plus one when the template changed. */
+static void prepare_daemon_set_update(const cJSON *old, cJSON *obj)
+{
+    static const char key[] = "deprecated.daemonset.template.generation";
+    const cJSON *ot = api_get_path(old, "spec.template"), *nt = api_get_path(obj, "spec.template");
+    const cJSON *cur = get(api_get_path(old, "metadata.annotations"), key);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata"), *ann;
+    long long gen = cJSON_IsString(cur) ? strtoll(cur->valuestring, NULL, 10) : 0;
+    char buf[24];
+
+    if ((ot || nt) && !(ot && nt && json_value_equal(ot, nt)))
+        gen++;
+    if (gen <= 0 || !cJSON_IsObject(meta) || !(ann = object_at(meta, "annotations")))
+        return;
+    (void)snprintf(buf, sizeof(buf), "%lld", gen);
+    cJSON_DeleteItemFromObjectCaseSensitive(ann, key);
+    CHECK(cJSON_AddStringToObject(ann, key, buf));
+}
+
 const struct api_kind api_kind_daemon_set = {
     .group = "apps",
     .version = "v1",
@@ -839,6 +859,7 @@ const struct api_kind api_kind_daemon_set = {
     .defaults = default_daemon_set,
     .prepare_create = prepare_daemon_set,
     .check_update = check_selector_update,
+    .prepare_update = prepare_daemon_set_update,
 };
 
 /* ---- ControllerRevision ---- */

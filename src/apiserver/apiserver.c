@@ -1724,6 +1724,8 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         CHECK(cJSON_AddNumberToObject(
             m, "generation", (ns || os) && !json_value_equal(ns, os) ? old_gen + 1 : old_gen));
     }
+    if (c->res->builtin && c->res->builtin->prepare_update && old && !*c->ri.subresource)
+        c->res->builtin->prepare_update(old, obj);
     if (c->res->builtin && c->res->builtin->check_update && old && !*c->ri.subresource) {
         struct field_errors errs = FIELD_ERRORS_INIT;
         c->res->builtin->check_update(old, obj, &errs);

@@ -340,6 +340,30 @@ static void test_prepare_create(void **state)
     cJSON_Delete(o);
 }
 
+static void test_daemon_set_template_generation(void **state)
+{
+    const struct api_kind *k = kind("apps/v1", "DaemonSet");
+    cJSON *old = J("{\"metadata\":{\"name\":\"ds\",\"annotations\":{\"deprecated.daemonset."
+                   "template.generation\":\"4\"}},\"spec\":{" TEMPLATE("{\"a\":\"b\"}", "") "}}");
+    cJSON *same = J("{\"metadata\":{\"name\":\"ds\"},\"spec\":{\"minReadySeconds\":5," TEMPLATE(
+        "{\"a\":\"b\"}", "") "}}");
+    cJSON *changed =
+        J("{\"metadata\":{\"name\":\"ds\",\"annotations\":{\"deprecated.daemonset."
+          "template.generation\":\"99\"}},\"spec\":{" TEMPLATE("{\"a\":\"c\"}", "") "}}");
+    (void)state;
+
+    /* The client cannot set it; it follows template changes only. */
+    k->prepare_update(old, same);
+    assert_json_eq(api_get_path(same, "metadata.annotations"),
+                   "{\"deprecated.daemonset.template.generation\":\"4\"}");
+    k->prepare_update(old, changed);
+    assert_json_eq(api_get_path(changed, "metadata.annotations"),
+                   "{\"deprecated.daemonset.template.generation\":\"5\"}");
+    cJSON_Delete(old);
+    cJSON_Delete(same);
+    cJSON_Delete(changed);
+}
+
 static void test_helpers(void **state)
 {
     struct strbuf sb = STRBUF_INIT;
@@ -383,9 +407,13 @@ static void test_helpers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deployment_defaults), cmocka_unit_test(test_deployment_validation),
-        cmocka_unit_test(test_other_apps_kinds),    cmocka_unit_test(test_update_rules),
-        cmocka_unit_test(test_prepare_create),      cmocka_unit_test(test_helpers),
+        cmocka_unit_test(test_deployment_defaults),
+        cmocka_unit_test(test_deployment_validation),
+        cmocka_unit_test(test_other_apps_kinds),
+        cmocka_unit_test(test_update_rules),
+        cmocka_unit_test(test_prepare_create),
+        cmocka_unit_test(test_daemon_set_template_generation),
+        cmocka_unit_test(test_helpers),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,6 +173,10 @@ jp sts/db '{.spec.replicas} {.spec.podManagementPolicy} {.spec.updateStrategy.ty
     "1 OrderedReady RollingUpdate 0 10 Retain" "StatefulSet defaults"
 jp ds/agent '{.spec.updateStrategy.type} {.spec.updateStrategy.rollingUpdate.maxUnavailable} {.spec.updateStrategy.rollingUpdate.maxSurge} {.metadata.annotations.deprecated\.daemonset\.template\.generation}' \
     "RollingUpdate 1 0 1" "DaemonSet defaults"
+k set image ds/agent a=koord:2
+expect_rc 0 "set the DaemonSet's image"
+jp ds/agent '{.metadata.annotations.deprecated\.daemonset\.template\.generation} {.metadata.generation}' \
+    "2 2" "a template change is a new template generation"
 jp job/batch1 '{.spec.parallelism} {.spec.completions} {.metadata.labels.app}' "3  batch1" \
     "Job: completions stay unset with parallelism; labels from the template"
 jp pdb/db-pdb '{.status.disruptionsAllowed} {.status.expectedPods}' "0 0" "a new PDB's empty status"
