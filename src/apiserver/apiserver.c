@@ -1370,6 +1370,11 @@ static bool is_pods(const struct api_resource *res)
     return !*res->group && !strcmp(res->plural, "pods");
 }
 
+static bool is_pdb(const struct api_resource *res)
+{
+    return !strcmp(res->group, "policy") && !strcmp(res->plural, "poddisruptionbudgets");
+}
+
 static bool is_crd_resource(const struct api_resource *res)
 {
     return !strcmp(res->group, "apiextensions.k8s.io") &&
@@ -1507,6 +1512,10 @@ static void do_create(struct call *c)
     }
     c->target.name = name;
     object_key(&c->key, c->res, c->ri.namespace, name);
+    if (is_pdb(c->res) && (r = disruption_refresh(c->srv->store, obj, (int64_t)time(NULL))) < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        goto out;
+    }
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;
     wa.name = name;
@@ -1746,6 +1755,12 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
             goto out;
         }
         field_errors_release(&errs);
+    }
+    /* A budget's status follows its spec at once (disruption.h), as the controller's would. */
+    if (is_pdb(c->res) && !*c->ri.subresource &&
+        (r = disruption_refresh(c->srv->store, obj, (int64_t)time(NULL))) < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        goto out;
     }
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;

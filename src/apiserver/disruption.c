@@ -302,6 +302,53 @@ static int expected_scale(struct store *s, const char *ns, const cJSON *const *p
     return total;
 }
 
+/* The pods of ns the PDB selects (borrowed from all). */
+static size_t select_pods(const cJSON *pdb, const struct collect *all, const cJSON **out)
+{
+    struct label_selector *ls = NULL;
+    size_t n = 0;
+
+    if (label_selector_from_json(api_get_path(pdb, "spec.selector"), &ls, NULL) < 0)
+        return 0;
+    for (size_t i = 0; i < all->n; i++)
+        if (label_selector_matches(ls, api_get_path(all->v[i], "metadata.labels")))
+            out[n++] = all->v[i];
+    label_selector_free(ls);
+    return n;
+}
+
+int disruption_refresh(struct store *s, cJSON *pdb, int64_t now)
+{
+    const char *ns = get_str(get(pdb, "metadata"), "namespace");
+    struct strbuf prefix = STRBUF_INIT;
+    struct collect pods = {0};
+    const cJSON **selected = NULL;
+    cJSON *st;
+    size_t n;
+    int r;
+
+    if (!ns)
+        return 0;
+    strbuf_addf(&prefix, "/core/pods/%s/", ns);
+    r = list_prefix(s, prefix.buf, &pods);
+    if (r < 0)
+        goto out;
+    selected = xcalloc(pods.n + 1, sizeof(const cJSON *));
+    n = select_pods(pdb, &pods, selected);
+    st = disruption_status(pdb, selected, n, expected_scale(s, ns, selected, n), now);
+    if (st) {
+        const struct api_kind *k = api_kind_find("policy/v1", "PodDisruptionBudget");
+        cJSON_DeleteItemFromObjectCaseSensitive(pdb, "status");
+        CHECK(cJSON_AddItemToObject(pdb, "status", st));
+        r = api_object_canonicalize(k, pdb); /* the status in its encoded order */
+    }
+out:
+    collect_release(&pods);
+    free(selected);
+    strbuf_release(&prefix);
+    return r;
+}
+
 /* ---- the eviction decision (eviction.go) ---- */
 
 static bool can_ignore_pdb(const cJSON *pod)
@@ -366,21 +413,6 @@ static int write_status(struct store *s, bool dry_run, const char *key, uint64_t
     strbuf_release(&bytes);
     cJSON_Delete(o);
     return r;
-}
-
-/* The pods of ns the PDB selects (borrowed from all). */
-static size_t select_pods(const cJSON *pdb, const struct collect *all, const cJSON **out)
-{
-    struct label_selector *ls = NULL;
-    size_t n = 0;
-
-    if (label_selector_from_json(api_get_path(pdb, "spec.selector"), &ls, NULL) < 0)
-        return 0;
-    for (size_t i = 0; i < all->n; i++)
-        if (label_selector_matches(ls, api_get_path(all->v[i], "metadata.labels")))
-            out[n++] = all->v[i];
-    label_selector_free(ls);
-    return n;
 }
 
 /* getPodDisruptionBudgets: the PDBs with a selector that is not empty and matches the pod. */

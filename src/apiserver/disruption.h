@@ -11,8 +11,9 @@
  * ReplicaSet, StatefulSet; the number of selected pods for an integer minAvailable), the
  * desired healthy count, the healthy pods (Ready, not being deleted, not already in
  * status.disruptedPods within the controller's two-minute window). It writes that status, with
- * the eviction's decrement and the pod in disruptedPods, to the PDB, which is therefore current
- * after every eviction it was consulted for and as old as the last one otherwise.
+ * the eviction's decrement and the pod in disruptedPods, to the PDB at every eviction it was
+ * consulted for, and computes it too whenever the PDB itself is written (disruption_refresh):
+ * the status is as of the last of those, since nothing follows the pods in between.
  */
 #ifndef KOORD_APISERVER_DISRUPTION_H
 #define KOORD_APISERVER_DISRUPTION_H
@@ -41,6 +42,15 @@ struct store;
  */
 int disruption_check_eviction(struct store *s, const cJSON *pod, bool dry_run, int64_t now,
                               cJSON **ret_reply, int *ret_code);
+
+/*
+ * Sets the status of pdb (a PodDisruptionBudget being written: defaulted, with its generation)
+ * to what the disruption controller would compute now from the stored pods, keeping its
+ * disruptedPods, so that a budget shows its allowed disruptions from the moment it is written
+ * and not only after the first eviction. A budget whose expected count cannot be known keeps
+ * the status it has. 0, or a store error (-errno).
+ */
+int disruption_refresh(struct store *s, cJSON *pdb, int64_t now);
 
 /*
  * The disruption controller's status for pdb over the pods it selects (pods[0..n), already

@@ -221,12 +221,42 @@ static void test_controllers(void **state)
     store_close(s);
 }
 
+static void test_refresh(void **state)
+{
+    struct store *s = new_store();
+    cJSON *pdb;
+    (void)state;
+
+    put(s, "/core/pods/ns/a", READY_POD("a", "{\"app\":\"web\"}", ""));
+    put(s, "/core/pods/ns/b", READY_POD("b", "{\"app\":\"web\"}", ""));
+    put(s, "/core/pods/other/c", READY_POD("c", "{\"app\":\"web\"}", ""));
+    pdb = J(PDB("web", "\"minAvailable\":1," SEL_WEB, ""));
+    assert_int_equal(disruption_refresh(s, pdb, NOW), 0);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(pdb, "status"), "conditions");
+    /* Only the pods of the budget's namespace count. */
+    assert_json_eq(cJSON_GetObjectItem(pdb, "status"),
+                   "{\"observedGeneration\":1,\"disruptionsAllowed\":1,\"currentHealthy\":2,"
+                   "\"desiredHealthy\":1,\"expectedPods\":2}");
+    cJSON_Delete(pdb);
+    /* An unknown expected count leaves the status as it was. */
+    pdb = J(PDB("web", "\"maxUnavailable\":1," SEL_WEB, "\"expectedPods\":7"));
+    put(s, "/core/pods/ns/d",
+        READY_POD("d", "{\"app\":\"web\"}",
+                  ",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+                  "\"name\":\"gone\",\"uid\":\"u\",\"controller\":true}]"));
+    assert_int_equal(disruption_refresh(s, pdb, NOW), 0);
+    assert_json_eq(cJSON_GetObjectItem(pdb, "status"), "{\"expectedPods\":7}");
+    cJSON_Delete(pdb);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_controllers),
+        cmocka_unit_test(test_refresh),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -179,7 +179,8 @@ jp ds/agent '{.metadata.annotations.deprecated\.daemonset\.template\.generation}
     "2 2" "a template change is a new template generation"
 jp job/batch1 '{.spec.parallelism} {.spec.completions} {.metadata.labels.app}' "3  batch1" \
     "Job: completions stay unset with parallelism; labels from the template"
-jp pdb/db-pdb '{.status.disruptionsAllowed} {.status.expectedPods}' "0 0" "a new PDB's empty status"
+jp pdb/db-pdb '{.status.disruptionsAllowed} {.status.expectedPods}' "0 0" \
+    "a new PDB over no pods: nothing to disrupt"
 k apply -f "$TMP/all.yaml"
 expect_rc 0 "apply again"
 expect_out "statefulset.apps/db unchanged" "a second apply changes nothing"
@@ -321,6 +322,12 @@ k get --raw /api/v1/namespaces/default/pods/p1
 expect_rc 0 "the pod is still there"
 jp pdb/web-pdb '{.status.currentHealthy} {.status.desiredHealthy} {.status.disruptionsAllowed} {.status.expectedPods}' \
     "2 2 0 2" "the PDB status computed at eviction time"
+# Writing the budget computes its status too: with minAvailable 1 one pod may go.
+k patch pdb web-pdb --type merge -p '{"spec":{"minAvailable":1}}'
+jp pdb/web-pdb '{.status.disruptionsAllowed} {.status.desiredHealthy} {.status.observedGeneration}' \
+    "1 1 2" "the status follows a spec change at once"
+k patch pdb web-pdb --type merge -p '{"spec":{"minAvailable":2}}'
+jp pdb/web-pdb '{.status.disruptionsAllowed}' "0" "and back"
 k run p3 --image=nginx --labels=app=web
 k patch pod p3 --subresource=status --type merge \
     -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}'
