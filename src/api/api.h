@@ -43,6 +43,18 @@ struct api_kind {
     const struct api_prop *extra;    /* other top-level properties (data, involvedObject...) */
     api_check_fn check;              /* kind rules beyond the schema, run on the whole object */
     const struct api_schema *root;   /* filled by the registry: the whole-object schema */
+    /* What kube-apiserver's strategy for the kind does beyond the schema (NULL = nothing):
+     * defaults that depend on other fields (SetDefaults_<Kind>; 0 or -ENOMEM), the create
+     * preparation (status reset, generated selectors; the object has its uid), the rules of
+     * an update (ValidateUpdate: immutable fields), errors appended, and its preparation. */
+    int (*defaults)(cJSON *obj);
+    void (*prepare_create)(cJSON *obj);
+    void (*check_update)(const cJSON *old, const cJSON *obj, struct field_errors *errs);
+    /* PrepareForUpdate beyond the generation, on the defaulted new object (a DaemonSet's
+     * template generation). */
+    void (*prepare_update)(const cJSON *old, cJSON *obj);
+    /* The kind has a scale subresource (autoscaling/v1 Scale over spec.replicas). */
+    bool scale_subresource;
 };
 
 /* NULL-terminated list of every kind. */
@@ -66,9 +78,9 @@ const char *api_kind_api_version(const struct api_kind *k, char *buf, size_t len
 size_t api_object_validate(const cJSON *obj, unsigned flags, const struct api_kind **ret_kind,
                            struct field_errors *errs);
 
-/* Applies the defaults upstream applies: CRD defaults, plus with API_D_CTRL the defaults the
- * controllers and node agents assume (NodeMetric collect policy, NodeSLO threshold and QoS
- * settings). 0 or -ENOMEM. */
+/* Applies the defaults upstream applies: CRD defaults and the kind's own (k->defaults), plus with
+ * API_D_CTRL the defaults the controllers and node agents assume (NodeMetric collect policy,
+ * NodeSLO threshold and QoS settings). 0 or -ENOMEM. */
 int api_object_default(const struct api_kind *k, cJSON *obj, unsigned flags);
 
 /* Go-client encoding of the whole object (see api_encode). 0 or -ENOMEM. */

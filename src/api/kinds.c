@@ -15,7 +15,10 @@ extern const struct api_kind api_kind_recommendation, api_kind_cluster_colocatio
     api_kind_node_metric, api_kind_node_slo, api_kind_node, api_kind_pod, api_kind_configmap,
     api_kind_event, api_kind_namespace, api_kind_lease, api_kind_secret, api_kind_service,
     api_kind_endpoints, api_kind_priority_class, api_kind_metrics_node_metric, api_kind_apiservice,
-    api_kind_mutating_webhook_configuration, api_kind_validating_webhook_configuration;
+    api_kind_mutating_webhook_configuration, api_kind_validating_webhook_configuration,
+    api_kind_deployment, api_kind_replica_set, api_kind_stateful_set, api_kind_daemon_set,
+    api_kind_controller_revision, api_kind_job, api_kind_cron_job, api_kind_pod_disruption_budget,
+    api_kind_events_event, api_kind_endpoint_slice;
 
 static const struct api_kind *const kinds[] = {
     &api_kind_recommendation,
@@ -39,6 +42,16 @@ static const struct api_kind *const kinds[] = {
     &api_kind_apiservice,
     &api_kind_mutating_webhook_configuration,
     &api_kind_validating_webhook_configuration,
+    &api_kind_deployment,
+    &api_kind_replica_set,
+    &api_kind_stateful_set,
+    &api_kind_daemon_set,
+    &api_kind_controller_revision,
+    &api_kind_job,
+    &api_kind_cron_job,
+    &api_kind_pod_disruption_budget,
+    &api_kind_events_event,
+    &api_kind_endpoint_slice,
     NULL,
 };
 
@@ -186,6 +199,8 @@ int api_object_default(const struct api_kind *k, cJSON *obj, unsigned flags)
     int r = api_default(api_kind_schema(k), obj, flags);
     cJSON *spec, *base;
 
+    if (r == 0 && k->defaults)
+        r = k->defaults(obj);
     if (r < 0 || !(flags & API_D_CTRL) || strcmp(k->kind, "NodeSLO"))
         return r;
     /* The node agent's view: every field the NodeSLO leaves out takes its default. */

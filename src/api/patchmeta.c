@@ -63,6 +63,35 @@ static const struct patch_entry pod_entries[] = {
     {NULL, NULL},
 };
 
+/* A PodTemplateSpec's pod spec merge lists under prefix ("spec.template."). */
+#define TEMPLATE_CONTAINER_ENTRIES(p, list)                                                        \
+    {p "spec." list, "name"}, {p "spec." list ".ports", "containerPort"},                          \
+        {p "spec." list ".env", "name"}, {p "spec." list ".volumeMounts", "mountPath"},            \
+    {                                                                                              \
+        p "spec." list ".volumeDevices", "devicePath"                                              \
+    }
+#define TEMPLATE_ENTRIES(p)                                                                        \
+    TEMPLATE_CONTAINER_ENTRIES(p, "containers"), TEMPLATE_CONTAINER_ENTRIES(p, "initContainers"),  \
+        TEMPLATE_CONTAINER_ENTRIES(p, "ephemeralContainers"), {p "spec.volumes", "name"},          \
+        {p "spec.imagePullSecrets", "name"}, {p "spec.hostAliases", "ip"},                         \
+        {p "spec.topologySpreadConstraints", "topologyKey"}, {p "spec.schedulingGates", "name"},   \
+    {                                                                                              \
+        p "spec.resourceClaims", "name"                                                            \
+    }
+
+/* Deployment, ReplicaSet, StatefulSet, DaemonSet, Job (apps/v1 and batch/v1 types.go: the
+ * template's lists, and status.conditions merged by type). */
+static const struct patch_entry workload_entries[] = {
+    TEMPLATE_ENTRIES("spec.template."),
+    {"status.conditions", "type"},
+    {NULL, NULL},
+};
+
+static const struct patch_entry cron_job_entries[] = {
+    TEMPLATE_ENTRIES("spec.jobTemplate.spec.template."),
+    {NULL, NULL},
+};
+
 static const struct patch_entry node_entries[] = {
     {"spec.podCIDRs", NULL},
     {"status.conditions", "type"},
@@ -97,6 +126,16 @@ static const struct api_patch_meta kinds[] = {
     {"coordination.k8s.io", "Lease", no_entries},
     {"scheduling.k8s.io", "PriorityClass", no_entries},
     {"apiextensions.k8s.io", "CustomResourceDefinition", no_entries},
+    {"apps", "Deployment", workload_entries},
+    {"apps", "ReplicaSet", workload_entries},
+    {"apps", "StatefulSet", workload_entries},
+    {"apps", "DaemonSet", workload_entries},
+    {"apps", "ControllerRevision", no_entries},
+    {"batch", "Job", workload_entries},
+    {"batch", "CronJob", cron_job_entries},
+    {"policy", "PodDisruptionBudget", conditions_entries},
+    {"events.k8s.io", "Event", no_entries},
+    {"discovery.k8s.io", "EndpointSlice", no_entries},
 };
 
 const struct api_patch_meta *api_patch_meta_find(const char *group, const char *kind)

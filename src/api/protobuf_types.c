@@ -333,6 +333,61 @@ MSG(lease_spec, "LeaseSpec", SP(1, "holderIdentity"), I32P(2, "leaseDurationSeco
     SP(7, "preferredHolder"));
 MSG(lease, "Lease", M(1, "metadata", object_meta), M(2, "spec", lease_spec));
 
+/* ---- apps/v1, batch/v1, policy/v1 workloads: what kubectl's typed `create deployment`,
+ * `create job`, `create cronjob` and `create poddisruptionbudget` send (reference 4.6; batch
+ * from k8s.io/api batch/v1 generated.proto). ---- */
+
+#define IOSP(n, j) F(n, j, INTORSTRING, PROTOBUF_PTR, NULL)
+
+MSG(pod_template_spec, "PodTemplateSpec", M(1, "metadata", object_meta), M(2, "spec", pod_spec));
+MSG(rolling_update_deployment, "RollingUpdateDeployment", IOSP(1, "maxUnavailable"),
+    IOSP(2, "maxSurge"));
+MSG(deployment_strategy, "DeploymentStrategy", S(1, "type"),
+    MP(2, "rollingUpdate", rolling_update_deployment));
+MSG(deployment_spec, "DeploymentSpec", I32P(1, "replicas"), MP(2, "selector", label_selector),
+    M(3, "template", pod_template_spec), M(4, "strategy", deployment_strategy),
+    I32(5, "minReadySeconds"), I32P(6, "revisionHistoryLimit"), B(7, "paused"),
+    I32P(9, "progressDeadlineSeconds"));
+MSG(deployment_condition, "DeploymentCondition", S(1, "type"), S(2, "status"), S(4, "reason"),
+    S(5, "message"), T(6, "lastUpdateTime"), T(7, "lastTransitionTime"));
+MSG(deployment_status, "DeploymentStatus", I64(1, "observedGeneration"), I32(2, "replicas"),
+    I32(3, "updatedReplicas"), I32(4, "availableReplicas"), I32(5, "unavailableReplicas"),
+    MR(6, "conditions", deployment_condition), I32(7, "readyReplicas"), I32P(8, "collisionCount"),
+    I32P(9, "terminatingReplicas"));
+MSG(deployment, "Deployment", M(1, "metadata", object_meta), M(2, "spec", deployment_spec),
+    M(3, "status", deployment_status));
+MSG(job_spec, "JobSpec", I32P(1, "parallelism"), I32P(2, "completions"),
+    I64P(3, "activeDeadlineSeconds"), NT(11, "podFailurePolicy", "PodFailurePolicy"),
+    NT(16, "successPolicy", "SuccessPolicy"), I32P(7, "backoffLimit"),
+    I32P(12, "backoffLimitPerIndex"), I32P(13, "maxFailedIndexes"),
+    MP(4, "selector", label_selector), BP(5, "manualSelector"), M(6, "template", pod_template_spec),
+    I32P(8, "ttlSecondsAfterFinished"), SP(9, "completionMode"), BP(10, "suspend"),
+    SP(14, "podReplacementPolicy"), SP(15, "managedBy"));
+MSG(job_condition, "JobCondition", S(1, "type"), S(2, "status"), T(3, "lastProbeTime"),
+    T(4, "lastTransitionTime"), S(5, "reason"), S(6, "message"));
+MSG(job_status, "JobStatus", MR(1, "conditions", job_condition), TP(2, "startTime"),
+    TP(3, "completionTime"), I32(4, "active"), I32(5, "succeeded"), I32(6, "failed"),
+    I32P(11, "terminating"), S(7, "completedIndexes"), SP(10, "failedIndexes"),
+    NT(8, "uncountedTerminatedPods", "UncountedTerminatedPods"), I32P(9, "ready"));
+MSG(job, "Job", M(1, "metadata", object_meta), M(2, "spec", job_spec), M(3, "status", job_status));
+MSG(job_template_spec, "JobTemplateSpec", M(1, "metadata", object_meta), M(2, "spec", job_spec));
+MSG(cron_job_spec, "CronJobSpec", SA(1, "schedule"), SP(8, "timeZone"),
+    I64P(2, "startingDeadlineSeconds"), S(3, "concurrencyPolicy"), BP(4, "suspend"),
+    M(5, "jobTemplate", job_template_spec), I32P(6, "successfulJobsHistoryLimit"),
+    I32P(7, "failedJobsHistoryLimit"));
+MSG(cron_job_status, "CronJobStatus", MR(1, "active", object_reference), TP(4, "lastScheduleTime"),
+    TP(5, "lastSuccessfulTime"));
+MSG(cron_job, "CronJob", M(1, "metadata", object_meta), M(2, "spec", cron_job_spec),
+    M(3, "status", cron_job_status));
+MSG(pdb_spec, "PodDisruptionBudgetSpec", IOSP(1, "minAvailable"), MP(2, "selector", label_selector),
+    IOSP(3, "maxUnavailable"), SP(4, "unhealthyPodEvictionPolicy"));
+MSG(pdb_status, "PodDisruptionBudgetStatus", I64(1, "observedGeneration"),
+    NT(2, "disruptedPods", "map<string, Time>"), I32A(3, "disruptionsAllowed"),
+    I32A(4, "currentHealthy"), I32A(5, "desiredHealthy"), I32A(6, "expectedPods"),
+    MR(7, "conditions", condition));
+MSG(pdb, "PodDisruptionBudget", M(1, "metadata", object_meta), M(2, "spec", pdb_spec),
+    M(3, "status", pdb_status));
+
 const struct protobuf_kind protobuf_kinds[] = {
     {"", "Namespace", &namespace},
     {"", "ConfigMap", &configmap},
@@ -347,6 +402,10 @@ const struct protobuf_kind protobuf_kinds[] = {
     {"", "Node", &node},
     {"scheduling.k8s.io", "PriorityClass", &priority_class},
     {"policy", "Eviction", &eviction},
+    {"policy", "PodDisruptionBudget", &pdb},
+    {"apps", "Deployment", &deployment},
+    {"batch", "Job", &job},
+    {"batch", "CronJob", &cron_job},
     {"coordination.k8s.io", "Lease", &lease},
     {"", "DeleteOptions", &delete_options},
     {NULL, NULL, NULL},

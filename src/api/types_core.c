@@ -186,6 +186,9 @@ static const struct api_prop pod_spec_props[] = {
     {NULL},
 };
 
+const struct api_schema api_pod_spec = {
+    .type = API_OBJECT, .props = pod_spec_props, .check = check_pod_spec};
+
 static const struct api_prop pod_status_props[] = {
     {"observedGeneration", &api_int64},
     {"phase", API_ENUM("Pending", "Running", "Succeeded", "Failed", "Unknown"), API_VAL},
@@ -500,9 +503,7 @@ const struct api_kind api_kind_pod = {
     .short_names = (const char *const[]){"po", NULL},
     .namespaced = true,
     .status_subresource = true,
-    .spec = &(const struct api_schema){.type = API_OBJECT,
-                                       .props = pod_spec_props,
-                                       .check = check_pod_spec},
+    .spec = &api_pod_spec,
     .status = API_OBJ(pod_status_props),
 };
 

@@ -19,10 +19,12 @@
 #include "api/labels.h"
 #include "api/patchmeta.h"
 #include "api/rfc3339.h"
+#include "api/workloads.h"
 #include "apiserver/admit.h"
 #include "apiserver/aggregator.h"
 #include "apiserver/auth.h"
 #include "apiserver/body.h"
+#include "apiserver/disruption.h"
 #include "apiserver/metrics.h"
 #include "apiserver/negotiate.h"
 #include "apiserver/pods.h"
@@ -880,10 +882,28 @@ static bool field_supported(const struct api_resource *res, const char *key)
                                                "type",
                                                "reportingComponent",
                                                NULL};
+    /* The other kinds' SelectableFields (registry/<group>/<kind>/strategy.go). */
+    static const struct {
+        const char *group, *plural, *field;
+    } more[] = {
+        {"apps", "replicasets", "status.replicas"},
+        {"batch", "jobs", "status.successful"},
+        {"events.k8s.io", "events", "regarding.kind"},
+        {"events.k8s.io", "events", "regarding.namespace"},
+        {"events.k8s.io", "events", "regarding.name"},
+        {"events.k8s.io", "events", "regarding.uid"},
+        {"events.k8s.io", "events", "reason"},
+        {"events.k8s.io", "events", "type"},
+        {"events.k8s.io", "events", "reportingController"},
+    };
     const char *const *list = NULL;
 
     if (!strcmp(key, "metadata.name") || !strcmp(key, "metadata.namespace"))
         return true;
+    for (size_t i = 0; i < ARRAY_SIZE(more); i++)
+        if (!strcmp(res->group, more[i].group) && !strcmp(res->plural, more[i].plural) &&
+            !strcmp(key, more[i].field))
+            return true;
     if (!*res->group && !strcmp(res->plural, "pods"))
         list = pod_fields;
     else if (!*res->group && !strcmp(res->plural, "events"))
@@ -895,14 +915,24 @@ static bool field_supported(const struct api_resource *res, const char *key)
 }
 
 /* The value of a dotted field path as a string ("" when absent); events' "source" is the
- * source component. */
+ * source component; counters (a Job's status.successful) are their decimal text, 0 when
+ * absent, as strconv.Itoa writes the Go field. */
 static const char *field_value(const cJSON *obj, const char *key)
 {
+    static _Thread_local char num[24];
     char path[128];
     const cJSON *v = obj;
 
     if (!strcmp(key, "source"))
         key = "source.component";
+    if (!strcmp(key, "status.successful") || !strcmp(key, "status.replicas")) {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(obj, "status");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(
+            st, strcmp(key, "status.successful") ? "replicas" : "succeeded");
+        (void)snprintf(num, sizeof(num), "%lld",
+                       cJSON_IsNumber(n) ? (long long)n->valuedouble : 0LL);
+        return num;
+    }
     (void)snprintf(path, sizeof(path), "%s", key);
     for (char *seg = path, *dot; seg && v; seg = dot ? dot + 1 : NULL) {
         dot = strchr(seg, '.');
@@ -1556,6 +1586,11 @@ static bool is_pods(const struct api_resource *res)
     return !*res->group && !strcmp(res->plural, "pods");
 }
 
+static bool is_pdb(const struct api_resource *res)
+{
+    return !strcmp(res->group, "policy") && !strcmp(res->plural, "poddisruptionbudgets");
+}
+
 static bool is_crd_resource(const struct api_resource *res)
 {
     return !strcmp(res->group, "apiextensions.k8s.io") &&
@@ -1676,11 +1711,18 @@ static void do_create(struct call *c)
         goto out;
     meta = meta_of(obj);
     /* A webhook may not move the object to another namespace. */
-    if (!reconcile_namespace(c, meta, true) || !node_may(c, obj) || !validate(c, obj))
+    if (!reconcile_namespace(c, meta, true) || !node_may(c, obj))
         goto out;
-    name = get_string(meta, "name");
+    /* The system fields and the strategy's PrepareForCreate come before validation, as in
+     * kube's BeforeCreate (a Job's generated selector names its uid). */
     apiserver_random_uid(uid);
     set_string(meta, "uid", uid);
+    if (c->res->builtin && c->res->builtin->prepare_create)
+        c->res->builtin->prepare_create(obj);
+    if (!validate(c, obj))
+        goto out;
+    meta = meta_of(obj);
+    name = get_string(meta, "name");
     set_now(meta, "creationTimestamp");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
     CHECK(cJSON_AddNumberToObject(meta, "generation", 1));
@@ -1700,6 +1742,10 @@ static void do_create(struct call *c)
         crd_set_status(obj);
     c->target.name = name;
     object_key(&c->key, c->res, c->ri.namespace, name);
+    if (is_pdb(c->res) && (r = disruption_refresh(c->srv->store, obj, (int64_t)time(NULL))) < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        goto out;
+    }
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;
     wa.name = name;
@@ -1788,6 +1834,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     uint64_t expect = 0, rv = 0;
     int64_t v;
     bool by_client = false, again = false;
+    double old_gen = 1;
     int r;
     char msg[256];
 
@@ -1835,6 +1882,10 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     }
     expect = it.rv;
     old_meta = meta_of(old);
+    {
+        const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
+        old_gen = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
+    }
     wh_attrs(c, WEBHOOK_UPDATE, NULL, &wa);
     if (!strcmp(c->ri.subresource, "status") && webhooks_wanted(c->srv->webhooks, &wa))
         CHECK(prev = cJSON_Duplicate(old, true)); /* the status write takes old over */
@@ -1859,17 +1910,11 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         goto out;
     /* Server-owned metadata stays as it was (a status write kept it all). */
     if (old) {
-        const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
-        double g = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
-        const cJSON *ns = cJSON_GetObjectItem(obj, "spec"), *os = cJSON_GetObjectItem(old, "spec");
-
         carry(meta, old_meta, "uid");
         carry(meta, old_meta, "creationTimestamp");
         carry(meta, old_meta, "deletionTimestamp");
-        if ((ns || os) && !json_value_equal(ns, os))
-            g += 1;
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
-        CHECK(cJSON_AddNumberToObject(meta, "generation", g));
+        CHECK(cJSON_AddNumberToObject(meta, "generation", old_gen));
     }
     if (!*c->ri.subresource && !admit(c, old, obj))
         goto out;
@@ -1912,6 +1957,27 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         reply_status(c, api_status_from_errno(r, NULL, NULL));
         goto out;
     }
+    if (old) {
+        /* The generation counts spec changes (the strategies' PrepareForUpdate), compared
+         * after defaulting so that a field left to its default is no change. */
+        const cJSON *ns = cJSON_GetObjectItem(obj, "spec"), *os = cJSON_GetObjectItem(old, "spec");
+        cJSON *m = meta_of(obj);
+        cJSON_DeleteItemFromObjectCaseSensitive(m, "generation");
+        CHECK(cJSON_AddNumberToObject(
+            m, "generation", (ns || os) && !json_value_equal(ns, os) ? old_gen + 1 : old_gen));
+    }
+    if (c->res->builtin && c->res->builtin->prepare_update && old && !*c->ri.subresource)
+        c->res->builtin->prepare_update(old, obj);
+    if (c->res->builtin && c->res->builtin->check_update && old && !*c->ri.subresource) {
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        c->res->builtin->check_update(old, obj, &errs);
+        if (field_errors_count(&errs)) {
+            reply_status(c, api_status_invalid(c->res->kind, c->res->group, c->ri.name, &errs));
+            field_errors_release(&errs);
+            goto out;
+        }
+        field_errors_release(&errs);
+    }
     if (is_pods(c->res) && !*c->ri.subresource) {
         /* After defaulting, so that fields the client left to their defaults compare equal. */
         struct field_errors errs = FIELD_ERRORS_INIT;
@@ -1925,6 +1991,12 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     }
     if (is_crd_resource(c->res))
         crd_set_status(obj);
+    /* A budget's status follows its spec at once (disruption.h), as the controller's would. */
+    if (is_pdb(c->res) && !*c->ri.subresource &&
+        (r = disruption_refresh(c->srv->store, obj, (int64_t)time(NULL))) < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, NULL));
+        goto out;
+    }
     if (is_crd_resource(c->res) && !crd_servable(c, obj))
         goto out;
     if (!wh_validate(c, &wa, obj))
@@ -2020,8 +2092,9 @@ static cJSON *path_member(cJSON *o, const char *path, cJSON *v)
     return cur;
 }
 
-/* autoscaling/v1 Scale of a custom resource (apiextensions-apiserver's scaleFromCustomResource):
- * the replicas at its paths (0 when absent), the selector string when it has one. */
+/* autoscaling/v1 Scale of a custom resource (apiextensions-apiserver's scaleFromCustomResource)
+ * or of an apps/v1 workload (scaleFromDeployment and its siblings): the replicas at its paths
+ * (0 when absent), the selector string when it has one. */
 static cJSON *scale_of(const struct api_resource *res, const cJSON *obj)
 {
     static const char *const keep[] = {"name", "namespace", "uid", "resourceVersion",
@@ -2029,6 +2102,7 @@ static cJSON *scale_of(const struct api_resource *res, const cJSON *obj)
     cJSON *sc = cJSON_CreateObject(), *md, *x;
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     const char *sel = NULL;
+    struct strbuf selector = STRBUF_INIT;
 
     CHECK(sc && cJSON_AddStringToObject(sc, "kind", "Scale") &&
           cJSON_AddStringToObject(sc, "apiVersion", "autoscaling/v1"));
@@ -2044,10 +2118,17 @@ static cJSON *scale_of(const struct api_resource *res, const cJSON *obj)
         const cJSON *st = path_member((cJSON *)obj, res->scale_status_path, NULL);
         CHECK(cJSON_AddNumberToObject(x, "replicas", cJSON_IsNumber(st) ? st->valuedouble : 0));
     }
-    if (res->scale_selector_path)
-        sel = cJSON_GetStringValue(path_member((cJSON *)obj, res->scale_selector_path, NULL));
+    if (res->scale_selector_path) {
+        const cJSON *s = path_member((cJSON *)obj, res->scale_selector_path, NULL);
+        /* A built-in workload names its LabelSelector; a CRD a selector string. */
+        if (cJSON_IsObject(s) && api_selector_string(s, &selector) == 0)
+            sel = selector.buf;
+        else
+            sel = cJSON_GetStringValue(s);
+    }
     if (sel && *sel)
         CHECK(cJSON_AddStringToObject(x, "selector", sel));
+    strbuf_release(&selector);
     return sc;
 }
 
@@ -3294,13 +3375,13 @@ out:
     strbuf_release(&msg);
 }
 
-/* Without PodDisruptionBudgets (not served yet) every eviction deletes the pod. */
+/* An eviction deletes the pod unless a PodDisruptionBudget forbids it (disruption.h). */
 static void do_evict(struct call *c)
 {
-    cJSON *ev = read_sub_body(c, "Eviction"), *pod = NULL;
+    cJSON *ev = read_sub_body(c, "Eviction"), *pod = NULL, *refusal = NULL;
     struct webhook_attrs wa;
     uint64_t rv = 0;
-    int r;
+    int r, code = 0;
 
     if (!ev)
         return;
@@ -3315,7 +3396,21 @@ static void do_evict(struct call *c)
     wa.kind = "Eviction";
     if (!wh_mutate(c, &wa, &ev) || !wh_validate(c, &wa, ev))
         goto out;
-    r = c->dry_run ? 0 : store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
+    r = disruption_check_eviction(c->srv->store, pod, c->dry_run, (int64_t)time(NULL), &refusal,
+                                  &code);
+    if (r > 0) {
+        const cJSON *details = cJSON_GetObjectItemCaseSensitive(refusal, "details");
+        const cJSON *after = cJSON_GetObjectItemCaseSensitive(details, "retryAfterSeconds");
+        if (cJSON_IsNumber(after)) {
+            char buf[24];
+            (void)snprintf(buf, sizeof(buf), "%d", (int)after->valuedouble);
+            http_response_header(c->resp, "Retry-After", buf);
+        }
+        reply(c, code, refusal);
+        goto out;
+    }
+    if (r == 0)
+        r = c->dry_run ? 0 : store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
     if (r < 0)
         reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
                                      : api_status_from_errno(r, NULL, &c->target));

@@ -55,6 +55,19 @@ static const char *const scale_only[] = {"scale", NULL};
 static const char *const category_all[] = {"all", NULL};
 static const char *const category_api_extensions[] = {"api-extensions", NULL};
 
+/* The built-in resources of `kubectl get all` (their storages' Categories()). */
+static const struct {
+    const char *group, *plural;
+} category_all_members[] = {
+    {"", "pods"},
+    {"apps", "deployments"},
+    {"apps", "replicasets"},
+    {"apps", "statefulsets"},
+    {"apps", "daemonsets"},
+    {"batch", "jobs"},
+    {"batch", "cronjobs"},
+};
+
 static char *own(struct entry *e, char *s)
 {
     e->strs = xrealloc(e->strs, (e->nstrs + 1) * sizeof(char *));
@@ -121,8 +134,18 @@ static void add_kind(struct api_registry *r, const struct api_kind *k)
     for (size_t i = 0; i < ARRAY_SIZE(builtin_subresources); i++)
         if (!strcmp(builtin_subresources[i].plural, k->plural))
             e->res.subresources = builtin_subresources[i].subresources;
-    if (!strcmp(k->plural, "pods"))
-        e->res.categories = category_all;
+    if (k->scale_subresource) {
+        /* autoscaling/v1 Scale of apps/v1 workloads: replicas, and the selector as a string
+         * (the path names the LabelSelector object; scale_of formats it). */
+        e->res.subresources = k->status_subresource ? status_scale : scale_only;
+        e->res.scale_spec_path = ".spec.replicas";
+        e->res.scale_status_path = ".status.replicas";
+        e->res.scale_selector_path = ".spec.selector";
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(category_all_members); i++)
+        if (!strcmp(k->group, category_all_members[i].group) &&
+            !strcmp(k->plural, category_all_members[i].plural))
+            e->res.categories = category_all;
     if (!strcmp(k->plural, "apiservices"))
         e->res.categories = category_api_extensions;
     append(r, e);

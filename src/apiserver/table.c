@@ -22,6 +22,7 @@
 
 #include "api/api.h"
 #include "api/rfc3339.h"
+#include "apiserver/table_workloads.h"
 #include "base/base.h"
 #include "base/strbuf.h"
 
@@ -163,36 +164,6 @@ static const struct column lease_columns[] = {
     {"Age", "string", "", DESC_AGE, 0},
 };
 
-static const struct column event_columns[] = {
-    {"Last Seen", "string", "",
-     "The time at which the most recent occurrence of this event was recorded.", 0},
-    {"Type", "string", "",
-     "Type of this event (Normal, Warning), new types could be added in the "
-     "future",
-     0},
-    {"Reason", "string", "",
-     "This should be a short, machine understandable string that gives the reason for the "
-     "transition into the object's current status.",
-     0},
-    {"Object", "string", "", "The object that this event is about.", 0},
-    {"Subobject", "string", "",
-     "If referring to a piece of an object instead of an entire object, this string should "
-     "contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. "
-     "For example, if the object reference is to a container within a pod, this would take on a "
-     "value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container "
-     "that triggered the event) or if no container name is specified \"spec.containers[2]\" "
-     "(container with index 2 in this pod). This syntax is chosen only to have some "
-     "well-defined way of referencing a part of an object.",
-     1},
-    {"Source", "string", "",
-     "The component reporting this event. Should be a short machine understandable string.", 1},
-    {"Message", "string", "", "A human-readable description of the status of this operation.", 0},
-    {"First Seen", "string", "",
-     "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", 1},
-    {"Count", "string", "", "The number of times this event has occurred.", 1},
-    {"Name", "string", "name", DESC_NAME, 1},
-};
-
 /* The default table of registry/rest/table.go (what kube serves for kinds without a printer,
  * CustomResourceDefinitions among them): Name and the creation time as RFC 3339 text. */
 static const struct column default_columns[] = {
@@ -224,8 +195,8 @@ enum printer {
     PRINT_CONFIGMAP,
     PRINT_NAMESPACE,
     PRINT_LEASE,
-    PRINT_EVENT,
     PRINT_DEFAULT,
+    PRINT_WORKLOAD, /* table_workloads.h */
     PRINT_CRD,
 };
 
@@ -252,7 +223,6 @@ static const struct {
     {"", "ConfigMap", PRINT_CONFIGMAP, configmap_columns, ARRAY_SIZE(configmap_columns)},
     {"", "Namespace", PRINT_NAMESPACE, namespace_columns, ARRAY_SIZE(namespace_columns)},
     {"coordination.k8s.io", "Lease", PRINT_LEASE, lease_columns, ARRAY_SIZE(lease_columns)},
-    {"", "Event", PRINT_EVENT, event_columns, ARRAY_SIZE(event_columns)},
     {"apiextensions.k8s.io", "CustomResourceDefinition", PRINT_DEFAULT, default_columns,
      ARRAY_SIZE(default_columns)},
 };
@@ -390,7 +360,7 @@ static void human_since(int64_t now, int64_t sec, int32_t nsec, char buf[TABLE_D
 }
 
 /* translateTimestampSince: "<unknown>" for a zero (absent, empty, unparsable) time. */
-static void age_of(const cJSON *ts, int64_t now, char buf[TABLE_DURATION_MAX])
+void table_age(const cJSON *ts, int64_t now, char buf[TABLE_DURATION_MAX])
 {
     int64_t sec;
     int32_t nsec;
@@ -807,7 +777,7 @@ static void pod_cells(const cJSON *pod, int64_t now, cJSON *row, cJSON *cells)
         strbuf_addf(&sb, " (%s ago)", age);
     }
     push_str(cells, sb.buf);
-    age_of(get(meta, "creationTimestamp"), now, age);
+    table_age(get(meta, "creationTimestamp"), now, age);
     push_str(cells, age);
 
     /* Wide columns. The v1 -> internal conversion fills podIPs from podIP when it is empty. */
@@ -924,7 +894,7 @@ static void node_cells(const cJSON *node, int64_t now, cJSON *cells)
     strbuf_reset(&sb);
     node_roles(get(meta, "labels"), &sb);
     push_str(cells, sb.buf);
-    age_of(get(meta, "creationTimestamp"), now, age);
+    table_age(get(meta, "creationTimestamp"), now, age);
     push_str(cells, age);
     push_str(cells, str_or(get_str(info, "kubeletVersion"), ""));
     push_str(cells, node_address(st, "InternalIP"));
@@ -1060,73 +1030,14 @@ static void apiservice_cells(const cJSON *as, cJSON *cells, struct strbuf *sb)
     push_str(cells, sb->buf);
 }
 
-/* printEvent (printers.go, Wide as the server renders it): times fall back from lastTimestamp
- * to firstTimestamp to eventTime (series.lastObservedTime when a series is set), the count to
- * series.count or 1, the object to "<kind>/<name>" lower-cased kind, the source to
- * "component, host" or reportingController, reportingInstance. */
-static void event_cells(const cJSON *ev, int64_t now, cJSON *cells, struct strbuf *sb)
-{
-    const cJSON *inv = get(ev, "involvedObject"), *src = get(ev, "source");
-    const cJSON *series = get(ev, "series"), *first = get(ev, "firstTimestamp");
-    const cJSON *last = get(ev, "lastTimestamp");
-    const char *component = get_str(src, "component"), *host = get_str(src, "host");
-    const char *kind = str_or(get_str(inv, "kind"), ""), *name = get_str(inv, "name");
-    char first_s[TABLE_DURATION_MAX], last_s[TABLE_DURATION_MAX];
-    long long count = get_int(ev, "count");
-    const char *msg = str_or(get_str(ev, "message"), "");
-    size_t mlen;
-
-    if (cJSON_IsString(first) && *first->valuestring)
-        age_of(first, now, first_s);
-    else
-        age_of(get(ev, "eventTime"), now, first_s);
-    if (cJSON_IsString(last) && *last->valuestring)
-        age_of(last, now, last_s);
-    else
-        memcpy(last_s, first_s, sizeof(last_s));
-    if (cJSON_IsObject(series)) {
-        age_of(get(series, "lastObservedTime"), now, last_s);
-        count = get_int(series, "count");
-    } else if (count == 0) {
-        count = 1; /* singleton events of the events.k8s.io API have no count */
-    }
-    push_str(cells, last_s);
-    push_str(cells, str_or(get_str(ev, "type"), ""));
-    push_str(cells, str_or(get_str(ev, "reason"), ""));
-    strbuf_reset(sb);
-    for (const char *p = kind; *p; p++)
-        strbuf_addch(sb, (char)tolower((unsigned char)*p));
-    if (name && *name)
-        strbuf_addf(sb, "/%s", name);
-    push_str(cells, sb->buf);
-    push_str(cells, str_or(get_str(inv, "fieldPath"), ""));
-    if (!component || !*component)
-        component = get_str(ev, "reportingComponent");
-    if (!host || !*host)
-        host = get_str(ev, "reportingInstance");
-    strbuf_reset(sb);
-    strbuf_addstr(sb, str_or(component, ""));
-    if (host && *host)
-        strbuf_addf(sb, ", %s", host);
-    push_str(cells, sb->buf);
-    /* strings.TrimSpace */
-    while (*msg && strchr(" \t\n\r\v\f", *msg))
-        msg++;
-    mlen = strlen(msg);
-    while (mlen && strchr(" \t\n\r\v\f", msg[mlen - 1]))
-        mlen--;
-    strbuf_reset(sb);
-    strbuf_add(sb, msg, mlen);
-    push_str(cells, sb->buf);
-    push_str(cells, first_s);
-    push(cells, cJSON_CreateNumber((double)count));
-    push_str(cells, str_or(get_str(get(ev, "metadata"), "name"), ""));
-}
-
 static enum printer printer_of(const struct api_kind *k)
 {
+    size_t n;
+
     if (!k)
         return PRINT_GENERIC;
+    if (table_workload_columns(k, &n))
+        return PRINT_WORKLOAD;
     for (size_t i = 0; i < ARRAY_SIZE(printers); i++)
         if (k->group && !strcmp(k->group, printers[i].group) && !strcmp(k->kind, printers[i].kind))
             return printers[i].printer;
@@ -1147,9 +1058,9 @@ static cJSON *partial_metadata(const cJSON *obj)
     return p;
 }
 
-static cJSON *build(enum printer pr, const struct table_crd_column *crd_cols, size_t ncrd,
-                    const cJSON *const *objs, size_t n, const char *rv, const char *cont,
-                    int64_t now, enum table_include inc)
+static cJSON *build(enum printer pr, const struct api_kind *k,
+                    const struct table_crd_column *crd_cols, size_t ncrd, const cJSON *const *objs,
+                    size_t n, const char *rv, const char *cont, int64_t now, enum table_include inc)
 {
     struct strbuf sb = STRBUF_INIT;
     cJSON *t = must(cJSON_CreateObject()), *meta, *defs, *rows;
@@ -1173,6 +1084,13 @@ static cJSON *build(enum printer pr, const struct table_crd_column *crd_cols, si
         add_crd_columns(defs, crd_cols, ncrd);
     } else if (pr == PRINT_GENERIC) {
         add_columns(defs, generic_columns, ARRAY_SIZE(generic_columns));
+    } else if (pr == PRINT_WORKLOAD) {
+        size_t nc = 0;
+        const struct table_column *wc = table_workload_columns(k, &nc);
+        for (size_t i = 0; i < nc; i++) {
+            struct column col = {wc[i].name, wc[i].type, wc[i].format, wc[i].desc, wc[i].priority};
+            add_columns(defs, &col, 1);
+        }
     } else {
         for (size_t i = 0; i < ARRAY_SIZE(printers); i++)
             if (printers[i].printer == pr)
@@ -1201,63 +1119,63 @@ static cJSON *build(enum printer pr, const struct table_crd_column *crd_cols, si
             for (const struct table_crd_column *c = crd_cols; c < crd_cols + ncrd; c++)
                 push(cells, crd_cell(c, obj, now));
             break;
+        case PRINT_WORKLOAD:
+            table_workload_cells(k, obj, now, cells);
+            break;
         case PRINT_GENERIC:
             push_str(cells, str_or(get_str(om, "name"), ""));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_SECRET:
             push_str(cells, str_or(get_str(om, "name"), ""));
             secret_cells(obj, cells);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_SERVICE:
             push_str(cells, str_or(get_str(om, "name"), ""));
             service_cells(obj, cells, &sb);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             push_str(cells, or_none(&sb));
             break;
         case PRINT_ENDPOINTS:
             push_str(cells, str_or(get_str(om, "name"), ""));
             endpoints_cells(obj, cells, &sb);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_APISERVICE:
             push_str(cells, str_or(get_str(om, "name"), ""));
             apiservice_cells(obj, cells, &sb);
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_WEBHOOK_CONFIG:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push(cells, cJSON_CreateNumber((double)cJSON_GetArraySize(get(obj, "webhooks"))));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_CONFIGMAP:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push(cells, cJSON_CreateNumber((double)(cJSON_GetArraySize(get(obj, "data")) +
                                                     cJSON_GetArraySize(get(obj, "binaryData")))));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_NAMESPACE:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push_str(cells, str_or(get_str(get(obj, "status"), "phase"), ""));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             break;
         case PRINT_LEASE:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push_str(cells, str_or(get_str(get(obj, "spec"), "holderIdentity"), ""));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
-            break;
-        case PRINT_EVENT:
-            event_cells(obj, now, cells, &sb);
             break;
         case PRINT_DEFAULT: {
             /* metav1.Time in time.RFC3339, UTC; "" for a zero time as Go formats it */
@@ -1279,7 +1197,7 @@ static cJSON *build(enum printer pr, const struct table_crd_column *crd_cols, si
             push_str(cells, str_or(get_str(om, "name"), ""));
             push(cells, cJSON_CreateNumber((double)get_int(obj, "value")));
             push(cells, cJSON_CreateBool(get_true(obj, "globalDefault")));
-            age_of(get(om, "creationTimestamp"), now, age);
+            table_age(get(om, "creationTimestamp"), now, age);
             push_str(cells, age);
             push_str(cells, str_or(get_str(obj, "preemptionPolicy"), "<none>"));
             break;
@@ -1311,7 +1229,7 @@ cJSON *table_build(const struct api_kind *k, const cJSON *const *objs, size_t n,
                                                 .desc = k->columns[i].desc,
                                                 .json_path = k->columns[i].json_path};
     }
-    t = build(printer_of(k), cols, ncols, objs, n, rv, cont, now, inc);
+    t = build(printer_of(k), k, cols, ncols, objs, n, rv, cont, now, inc);
     free(cols);
     return t;
 }
@@ -1322,11 +1240,11 @@ cJSON *table_build_crd(const struct table_crd_column *cols, size_t ncols, const 
 {
     static const struct table_crd_column none;
 
-    return build(PRINT_CRD, ncols ? cols : &none, ncols, objs, n, rv, cont, now, inc);
+    return build(PRINT_CRD, NULL, ncols ? cols : &none, ncols, objs, n, rv, cont, now, inc);
 }
 
 cJSON *table_build_default(const cJSON *const *objs, size_t n, const char *rv, const char *cont,
                            int64_t now, enum table_include inc)
 {
-    return build(PRINT_DEFAULT, NULL, 0, objs, n, rv, cont, now, inc);
+    return build(PRINT_DEFAULT, NULL, NULL, 0, objs, n, rv, cont, now, inc);
 }

@@ -35,6 +35,10 @@ enum table_include {
  */
 size_t table_human_duration(int64_t seconds, char buf[TABLE_DURATION_MAX]);
 
+/* translateTimestampSince of an RFC 3339 string: the age at now (Unix seconds) as
+ * table_human_duration() writes it, "<unknown>" for an absent, empty or unparsable time. */
+void table_age(const cJSON *ts, int64_t now, char buf[TABLE_DURATION_MAX]);
+
 /*
  * Evaluates the JSONPath subset CRD printer columns use against obj and returns the value it
  * names (borrowed from obj), or NULL when it is absent or the path is malformed or outside the
@@ -70,6 +74,8 @@ const cJSON *table_jsonpath(const cJSON *obj, const char *path);
  *    Reason, Object, Message and, priority 1, Subobject, Source, First Seen, Count, Name, with
  *    printEvent's fallbacks between lastTimestamp, firstTimestamp, eventTime and series): the
  *    printers.go columns, rendered Wide as kube-apiserver renders them.
+ *  - the workload kinds (apps/v1, batch/v1, PodDisruptionBudget, EndpointSlice,
+ *    events.k8s.io Event): table_workloads.h.
  *  - a kind with printer columns (k->columns): as apiextensions' tableconvertor, Name and then
  *    every column in order. A "date" column renders the age of its timestamp ("<unknown>" for
  *    an empty string, "<invalid>" when it does not parse); a "string" column renders strings as

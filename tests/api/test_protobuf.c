@@ -484,8 +484,8 @@ static void test_errors(void **state)
 
     /* a kind without a table */
     meta(&raw, "d", "default", NULL);
-    envelope(&b, "apps/v1", "Deployment", &raw);
-    expect_error(&b, -ENOTSUP, 415, "kind Deployment in version apps/v1 cannot be decoded");
+    envelope(&b, "apps/v1", "StatefulSet", &raw);
+    expect_error(&b, -ENOTSUP, 415, "kind StatefulSet in version apps/v1 cannot be decoded");
     meta(&raw, "x", "", NULL);
     envelope(&b, "v2", "Namespace", &raw);
     expect_error(&b, -ENOTSUP, 415, "kind Namespace in version v2");
@@ -687,8 +687,9 @@ static void test_tables_match_schemas(void **state)
         strbuf_release(&path);
         checked++;
     }
-    /* Node, Pod, ConfigMap, Event, Namespace, Lease, Secret, Service, Endpoints, PriorityClass */
-    assert_int_equal(checked, 10);
+    /* Node, Pod, ConfigMap, Event, Namespace, Lease, Secret, Service, Endpoints, PriorityClass,
+     * PodDisruptionBudget, Deployment, Job, CronJob */
+    assert_int_equal(checked, 14);
 }
 
 int main(void)
