@@ -15,7 +15,9 @@ extern const struct api_kind api_kind_recommendation, api_kind_cluster_colocatio
     api_kind_node_metric, api_kind_node_slo, api_kind_node, api_kind_pod, api_kind_configmap,
     api_kind_event, api_kind_namespace, api_kind_lease, api_kind_secret, api_kind_service,
     api_kind_endpoints, api_kind_priority_class, api_kind_metrics_node_metric, api_kind_apiservice,
-    api_kind_mutating_webhook_configuration, api_kind_validating_webhook_configuration;
+    api_kind_mutating_webhook_configuration, api_kind_validating_webhook_configuration,
+    api_kind_role, api_kind_cluster_role, api_kind_role_binding, api_kind_cluster_role_binding,
+    api_kind_service_account;
 
 static const struct api_kind *const kinds[] = {
     &api_kind_recommendation,
@@ -39,6 +41,11 @@ static const struct api_kind *const kinds[] = {
     &api_kind_apiservice,
     &api_kind_mutating_webhook_configuration,
     &api_kind_validating_webhook_configuration,
+    &api_kind_role,
+    &api_kind_cluster_role,
+    &api_kind_role_binding,
+    &api_kind_cluster_role_binding,
+    &api_kind_service_account,
     NULL,
 };
 

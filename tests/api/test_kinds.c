@@ -103,8 +103,9 @@ static void test_kinds_round_trip(void **state)
         assert_non_null(api_kind_schema(k));
         assert_non_null(k->plural);
     }
-    /* 7 Koordinator CRD kinds, the manager's in-memory NodeMetric, 13 built-in ones */
-    assert_int_equal(n, 21);
+    /* 7 Koordinator CRD kinds, the manager's in-memory NodeMetric, 13 built-in ones, the four
+     * RBAC kinds and ServiceAccount */
+    assert_int_equal(n, 26);
     assert_string_equal(api_kind_api_version(kind("v1", "Pod"), av, sizeof(av)), "v1");
     assert_string_equal(
         api_kind_api_version(kind("scheduling.koordinator.sh/v1alpha1", "Reservation"), av,

@@ -687,8 +687,9 @@ static void test_tables_match_schemas(void **state)
         strbuf_release(&path);
         checked++;
     }
-    /* Node, Pod, ConfigMap, Event, Namespace, Lease, Secret, Service, Endpoints, PriorityClass */
-    assert_int_equal(checked, 10);
+    /* Node, Pod, ConfigMap, Event, Namespace, Lease, Secret, Service, Endpoints, PriorityClass,
+     * ServiceAccount, Role, ClusterRole, RoleBinding, ClusterRoleBinding */
+    assert_int_equal(checked, 15);
 }
 
 int main(void)
