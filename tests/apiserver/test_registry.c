@@ -88,9 +88,10 @@ static void test_builtins(void **state)
     doc = api_registry_group_list(r);
     {
         /* Every built-in group in registration order; each entry has one preferred version. */
-        const char *const want[] = {"coordination.k8s.io",    "scheduling.k8s.io",
-                                    "apiregistration.k8s.io", "admissionregistration.k8s.io",
-                                    "apiextensions.k8s.io",   "authentication.k8s.io"};
+        const char *const want[] = {"coordination.k8s.io",       "scheduling.k8s.io",
+                                    "apiregistration.k8s.io",    "admissionregistration.k8s.io",
+                                    "rbac.authorization.k8s.io", "apiextensions.k8s.io",
+                                    "authentication.k8s.io",     "authorization.k8s.io"};
         const cJSON *groups = cJSON_GetObjectItem(doc, "groups");
         assert_int_equal(cJSON_GetArraySize(groups), ARRAY_SIZE(want));
         for (size_t i = 0; i < ARRAY_SIZE(want); i++)
