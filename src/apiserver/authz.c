@@ -649,7 +649,8 @@ int api_authz_admit(struct api_authz *az, const struct api_user *u, const struct
         bool cluster = kind && !strcmp(kind, "ClusterRole");
         if (!kind || !rname)
             goto out; /* validation refuses it */
-        if (may(az, u, "bind", cluster ? "clusterroles" : "roles", cluster ? "" : ns, rname))
+        /* bindingAuthorized: `bind` asked in the binding's namespace, whatever the role's. */
+        if (may(az, u, "bind", cluster ? "clusterroles" : "roles", ns, rname))
             goto out;
         role_obj = rbac_role(s, ns, kind, rname);
         if (!role_obj) {
