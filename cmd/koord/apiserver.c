@@ -244,7 +244,7 @@ int cmd_apiserver(int argc, char **argv)
     }
     apiserver_require_client_certs(api, true);
     apiserver_set_tokens(api, tokens);
-    if (authz_mode && (r = apiserver_set_authorization_mode(api, authz_mode, &why)) < 0) {
+    if (authz_mode && apiserver_set_authorization_mode(api, authz_mode, &why) < 0) {
         log_error("apiserver", "--authorization-mode \"%s\": %s", authz_mode, why.buf);
         goto out;
     }

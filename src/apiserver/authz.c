@@ -25,7 +25,7 @@
 #include "http/server.h"
 
 #define MAX_MODES     4
-#define MAX_IMP       64 /* Impersonate-Group / -Extra values one request may carry */
+#define MAX_IMP       ((size_t)64) /* Impersonate-Group / -Extra values one request may carry */
 #define SA_PREFIX     "system:serviceaccount:"
 #define MASTERS_GROUP "system:masters"
 
@@ -490,7 +490,7 @@ int api_authz_impersonate(struct api_authz *az, const struct http_request *req, 
     if (!user && !ngroups && !uid && !ex.n)
         goto out;
     if (ngroups > MAX_IMP || ex.too_many) {
-        strbuf_addf(why, "at most %d Impersonate-Group and Impersonate-Extra headers", MAX_IMP);
+        strbuf_addf(why, "at most %zu Impersonate-Group and Impersonate-Extra headers", MAX_IMP);
         r = -EINVAL;
         goto out;
     }

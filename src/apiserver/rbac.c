@@ -163,6 +163,8 @@ static bool has(const cJSON *list, const char *v)
 {
     const cJSON *e;
 
+    if (!v)
+        return false;
     cJSON_ArrayForEach(e, list) if (cJSON_IsString(e) && !strcmp(e->valuestring, v)) return true;
     return false;
 }
@@ -378,10 +380,12 @@ void rbac_rules_for(const struct rbac_snapshot *s, const struct api_user *u, con
 
 static bool covers_resource(const cJSON *owner, const char *res)
 {
-    const char *slash = strchr(res, '/');
+    const char *slash = res ? strchr(res, '/') : NULL;
     struct strbuf b = STRBUF_INIT;
     bool ok;
 
+    if (!res)
+        return false;
     if (has(owner, "*") || has(owner, res))
         return true;
     if (!slash)
@@ -489,10 +493,14 @@ bool rbac_rules_cover(const cJSON *owner, const cJSON *rules, struct strbuf *mis
 
 /* ---- aggregation (pkg/controller/clusterroleaggregation) ---- */
 
+struct cr {
+    char *key;
+    cJSON *obj;
+    uint64_t rv;
+};
+
 struct cr_list {
-    char **keys;
-    cJSON **objs;
-    uint64_t *rvs;
+    struct cr *v;
     size_t n, alloc;
 };
 
@@ -505,25 +513,19 @@ static int list_cr(const struct store_item *it, void *ud)
         return 0;
     if (l->n == l->alloc) {
         l->alloc = l->alloc ? l->alloc * 2 : 32;
-        l->keys = xrealloc(l->keys, l->alloc * sizeof(*l->keys));
-        l->objs = xrealloc(l->objs, l->alloc * sizeof(*l->objs));
-        l->rvs = xrealloc(l->rvs, l->alloc * sizeof(*l->rvs));
+        l->v = xrealloc(l->v, l->alloc * sizeof(*l->v));
     }
-    l->keys[l->n] = xstrdup(it->key);
-    l->objs[l->n] = o;
-    l->rvs[l->n++] = it->rv;
+    l->v[l->n++] = (struct cr){xstrdup(it->key), o, it->rv};
     return 0;
 }
 
 static void cr_list_release(struct cr_list *l)
 {
     for (size_t i = 0; i < l->n; i++) {
-        free(l->keys[i]);
-        cJSON_Delete(l->objs[i]);
+        free(l->v[i].key);
+        cJSON_Delete(l->v[i].obj);
     }
-    free(l->keys);
-    free(l->objs);
-    free(l->rvs);
+    free(l->v);
     *l = (struct cr_list){0};
 }
 
@@ -565,7 +567,7 @@ static int aggregate_pass(struct store *store)
 
     r = store_list(store, CR_PREFIX, NULL, 0, list_cr, &l, NULL);
     for (size_t i = 0; r >= 0 && i < l.n; i++) {
-        const cJSON *agg = cJSON_GetObjectItemCaseSensitive(l.objs[i], "aggregationRule");
+        const cJSON *agg = cJSON_GetObjectItemCaseSensitive(l.v[i].obj, "aggregationRule");
         const cJSON *sels = cJSON_GetObjectItemCaseSensitive(agg, "clusterRoleSelectors");
         cJSON *rules, *old;
 
@@ -574,27 +576,27 @@ static int aggregate_pass(struct store *store)
         CHECK(rules = cJSON_CreateArray());
         for (size_t j = 0; j < l.n; j++) {
             const cJSON *rule;
-            if (j == i || !selected(sels, l.objs[j]))
+            if (j == i || !selected(sels, l.v[j].obj))
                 continue;
-            cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(l.objs[j], "rules"))
+            cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(l.v[j].obj, "rules"))
             {
                 if (!rule_listed(rules, rule))
                     CHECK(cJSON_AddItemToArray(rules, cJSON_Duplicate(rule, true)));
             }
         }
-        old = cJSON_GetObjectItemCaseSensitive(l.objs[i], "rules");
+        old = cJSON_GetObjectItemCaseSensitive(l.v[i].obj, "rules");
         if ((old ? cJSON_Compare(old, rules, true) : cJSON_GetArraySize(rules) == 0)) {
             cJSON_Delete(rules);
             continue;
         }
-        cJSON_DeleteItemFromObjectCaseSensitive(l.objs[i], "rules");
+        cJSON_DeleteItemFromObjectCaseSensitive(l.v[i].obj, "rules");
         if (cJSON_GetArraySize(rules))
-            CHECK(cJSON_AddItemToObject(l.objs[i], "rules", rules));
+            CHECK(cJSON_AddItemToObject(l.v[i].obj, "rules", rules));
         else
             cJSON_Delete(rules);
         strbuf_reset(&val);
-        CHECK(json_print(l.objs[i], &val) == 0);
-        r = store_update(store, l.keys[i], val.buf, val.len, l.rvs[i], NULL);
+        CHECK(json_print(l.v[i].obj, &val) == 0);
+        r = store_update(store, l.v[i].key, val.buf, val.len, l.v[i].rv, NULL);
         if (r == -ESTALE || r == -ENOENT)
             r = 0; /* changed meanwhile: that write aggregates again */
         else if (r >= 0)

@@ -13,7 +13,7 @@
 #include "apiserver/satoken.h"
 #include "base/base.h"
 
-#define MAX_AUDIENCES 64
+#define MAX_AUDIENCES ((size_t)64)
 
 const struct api_review_kind api_review_kinds[] = {
     {"authentication.k8s.io", "tokenreviews", "TokenReview", false},

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include "base/base64.h"
 #include "codec/codec.h"
 
-#define KEY_LEN   32
+#define KEY_LEN   ((size_t)32)
 #define LEEWAY    60
 #define MAX_TOKEN 16384
 
@@ -94,7 +95,7 @@ int api_satokens_load_key(const char *path, struct strbuf *key)
         r = -errno;
         goto out;
     }
-    if (write(fd, hex, 2 * KEY_LEN + 1) != 2 * KEY_LEN + 1)
+    if (write(fd, hex, 2 * KEY_LEN + 1) != (ssize_t)(2 * KEY_LEN + 1))
         r = -EIO;
     if (close(fd) < 0 && r == 0)
         r = -errno;
@@ -133,8 +134,7 @@ void api_satokens_issue(const struct api_satokens *s, const char *ns, const char
             strbuf_addch(&claims, ',');
         strbuf_add_json_str(&claims, audiences[i]);
     }
-    strbuf_addf(&claims, "],\"exp\":%lld,\"iat\":%lld,\"iss\":", (long long)(now + seconds),
-                (long long)now);
+    strbuf_addf(&claims, "],\"exp\":%" PRId64 ",\"iat\":%" PRId64 ",\"iss\":", now + seconds, now);
     strbuf_add_json_str(&claims, API_SA_ISSUER);
     strbuf_addf(&claims, ",\"jti\":\"%s\",\"kubernetes.io\":{\"namespace\":", jti);
     strbuf_add_json_str(&claims, ns);
@@ -142,7 +142,7 @@ void api_satokens_issue(const struct api_satokens *s, const char *ns, const char
     strbuf_add_json_str(&claims, name);
     strbuf_addstr(&claims, ",\"uid\":");
     strbuf_add_json_str(&claims, uid);
-    strbuf_addf(&claims, "}},\"nbf\":%lld,\"sub\":", (long long)now);
+    strbuf_addf(&claims, "}},\"nbf\":%" PRId64 ",\"sub\":", now);
     strbuf_addf(&sub, "system:serviceaccount:%s:%s", ns, name);
     strbuf_add_json_str(&claims, sub.buf);
     strbuf_addch(&claims, '}');

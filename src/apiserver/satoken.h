@@ -28,7 +28,7 @@
 #define API_SA_MIN_EXPIRATION     600
 #define API_SA_DEFAULT_EXPIRATION 3600
 /* The longest koord issues (kube's --service-account-max-token-expiration is unset: 2^32 s). */
-#define API_SA_MAX_EXPIRATION (48 * 3600)
+#define API_SA_MAX_EXPIRATION ((int64_t)48 * 3600)
 
 struct api_satokens;
 
