@@ -30,6 +30,7 @@
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
 #include "apiserver/reviews.h"
+#include "apiserver/serviceaccounts.h"
 #include "apiserver/status.h"
 #include "apiserver/store.h"
 #include "apiserver/table.h"
@@ -3114,10 +3115,25 @@ int apiserver_set_authorization_mode(struct apiserver *s, const char *modes, str
     return r;
 }
 
+/* The default ServiceAccounts (serviceaccounts.h), when service-account tokens are on. */
+static void ensure_default_serviceaccounts(struct apiserver *s)
+{
+    char ts[RFC3339_STR_MAX];
+    int r;
+
+    if (!s->sat)
+        return;
+    (void)rfc3339_format((int64_t)time(NULL), ts);
+    r = api_serviceaccounts_ensure_defaults(s->store, ts, apiserver_random_uid);
+    if (r < 0)
+        log_warn("apiserver", "cannot create default service accounts: %s, ignoring", err_str(r));
+}
+
 void apiserver_set_satokens(struct apiserver *s, struct api_satokens *sat)
 {
     s->sat = sat;
     api_authz_set_satokens(s->authz, sat);
+    ensure_default_serviceaccounts(s);
 }
 
 /* The options kind a write verb's dryRun belongs to, as kube-apiserver names it in errors. */
@@ -3474,6 +3490,8 @@ out:
         aggregator_note_write(c.srv->agg, c.res->group, c.res->plural);
         webhooks_note_write(c.srv->webhooks, c.res->group, c.res->plural);
         api_authz_note_write(c.srv->authz, c.res->group, c.res->plural);
+        if (!*c.res->group && !strcmp(c.res->plural, "namespaces"))
+            ensure_default_serviceaccounts(c.srv);
     }
     record(&c, start);
     if (c.srv->auth && c.srv->auth->release && c.user.name)

@@ -87,7 +87,8 @@ void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens);
 int apiserver_set_authorization_mode(struct apiserver *s, const char *modes, struct strbuf *why);
 
 /* Issues (serviceaccounts/<name>/token) and accepts service-account tokens with sat (borrowed;
- * must outlive the server; satoken.h). Without it TokenRequest answers 500. */
+ * must outlive the server; satoken.h), and from now on keeps a `default` ServiceAccount in every
+ * namespace (serviceaccounts.h). Without it TokenRequest answers 500. */
 struct api_satokens;
 void apiserver_set_satokens(struct apiserver *s, struct api_satokens *sat);
 

@@ -147,6 +147,13 @@ k create clusterrolebinding bob-view --clusterrole=view --user=bob
 k auth can-i get nodes --as=bob
 expect_out "yes" "bob reads nodes through view"
 
+# Every namespace has its default ServiceAccount, new ones too.
+k get serviceaccount default -n kube-system -o name
+expect_out "serviceaccount/default" "default account of kube-system"
+k create namespace team-x
+k get serviceaccount default -n team-x -o name
+expect_out "serviceaccount/default" "default account of a new namespace"
+
 # ServiceAccount tokens: kubectl create token, then the token as credentials.
 k create serviceaccount robot -n default
 expect_rc 0 "create serviceaccount"
