@@ -42,6 +42,8 @@ struct api_user {
     const char *uid;           /* "" for certificate users */
     const char *const *groups; /* NULL-terminated, without system:authenticated; may be NULL */
     const char *const *extra;  /* NULL-terminated key, value, key, value...; may be NULL */
+    bool groups_exact;         /* system:authenticated only when listed in groups (the user a
+                                  SubjectAccessReview names is taken as it is given) */
     void *priv;                /* an external authenticator's (apiserver.h), else NULL */
 };
 

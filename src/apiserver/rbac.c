@@ -232,7 +232,7 @@ bool rbac_rule_allows(const cJSON *rule, const struct api_reqinfo *ri)
 
 bool rbac_user_in_group(const struct api_user *u, const char *group)
 {
-    if (!strcmp(group, "system:authenticated"))
+    if (!strcmp(group, "system:authenticated") && !u->groups_exact)
         return strcmp(u->name, "system:anonymous") != 0;
     for (const char *const *g = u->groups; g && *g; g++)
         if (!strcmp(*g, group))

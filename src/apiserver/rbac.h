@@ -56,7 +56,8 @@ struct rbac_snapshot *rbac_snapshot_unref(struct rbac_snapshot *s);
 /* Whether one PolicyRule allows the request (RuleAllows). */
 bool rbac_rule_allows(const cJSON *rule, const struct api_reqinfo *ri);
 
-/* Whether u belongs to group: every authenticated user is in system:authenticated. */
+/* Whether u belongs to group: every authenticated user is in system:authenticated (unless
+ * u->groups_exact). */
 bool rbac_user_in_group(const struct api_user *u, const char *group);
 
 /*

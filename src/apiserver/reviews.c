@@ -182,8 +182,11 @@ static int access_review(struct api_authz *az, const struct api_resource *res,
                 extra[n++] = v->valuestring;
             }
         }
-        u = (struct api_user){
-            .name = str(spec, "user"), .uid = str(spec, "uid"), .groups = groups, .extra = extra};
+        u = (struct api_user){.name = str(spec, "user"),
+                              .uid = str(spec, "uid"),
+                              .groups = groups,
+                              .extra = extra,
+                              .groups_exact = true};
     }
     *ret = answer(body, &status);
     decide(az, &u, &ri, status);

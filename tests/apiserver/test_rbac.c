@@ -248,6 +248,12 @@ static void test_groups(void **state)
     assert_false(rbac_user_in_group(&u, "c"));
     assert_true(rbac_user_in_group(&u, "system:authenticated"));
     assert_false(rbac_user_in_group(&anon, "system:authenticated"));
+    {
+        /* a SubjectAccessReview's user has only the groups it lists */
+        const struct api_user exact = {.name = "u", .groups = g, .groups_exact = true};
+        assert_false(rbac_user_in_group(&exact, "system:authenticated"));
+        assert_true(rbac_user_in_group(&exact, "a"));
+    }
 }
 
 static void test_cover(void **state)
