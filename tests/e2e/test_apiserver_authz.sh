@@ -66,6 +66,9 @@ k create role pod-reader --verb=get,list,watch --resource=pods -n default
 expect_rc 0 "create role"
 k create rolebinding alice-reads --role=pod-reader --user=alice -n default
 expect_rc 0 "create rolebinding"
+k get rolebinding alice-reads -n default -o wide
+expect_out "Role/pod-reader" "rolebinding's ROLE column"
+expect_out "alice" "rolebinding's USERS column"
 as_alice get pods -n default
 expect_rc 0 "alice lists pods with the role"
 as_alice auth can-i list pods
