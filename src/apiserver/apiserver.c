@@ -3292,6 +3292,7 @@ static bool admit_user(struct call *c)
         ok = true;
         break;
     case API_AUTHZ_DECISION_DENY:
+    case API_AUTHZ_DECISION_NO_OPINION:
         /* The health and version endpoints stay open to everyone, as Kubernetes serves them. */
         ok = !c->ri.is_resource && is_open_path(http_request_path(c->req));
         break;

@@ -199,7 +199,7 @@ enum api_authz_decision api_authz_decide(struct api_authz *az, const struct api_
             return API_AUTHZ_DECISION_DENY;
         }
     }
-    return API_AUTHZ_DECISION_DENY;
+    return API_AUTHZ_DECISION_NO_OPINION;
 }
 
 /* Appends a rule; each argument is a comma-separated list or NULL. */
@@ -603,7 +603,9 @@ static bool may(struct api_authz *az, const struct api_user *u, const char *verb
                              .subresource = (char *)"",
                              .name = (char *)name};
 
-    return api_authz_decide(az, u, &ri, NULL) != API_AUTHZ_DECISION_DENY;
+    enum api_authz_decision d = api_authz_decide(az, u, &ri, NULL);
+
+    return d == API_AUTHZ_DECISION_ALLOW || d == API_AUTHZ_DECISION_ALLOW_CHECK_OBJECTS;
 }
 
 int api_authz_admit(struct api_authz *az, const struct api_user *u, const struct api_resource *res,

@@ -62,7 +62,8 @@ void api_authz_set_satokens(struct api_authz *az, struct api_satokens *sat);
 enum api_authz_decision {
     API_AUTHZ_DECISION_ALLOW,
     API_AUTHZ_DECISION_ALLOW_CHECK_OBJECTS, /* the node rule: every object must be about it */
-    API_AUTHZ_DECISION_DENY,
+    API_AUTHZ_DECISION_DENY,                /* a mode refused it (the node rule, AlwaysDeny) */
+    API_AUTHZ_DECISION_NO_OPINION,          /* no mode decided: refused too, but not explicitly */
 };
 
 /*

@@ -140,7 +140,12 @@ static void decide(struct api_authz *az, const struct api_user *u, const struct 
     struct strbuf reason = STRBUF_INIT;
     enum api_authz_decision d = api_authz_decide(az, u, ri, &reason);
 
-    CHECK(cJSON_AddBoolToObject(status, "allowed", d != API_AUTHZ_DECISION_DENY));
+    /* denied: an authorizer refused it, rather than none allowing it. */
+    CHECK(cJSON_AddBoolToObject(status, "allowed",
+                                d == API_AUTHZ_DECISION_ALLOW ||
+                                    d == API_AUTHZ_DECISION_ALLOW_CHECK_OBJECTS));
+    if (d == API_AUTHZ_DECISION_DENY)
+        CHECK(cJSON_AddBoolToObject(status, "denied", true));
     if (reason.len)
         CHECK(cJSON_AddStringToObject(status, "reason", reason.buf));
     strbuf_release(&reason);

@@ -126,6 +126,7 @@ static void test_access_reviews(void **state)
                             &a, &errs, &why),
                      0);
     assert_false(bool_at(a, "status", "allowed"));
+    assert_true(bool_at(a, "status", "denied")); /* the node rule refuses, explicitly */
     assert_non_null(cJSON_GetObjectItem(a, "metadata"));
     cJSON_Delete(a);
     assert_int_equal(review(e, "SubjectAccessReview", NULL,
