@@ -12,6 +12,7 @@
 
 #include "apiserver/aggregator.h"
 #include "apiserver/pki.h"
+#include "apiserver/satoken.h"
 #include "apiserver/store.h"
 #include "apiserver/store_cache.h"
 #include "apiserver/store_sqlite.h"
@@ -30,6 +31,8 @@ static const char usage[] =
     "                       [--proxy-client-cert-file FILE --proxy-client-key-file FILE]\n"
     "                       [--requestheader-allowed-names NAMES] [--log-level LEVEL]\n"
     "                       [--max-connections N] [--max-connections-per-address N]\n"
+    "                       [--authorization-mode MODES]\n"
+    "                       [--service-account-signing-key-file FILE]\n"
     "\n"
     "Serves a Kubernetes-compatible API over HTTPS with SQLite storage, for running koord\n"
     "without a cluster, and proxies the group-versions APIServices register (aggregation).\n"
@@ -52,6 +55,14 @@ static const char usage[] =
     "  --requestheader-allowed-names NAMES\n"
     "                          comma-separated CNs extension servers accept as front proxy\n"
     "                          (default front-proxy-client; \"\" = any)\n"
+    "  --authorization-mode MODES\n"
+    "                          comma-separated authorizers tried in order: Node, RBAC,\n"
+    "                          AlwaysAllow, AlwaysDeny (default Node,AlwaysAllow: every\n"
+    "                          authenticated user but a node may do everything); Node,RBAC is\n"
+    "                          kube-apiserver's, and creates its bootstrap roles\n"
+    "  --service-account-signing-key-file FILE\n"
+    "                          HMAC key (64 hex digits) for service-account tokens (default\n"
+    "                          DIR/pki/sa.key, generated when missing)\n"
     "  --log-level LEVEL       error, warn, info (default) or debug\n"
     "  --max-connections N     open connections at most (default: what the open-file limit\n"
     "                          allows; the limit is raised to its hard maximum at start)\n"
@@ -121,13 +132,18 @@ int cmd_apiserver(int argc, char **argv)
         {"requestheader-allowed-names", required_argument, NULL, 'N'},
         {"log-level", required_argument, NULL, 'L'},
         {"max-connections", required_argument, NULL, 'M'},
-        {"max-connections-per-address", required_argument, NULL, 'A'},
+        {"max-connections-per-address", required_argument, NULL, 'X'},
+        {"authorization-mode", required_argument, NULL, 'A'},
+        {"service-account-signing-key-file", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *data_dir = ".koord/apiserver", *listen = "127.0.0.1:6443", *ready = NULL,
                *kubeconfig = NULL, *token_file = NULL, *rh_ca_file = NULL, *proxy_cert = NULL,
-               *proxy_key = NULL, *allowed = "front-proxy-client";
+               *proxy_key = NULL, *allowed = "front-proxy-client", *authz_mode = NULL,
+               *sa_key_file = NULL;
+    struct strbuf sa_key = STRBUF_INIT, sa_path = STRBUF_INIT, why = STRBUF_INIT;
+    struct api_satokens *sat = NULL;
     struct strbuf rh_ca = STRBUF_INIT, cert_path = STRBUF_INIT, key_path = STRBUF_INIT;
     struct strbuf work = STRBUF_INIT;
     struct aggregator_opts ao = {0};
@@ -177,6 +193,12 @@ int cmd_apiserver(int argc, char **argv)
         case 'N':
             allowed = optarg;
             break;
+        case 'A':
+            authz_mode = optarg;
+            break;
+        case 'S':
+            sa_key_file = optarg;
+            break;
         case 'L':
             if (log_set_level(optarg) < 0) {
                 (void)fprintf(stderr, "koord apiserver: unknown log level \"%s\"\n", optarg);
@@ -184,7 +206,7 @@ int cmd_apiserver(int argc, char **argv)
             }
             break;
         case 'M':
-        case 'A':
+        case 'X':
             if (cmd_parse_conn_limit("koord apiserver",
                                      c == 'M' ? "max-connections" : "max-connections-per-address",
                                      optarg, &o) < 0)
@@ -238,6 +260,21 @@ int cmd_apiserver(int argc, char **argv)
     }
     apiserver_require_client_certs(api, true);
     apiserver_set_tokens(api, tokens);
+    if (authz_mode && apiserver_set_authorization_mode(api, authz_mode, &why) < 0) {
+        log_error("apiserver", "--authorization-mode \"%s\": %s", authz_mode, why.buf);
+        goto out;
+    }
+    if (sa_key_file)
+        strbuf_addstr(&sa_path, sa_key_file);
+    else
+        strbuf_addf(&sa_path, "%s/pki/sa.key", data_dir);
+    if ((r = api_satokens_load_key(sa_path.buf, &sa_key)) < 0 ||
+        !(sat = api_satokens_new(sa_key.buf, sa_key.len))) {
+        log_error("apiserver", "cannot load the service-account key \"%s\": %s", sa_path.buf,
+                  r < 0 ? err_str(r) : "too short");
+        goto out;
+    }
+    apiserver_set_satokens(api, sat);
     if (want_rh_ca && (r = codec_read_file(rh_ca_file, 1 << 20, &rh_ca)) < 0) {
         log_error("apiserver", "cannot read --requestheader-client-ca-file \"%s\": %s", rh_ca_file,
                   err_str(r));
@@ -302,11 +339,17 @@ out:
     http_server_stop(http);
     apiserver_free(api);
     api_tokens_free(tokens);
+    api_satokens_free(sat);
     store_close(store);
     store_close(db);
     apiserver_pki_release(&pki);
     free_names(names);
     strbuf_release(&rh_ca);
+    if (sa_key.len)
+        explicit_bzero(sa_key.buf, sa_key.len);
+    strbuf_release(&sa_key);
+    strbuf_release(&sa_path);
+    strbuf_release(&why);
     strbuf_release(&cert_path);
     strbuf_release(&key_path);
     strbuf_release(&work);

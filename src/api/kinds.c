@@ -18,7 +18,8 @@ extern const struct api_kind api_kind_recommendation, api_kind_cluster_colocatio
     api_kind_mutating_webhook_configuration, api_kind_validating_webhook_configuration,
     api_kind_deployment, api_kind_replica_set, api_kind_stateful_set, api_kind_daemon_set,
     api_kind_controller_revision, api_kind_job, api_kind_cron_job, api_kind_pod_disruption_budget,
-    api_kind_events_event, api_kind_endpoint_slice;
+    api_kind_events_event, api_kind_endpoint_slice, api_kind_role, api_kind_cluster_role,
+    api_kind_role_binding, api_kind_cluster_role_binding, api_kind_service_account;
 
 static const struct api_kind *const kinds[] = {
     &api_kind_recommendation,
@@ -52,6 +53,11 @@ static const struct api_kind *const kinds[] = {
     &api_kind_pod_disruption_budget,
     &api_kind_events_event,
     &api_kind_endpoint_slice,
+    &api_kind_role,
+    &api_kind_cluster_role,
+    &api_kind_role_binding,
+    &api_kind_cluster_role_binding,
+    &api_kind_service_account,
     NULL,
 };
 

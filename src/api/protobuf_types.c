@@ -387,6 +387,61 @@ MSG(pdb_status, "PodDisruptionBudgetStatus", I64(1, "observedGeneration"),
     MR(7, "conditions", condition));
 MSG(pdb, "PodDisruptionBudget", M(1, "metadata", object_meta), M(2, "spec", pdb_spec),
     M(3, "status", pdb_status));
+/* ---- rbac.authorization.k8s.io/v1 ---- */
+
+MSG(policy_rule, "PolicyRule", SR(1, "verbs"), SR(2, "apiGroups"), SR(3, "resources"),
+    SR(4, "resourceNames"), SR(5, "nonResourceURLs"));
+MSG(aggregation_rule, "AggregationRule", MR(1, "clusterRoleSelectors", label_selector));
+MSG(role, "Role", M(1, "metadata", object_meta), MR(2, "rules", policy_rule));
+MSG(cluster_role, "ClusterRole", M(1, "metadata", object_meta), MR(2, "rules", policy_rule),
+    MP(3, "aggregationRule", aggregation_rule));
+MSG(rbac_subject, "Subject", SA(1, "kind"), S(2, "apiGroup"), SA(3, "name"), S(4, "namespace"));
+MSG(role_ref, "RoleRef", SA(1, "apiGroup"), SA(2, "kind"), SA(3, "name"));
+MSG(role_binding, "RoleBinding", M(1, "metadata", object_meta), MR(2, "subjects", rbac_subject),
+    M(3, "roleRef", role_ref));
+
+/* ---- authorization.k8s.io/v1 and authentication.k8s.io/v1 reviews ---- */
+
+MSG(resource_attributes, "ResourceAttributes", S(1, "namespace"), S(2, "verb"), S(3, "group"),
+    S(4, "version"), S(5, "resource"), S(6, "subresource"), S(7, "name"),
+    NT(8, "fieldSelector", "FieldSelectorAttributes"),
+    NT(9, "labelSelector", "LabelSelectorAttributes"));
+MSG(non_resource_attributes, "NonResourceAttributes", S(1, "path"), S(2, "verb"));
+MSG(sar_spec, "SubjectAccessReviewSpec", MP(1, "resourceAttributes", resource_attributes),
+    MP(2, "nonResourceAttributes", non_resource_attributes), S(3, "user"), SR(4, "groups"),
+    NTR(5, "extra", "ExtraValue"), S(6, "uid"));
+MSG(ssar_spec, "SelfSubjectAccessReviewSpec", MP(1, "resourceAttributes", resource_attributes),
+    MP(2, "nonResourceAttributes", non_resource_attributes));
+MSG(sar_status, "SubjectAccessReviewStatus", BA(1, "allowed"), B(4, "denied"), S(2, "reason"),
+    S(3, "evaluationError"));
+MSG(sar, "SubjectAccessReview", M(1, "metadata", object_meta), M(2, "spec", sar_spec),
+    M(3, "status", sar_status));
+MSG(ssar, "SelfSubjectAccessReview", M(1, "metadata", object_meta), M(2, "spec", ssar_spec),
+    M(3, "status", sar_status));
+MSG(resource_rule, "ResourceRule", SR(1, "verbs"), SR(2, "apiGroups"), SR(3, "resources"),
+    SR(4, "resourceNames"));
+MSG(non_resource_rule, "NonResourceRule", SR(1, "verbs"), SR(2, "nonResourceURLs"));
+MSG(ssrr_spec, "SelfSubjectRulesReviewSpec", S(1, "namespace"));
+MSG(srr_status, "SubjectRulesReviewStatus", MR(1, "resourceRules", resource_rule),
+    MR(2, "nonResourceRules", non_resource_rule), BA(3, "incomplete"), S(4, "evaluationError"));
+MSG(ssrr, "SelfSubjectRulesReview", M(1, "metadata", object_meta), M(2, "spec", ssrr_spec),
+    M(3, "status", srr_status));
+MSG(user_info, "UserInfo", S(1, "username"), S(2, "uid"), SR(3, "groups"),
+    NTR(4, "extra", "ExtraValue"));
+MSG(ssr_status, "SelfSubjectReviewStatus", MP(1, "userInfo", user_info));
+MSG(ssr, "SelfSubjectReview", M(1, "metadata", object_meta), M(2, "status", ssr_status));
+MSG(token_review_spec, "TokenReviewSpec", S(1, "token"), SR(2, "audiences"));
+MSG(token_review_status, "TokenReviewStatus", B(1, "authenticated"), M(2, "user", user_info),
+    SR(4, "audiences"), S(3, "error"));
+MSG(token_review, "TokenReview", M(1, "metadata", object_meta), M(2, "spec", token_review_spec),
+    M(3, "status", token_review_status));
+MSG(bound_object_reference, "BoundObjectReference", S(1, "kind"), S(2, "apiVersion"), S(3, "name"),
+    S(4, "uid"));
+MSG(token_request_spec, "TokenRequestSpec", SR(1, "audiences"), I64P(4, "expirationSeconds"),
+    MP(3, "boundObjectRef", bound_object_reference));
+MSG(token_request_status, "TokenRequestStatus", SA(1, "token"), T(2, "expirationTimestamp"));
+MSG(token_request, "TokenRequest", M(1, "metadata", object_meta), M(2, "spec", token_request_spec),
+    M(3, "status", token_request_status));
 
 const struct protobuf_kind protobuf_kinds[] = {
     {"", "Namespace", &namespace},
@@ -407,6 +462,17 @@ const struct protobuf_kind protobuf_kinds[] = {
     {"batch", "Job", &job},
     {"batch", "CronJob", &cron_job},
     {"coordination.k8s.io", "Lease", &lease},
+    {"rbac.authorization.k8s.io", "Role", &role},
+    {"rbac.authorization.k8s.io", "ClusterRole", &cluster_role},
+    {"rbac.authorization.k8s.io", "RoleBinding", &role_binding},
+    {"rbac.authorization.k8s.io", "ClusterRoleBinding", &role_binding},
+    {"authorization.k8s.io", "SubjectAccessReview", &sar},
+    {"authorization.k8s.io", "LocalSubjectAccessReview", &sar},
+    {"authorization.k8s.io", "SelfSubjectAccessReview", &ssar},
+    {"authorization.k8s.io", "SelfSubjectRulesReview", &ssrr},
+    {"authentication.k8s.io", "SelfSubjectReview", &ssr},
+    {"authentication.k8s.io", "TokenReview", &token_review},
+    {"authentication.k8s.io", "TokenRequest", &token_request},
     {"", "DeleteOptions", &delete_options},
     {NULL, NULL, NULL},
 };

@@ -23,6 +23,7 @@
 #include "apiserver/admit.h"
 #include "apiserver/aggregator.h"
 #include "apiserver/auth.h"
+#include "apiserver/authz.h"
 #include "apiserver/body.h"
 #include "apiserver/disruption.h"
 #include "apiserver/metrics.h"
@@ -30,6 +31,8 @@
 #include "apiserver/pods.h"
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
+#include "apiserver/reviews.h"
+#include "apiserver/serviceaccounts.h"
 #include "apiserver/status.h"
 #include "apiserver/store.h"
 #include "apiserver/table.h"
@@ -58,6 +61,8 @@ struct apiserver {
     bool require_certs;
     const struct api_tokens *tokens;
     const struct apiserver_auth *auth; /* external authentication and authorization, or NULL */
+    struct api_authz *authz;           /* the built-in authorizer chain (authz.h) */
+    struct api_satokens *sat;          /* service-account token signer, or NULL */
     unsigned bookmark_ms;              /* idle time before a watch sends a BOOKMARK */
     struct aggregator *agg;            /* APIService proxying, when enabled */
     struct webhooks *webhooks;         /* dynamic admission (webhook.h) */
@@ -76,6 +81,7 @@ struct call {
     struct api_status_target target;
     struct strbuf key;
     struct api_user user;        /* valid when user.name is set */
+    struct api_ident *ident;     /* owns user's strings when the server made them (authz.h) */
     const char *node;            /* the node a node identity speaks for, else NULL */
     bool check_objects;          /* node identity: every object touched must be about c->node */
     bool dry_run;                /* dryRun=All: everything but the write */
@@ -3423,67 +3429,73 @@ out:
 
 /* ---- reviews (reference 6.6) ---- */
 
-/* The audience static tokens are good for: kube-apiserver's default service-account issuer.
- * A review naming other audiences only is unauthenticated, as kube-apiserver answers for
- * authenticators that are not audience-aware. */
-#define API_AUDIENCE "https://kubernetes.default.svc.cluster.local"
-
-static cJSON *string_list(const char *const *v, const char *extra)
+/* A review (reviews.h): answered, never stored. */
+static void do_review(struct call *c)
 {
-    cJSON *a = cJSON_CreateArray();
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf why = STRBUF_INIT;
+    cJSON *body = read_body(c), *ans = NULL;
+    int r;
 
-    CHECK(a);
-    for (; v && *v; v++)
-        CHECK(cJSON_AddItemToArray(a, cJSON_CreateString(*v)));
-    if (extra)
-        CHECK(cJSON_AddItemToArray(a, cJSON_CreateString(extra)));
-    return a;
+    if (!body)
+        return;
+    r = api_review(c->srv->authz, c->srv->tokens, c->res, &c->ri, c->user.name ? &c->user : NULL,
+                   body, &ans, &errs, &why);
+    if (r == 0)
+        reply(c, 201, ans);
+    else if (field_errors_count(&errs))
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group, "", &errs));
+    else
+        reply_bad_request(c, why.buf);
+    cJSON_Delete(body);
+    field_errors_release(&errs);
+    strbuf_release(&why);
 }
 
-static void do_token_review(struct call *c)
+/* POST serviceaccounts/<name>/token: a TokenRequest for the stored account. */
+static void do_token_request(struct call *c)
 {
-    cJSON *review = read_body(c), *spec, *status, *aud;
-    const struct api_token_user *u;
-    const char *token;
-    bool aud_ok = true;
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf why = STRBUF_INIT;
+    struct store_item it = {0};
+    cJSON *body = decode_body(c), *sa = NULL, *ans = NULL;
+    const char *kind, *av;
+    int r;
 
-    if (!review)
+    if (!body)
         return;
-    spec = cJSON_GetObjectItem(review, "spec");
-    token = get_string(spec, "token");
-    if (!token || !*token) {
-        reply_bad_request(c, "token is required for TokenReview in authentication");
+    kind = get_string(body, "kind");
+    av = get_string(body, "apiVersion");
+    if (!cJSON_IsObject(body) || (kind && strcmp(kind, "TokenRequest")) ||
+        (av && strcmp(av, "authentication.k8s.io/v1"))) {
+        reply_bad_request(c, "the request body must be an authentication.k8s.io/v1 "
+                             "TokenRequest");
         goto out;
     }
-    aud = cJSON_GetObjectItem(spec, "audiences");
-    if (cJSON_GetArraySize(aud) > 0) {
-        const cJSON *a;
-        aud_ok = false;
-        cJSON_ArrayForEach(a, aud) aud_ok |=
-            cJSON_IsString(a) && !strcmp(a->valuestring, API_AUDIENCE);
+    r = store_get(c->srv->store, c->key.buf, &it);
+    if (r < 0) {
+        reply_status(c, api_status_from_errno(r, NULL, &c->target));
+        goto out;
     }
-    u = c->srv->tokens && aud_ok ? api_tokens_lookup(c->srv->tokens, token) : NULL;
-    cJSON_DeleteItemFromObjectCaseSensitive(review, "status");
-    cJSON_DeleteItemFromObjectCaseSensitive(review, "metadata");
-    CHECK(cJSON_AddObjectToObject(review, "metadata"));
-    CHECK(status = cJSON_AddObjectToObject(review, "status"));
-    if (u) {
-        cJSON *user;
-        const char *const audiences[] = {API_AUDIENCE, NULL};
-        CHECK(cJSON_AddBoolToObject(status, "authenticated", true));
-        CHECK(user = cJSON_AddObjectToObject(status, "user"));
-        set_string(user, "username", u->user);
-        set_string(user, "uid", u->uid);
-        CHECK(
-            cJSON_AddItemToObject(user, "groups", string_list(u->groups, "system:authenticated")));
-        CHECK(cJSON_AddItemToObject(status, "audiences", string_list(audiences, NULL)));
+    sa = decode_stored(it.value, it.len, it.rv);
+    r = sa ? api_token_request(c->srv->sat, sa, body, (int64_t)time(NULL), &ans, &errs, &why)
+           : -EIO;
+    if (r == 0) {
+        CHECK(cJSON_AddStringToObject(ans, "kind", "TokenRequest"));
+        CHECK(cJSON_AddStringToObject(ans, "apiVersion", "authentication.k8s.io/v1"));
+        reply(c, 201, ans);
+    } else if (r == -EINVAL) {
+        reply_status(
+            c, api_status_invalid("TokenRequest", "authentication.k8s.io", c->ri.name, &errs));
     } else {
-        CHECK(cJSON_AddObjectToObject(status, "user"));
+        reply_status(c, api_status_from_errno(r, why.len ? why.buf : NULL, NULL));
     }
-    reply(c, 201, review);
-    review = NULL;
 out:
-    cJSON_Delete(review);
+    store_item_release(&it);
+    cJSON_Delete(sa);
+    cJSON_Delete(body);
+    field_errors_release(&errs);
+    strbuf_release(&why);
 }
 
 /* ---- dispatch ---- */
@@ -3517,6 +3529,41 @@ void apiserver_require_client_certs(struct apiserver *s, bool on)
 void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens)
 {
     s->tokens = tokens;
+}
+
+int apiserver_set_authorization_mode(struct apiserver *s, const char *modes, struct strbuf *why)
+{
+    char ts[RFC3339_STR_MAX];
+    int r = api_authz_set_modes(s->authz, modes, why);
+
+    if (r < 0)
+        return r;
+    (void)rfc3339_format((int64_t)time(NULL), ts);
+    r = api_authz_bootstrap(s->authz, ts, apiserver_random_uid);
+    if (r < 0)
+        strbuf_addf(why, "cannot create the bootstrap RBAC roles: %s", err_str(r));
+    return r;
+}
+
+/* The default ServiceAccounts (serviceaccounts.h), when service-account tokens are on. */
+static void ensure_default_serviceaccounts(struct apiserver *s)
+{
+    char ts[RFC3339_STR_MAX];
+    int r;
+
+    if (!s->sat)
+        return;
+    (void)rfc3339_format((int64_t)time(NULL), ts);
+    r = api_serviceaccounts_ensure_defaults(s->store, ts, apiserver_random_uid);
+    if (r < 0)
+        log_warn("apiserver", "cannot create default service accounts: %s, ignoring", err_str(r));
+}
+
+void apiserver_set_satokens(struct apiserver *s, struct api_satokens *sat)
+{
+    s->sat = sat;
+    api_authz_set_satokens(s->authz, sat);
+    ensure_default_serviceaccounts(s);
 }
 
 /* The options kind a write verb's dryRun belongs to, as kube-apiserver names it in errors. */
@@ -3585,6 +3632,9 @@ static bool admit(struct call *c, const cJSON *old, cJSON *obj)
 
     if (r == 0 && !strcmp(c->res->group, "apiregistration.k8s.io"))
         r = aggregator_admit(c->srv->reg, old, obj, &errs);
+    if (r == 0)
+        r = api_authz_admit(c->srv->authz, c->user.name ? &c->user : NULL, c->res, old, obj, &errs,
+                            &why);
 
     if (r == -EINVAL) {
         reply_status(c, api_status_invalid(c->res->kind, c->res->group, name ? name : "", &errs));
@@ -3653,38 +3703,61 @@ static bool admit_user_external(struct call *c)
     return false;
 }
 
-/* Authentication, then the node rule; replies 401/403 and returns false when refused. */
+/* Authentication, impersonation, then the authorizer chain (authz.h); replies 400/401/403 and
+ * returns false when refused. */
 static bool admit_user(struct call *c)
 {
-    struct strbuf msg = STRBUF_INIT;
+    struct strbuf msg = STRBUF_INIT, why = STRBUF_INIT;
+    const struct api_status_target t = {c->ri.group, c->ri.resource, c->ri.name};
+    bool ok = false;
     int r;
 
     if (c->srv->auth)
         return admit_user_external(c);
-    r = api_authenticate(c->req, c->srv->tokens, &c->user);
-
+    r = api_authz_authenticate(c->srv->authz, c->req, c->srv->tokens, &c->user, &c->ident);
     if (r == -EACCES ||
         (r < 0 && c->srv->require_certs && !is_open_path(http_request_path(c->req)))) {
         reply_status(c, api_status_failure(401, "Unauthorized", "Unauthorized", NULL));
         return false;
     }
-    if (r < 0 || !(c->node = api_user_node(&c->user)))
+    if (r < 0) {
+        c->user = (struct api_user){0};
         return true;
-    switch (api_authz_node_request(c->node, &c->ri)) {
-    case API_AUTHZ_ALLOW:
-        return true;
-    case API_AUTHZ_CHECK_OBJECTS:
+    }
+    r = api_authz_impersonate(c->srv->authz, c->req, &c->user, &c->ident, &why);
+    if (r == -EINVAL) {
+        reply_bad_request(c, why.buf);
+        goto out;
+    }
+    if (r < 0) {
+        reply_status(c, api_status_failure(403, "Forbidden", why.buf, NULL));
+        goto out;
+    }
+    strbuf_reset(&why);
+    switch (api_authz_decide(c->srv->authz, &c->user, &c->ri, &why)) {
+    case API_AUTHZ_DECISION_ALLOW:
+        ok = true;
+        break;
+    case API_AUTHZ_DECISION_ALLOW_CHECK_OBJECTS:
         c->check_objects = true;
-        return true;
-    case API_AUTHZ_DENY:
+        ok = true;
+        break;
+    case API_AUTHZ_DECISION_DENY:
+    case API_AUTHZ_DECISION_NO_OPINION:
+        /* The health and version endpoints stay open to everyone, as Kubernetes serves them. */
+        ok = !c->ri.is_resource && is_open_path(http_request_path(c->req));
         break;
     }
-    api_authz_forbidden_message(c->user.name, &c->ri, c->ri.name, NULL, &msg);
-    reply_status(c, api_status_failure(
-                        403, "Forbidden", msg.buf,
-                        &(struct api_status_target){c->ri.group, c->ri.resource, c->ri.name}));
+    if (!ok) {
+        api_authz_forbidden_message(c->user.name, &c->ri, c->ri.name, why.len ? why.buf : NULL,
+                                    &msg);
+        reply_status(c, api_status_failure(403, "Forbidden", msg.buf, &t));
+    }
+    c->node = api_user_node(&c->user);
+out:
     strbuf_release(&msg);
-    return false;
+    strbuf_release(&why);
+    return ok;
 }
 
 /* A streamed response (a watch) counted in apiserver_longrunning_requests while it lasts. */
@@ -3813,7 +3886,7 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
                                                 "requested resource",
                                                 &c.target));
         else
-            do_token_review(&c);
+            do_review(&c);
         goto out;
     }
     if (!parse_dry_run(&c, http_request_query(req, "dryRun")) || !field_validation_valid(&c))
@@ -3834,6 +3907,13 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         CHECK(pthread_mutex_lock(&c.srv->admit_lock) == 0);
     if (!strcmp(c.ri.subresource, "scale") && c.res->scale_spec_path)
         do_scale(&c);
+    else if (!strcmp(c.ri.subresource, "token") && !strcmp(c.ri.verb, "create"))
+        do_token_request(&c);
+    else if (!strcmp(c.ri.subresource, "token"))
+        reply_status(&c, api_status_failure(405, "MethodNotAllowed",
+                                            "the server does not allow this method on the "
+                                            "requested resource",
+                                            &c.target));
     else if (!strcmp(c.ri.verb, "get"))
         do_get(&c);
     else if (!strcmp(c.ri.verb, "list"))
@@ -3869,10 +3949,14 @@ out:
         strcmp(c.ri.verb, "list") && strcmp(c.ri.verb, "watch")) {
         aggregator_note_write(c.srv->agg, c.res->group, c.res->plural);
         webhooks_note_write(c.srv->webhooks, c.res->group, c.res->plural);
+        api_authz_note_write(c.srv->authz, c.res->group, c.res->plural);
+        if (!*c.res->group && !strcmp(c.res->plural, "namespaces"))
+            ensure_default_serviceaccounts(c.srv);
     }
     record(&c, start);
     if (c.srv->auth && c.srv->auth->release && c.user.name)
         c.srv->auth->release(c.srv->auth->userdata, &c.user);
+    api_ident_free(c.ident);
     (void)api_resource_unref(c.res);
     api_reqinfo_release(&c.ri);
     strbuf_release(&c.key);
@@ -3937,6 +4021,7 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     s->expired_watch_status = opts->expired_watch_status;
     CHECK(pthread_mutex_init(&s->admit_lock, NULL) == 0);
     s->metrics = api_metrics_new();
+    s->authz = api_authz_new(store);
     s->reg = opts->kinds ? api_registry_new_kinds(opts->kinds) : api_registry_new();
     s->hub = watch_hub_new(encode_event);
     watch_hub_set_index(s->hub, POD_INDEX_PREFIX, pod_node_index);
@@ -4001,6 +4086,7 @@ void apiserver_free(struct apiserver *s)
     webhooks_free(s->webhooks);
     watch_hub_free(s->hub);
     api_registry_free(s->reg);
+    api_authz_free(s->authz);
     (void)pthread_mutex_destroy(&s->admit_lock);
     api_metrics_free(s->metrics);
     free(s);

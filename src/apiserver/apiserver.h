@@ -84,6 +84,20 @@ struct api_tokens;
 void apiserver_set_tokens(struct apiserver *s, const struct api_tokens *tokens);
 
 /*
+ * The authorizer chain, as kube-apiserver's --authorization-mode names it (authz.h): a
+ * comma-separated list of Node, RBAC, AlwaysAllow and AlwaysDeny; the default is
+ * "Node,AlwaysAllow". With RBAC the bootstrap roles are created now when missing. 0; -EINVAL with
+ * why for a bad list; -errno of the store with why. Before serving.
+ */
+int apiserver_set_authorization_mode(struct apiserver *s, const char *modes, struct strbuf *why);
+
+/* Issues (serviceaccounts/<name>/token) and accepts service-account tokens with sat (borrowed;
+ * must outlive the server; satoken.h), and from now on keeps a `default` ServiceAccount in every
+ * namespace (serviceaccounts.h). Without it TokenRequest answers 500. */
+struct api_satokens;
+void apiserver_set_satokens(struct apiserver *s, struct api_satokens *sat);
+
+/*
  * How long a watch that allowed bookmarks (allowWatchBookmarks=true) may stay silent before
  * the server sends a BOOKMARK with the revision it has caught up to, so the client's resume
  * point moves forward even when nothing it watches changes. 0 = the default, one minute (what

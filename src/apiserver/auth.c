@@ -63,7 +63,7 @@ static bool is_read(const char *verb)
     return !strcmp(verb, "get") || !strcmp(verb, "list") || !strcmp(verb, "watch");
 }
 
-enum api_authz api_authz_node_request(const char *node, const struct api_reqinfo *ri)
+enum api_authz_node api_authz_node_request(const char *node, const struct api_reqinfo *ri)
 {
     bool named =
         is(ri, "", "nodes") || is_nodemetrics(ri) || is(ri, "coordination.k8s.io", "leases");
@@ -73,7 +73,10 @@ enum api_authz api_authz_node_request(const char *node, const struct api_reqinfo
         return API_AUTHZ_ALLOW;
     if (!strcmp(ri->verb, "deletecollection"))
         return API_AUTHZ_DENY;
-    if (is(ri, "authentication.k8s.io", "tokenreviews"))
+    if (is(ri, "authentication.k8s.io", "tokenreviews") ||
+        is(ri, "authentication.k8s.io", "selfsubjectreviews") ||
+        is(ri, "authorization.k8s.io", "selfsubjectaccessreviews") ||
+        is(ri, "authorization.k8s.io", "selfsubjectrulesreviews"))
         return !strcmp(ri->verb, "create") ? API_AUTHZ_ALLOW : API_AUTHZ_DENY;
     /* Objects named after the node: the URL already tells for everything but create. */
     if (named && *ri->name && strcmp(ri->name, node))

@@ -5,10 +5,9 @@
  * the cluster CA (user = subject CN, groups = O values) or a bearer token from the static token
  * file. Every authenticated user also has the group system:authenticated.
  *
- * Authorization: the server has no RBAC. Every authenticated user may do everything, except a
- * node identity, user "system:node:<name>" (what kubelets and koord agents present), which is
- * held to the rule kube-apiserver's Node authorizer and NodeRestriction admission enforce
- * together, narrowed to the objects koord's agent touches:
+ * Authorization (the chain is authz.h): a node identity, user "system:node:<name>" (what
+ * kubelets and koord agents present), is held to the rule kube-apiserver's Node authorizer and
+ * NodeRestriction admission enforce together, narrowed to the objects koord's agent touches:
  *
  *   - reads (get, list, watch) of every resource are allowed;
  *   - nodes, nodes/status: only the Node named <name> (create, update, patch, delete);
@@ -20,7 +19,9 @@
  *     (the node heartbeat);
  *   - nodemetrics of slo.koordinator.sh and metrics.koordinator.sh (and their status): only the
  *     object named <name>;
- *   - authentication.k8s.io tokenreviews: create (kubelet's own authentication webhook);
+ *   - authentication.k8s.io tokenreviews: create (kubelet's own authentication webhook); the
+ *     self reviews (selfsubjectreviews, selfsubjectaccessreviews, selfsubjectrulesreviews):
+ *     create, what system:basic-user grants every user in kube;
  *   - every other write, and deletecollection of anything, is refused with 403 Forbidden.
  */
 #ifndef KOORD_APISERVER_AUTH_H
@@ -40,6 +41,9 @@ struct api_user {
     const char *name;
     const char *uid;           /* "" for certificate users */
     const char *const *groups; /* NULL-terminated, without system:authenticated; may be NULL */
+    const char *const *extra;  /* NULL-terminated key, value, key, value...; may be NULL */
+    bool groups_exact;         /* system:authenticated only when listed in groups (the user a
+                                  SubjectAccessReview names is taken as it is given) */
     void *priv;                /* an external authenticator's (apiserver.h), else NULL */
 };
 
@@ -54,14 +58,14 @@ int api_authenticate(const struct http_request *req, const struct api_tokens *to
 /* The node name of a node identity ("n1" for "system:node:n1"), else NULL. */
 const char *api_user_node(const struct api_user *u);
 
-enum api_authz {
+enum api_authz_node {
     API_AUTHZ_ALLOW,         /* no object needs to be seen */
     API_AUTHZ_DENY,          /* refused by the request alone */
     API_AUTHZ_CHECK_OBJECTS, /* allowed if every object it reads or writes passes the check */
 };
 
 /* The decision for a request by the node named node, from the request alone. */
-enum api_authz api_authz_node_request(const char *node, const struct api_reqinfo *ri);
+enum api_authz_node api_authz_node_request(const char *node, const struct api_reqinfo *ri);
 
 /* For API_AUTHZ_CHECK_OBJECTS: whether obj (stored or about to be written) is about node. */
 bool api_authz_node_object(const char *node, const struct api_reqinfo *ri, const cJSON *obj);

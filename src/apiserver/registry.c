@@ -14,6 +14,7 @@
 #include "api/api.h"
 #include "api/crd.h"
 #include "api/openapi.h"
+#include "apiserver/reviews.h"
 #include "apiserver/table.h"
 #include "base/base.h"
 #include "base/strbuf.h"
@@ -47,6 +48,7 @@ static const struct {
     {"pods", (const char *const[]){"status", "binding", "eviction", NULL}},
     {"namespaces", (const char *const[]){"status", "finalize", NULL}},
     {"nodes", (const char *const[]){"status", NULL}},
+    {"serviceaccounts", (const char *const[]){"token", NULL}},
 };
 
 static const char *const status_only[] = {"status", NULL};
@@ -192,16 +194,20 @@ struct api_registry *api_registry_new(void)
         };
         append(r, e);
     }
-    {
-        /* TokenReview: a question answered, never stored (reference 6.6). */
+    /* The reviews: questions answered, never stored (reviews.h). */
+    for (const struct api_review_kind *k = api_review_kinds; k->kind; k++) {
         struct entry *e = xcalloc(1, sizeof(*e));
+        char *singular = own(e, xstrdup(k->kind));
+        for (char *p = singular; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
         atomic_init(&e->refs, 1);
         e->res = (struct api_resource){
-            .group = "authentication.k8s.io",
+            .group = k->group,
             .version = "v1",
-            .plural = "tokenreviews",
-            .singular = "tokenreview",
-            .kind = "TokenReview",
+            .plural = k->plural,
+            .singular = singular,
+            .kind = k->kind,
+            .namespaced = k->namespaced,
             .schema = &api_preserve_object,
             .create_only = true,
         };

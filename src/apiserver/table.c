@@ -171,6 +171,27 @@ static const struct column default_columns[] = {
     {"Created At", "date", "", DESC_AGE, 0},
 };
 
+/* roleColumns, roleBindingColumns and serviceAccountColumns (printers.go). */
+static const struct column role_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Created At", "date", "", DESC_AGE, 0},
+};
+
+static const struct column role_binding_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Role", "string", "", "Role this binding refers to.", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+    {"Users", "string", "", "Users in the roleBinding.", 1},
+    {"Groups", "string", "", "Groups in the roleBinding.", 1},
+    {"ServiceAccounts", "string", "", "ServiceAccounts in the roleBinding.", 1},
+};
+
+static const struct column service_account_columns[] = {
+    {"Name", "string", "name", DESC_NAME, 0},
+    {"Secrets", "string", "", "Secrets is a list of the secrets used by this service account.", 0},
+    {"Age", "string", "", DESC_AGE, 0},
+};
+
 /* Name + Age of the built-in printers for kinds without a printer of their own. */
 static const struct column generic_columns[] = {
     {"Name", "string", "name", DESC_NAME, 0},
@@ -197,6 +218,9 @@ enum printer {
     PRINT_LEASE,
     PRINT_DEFAULT,
     PRINT_WORKLOAD, /* table_workloads.h */
+    PRINT_ROLE,
+    PRINT_ROLE_BINDING,
+    PRINT_SERVICE_ACCOUNT,
     PRINT_CRD,
 };
 
@@ -225,6 +249,15 @@ static const struct {
     {"coordination.k8s.io", "Lease", PRINT_LEASE, lease_columns, ARRAY_SIZE(lease_columns)},
     {"apiextensions.k8s.io", "CustomResourceDefinition", PRINT_DEFAULT, default_columns,
      ARRAY_SIZE(default_columns)},
+    {"rbac.authorization.k8s.io", "Role", PRINT_ROLE, role_columns, ARRAY_SIZE(role_columns)},
+    {"rbac.authorization.k8s.io", "ClusterRole", PRINT_ROLE, role_columns,
+     ARRAY_SIZE(role_columns)},
+    {"rbac.authorization.k8s.io", "RoleBinding", PRINT_ROLE_BINDING, role_binding_columns,
+     ARRAY_SIZE(role_binding_columns)},
+    {"rbac.authorization.k8s.io", "ClusterRoleBinding", PRINT_ROLE_BINDING, role_binding_columns,
+     ARRAY_SIZE(role_binding_columns)},
+    {"", "ServiceAccount", PRINT_SERVICE_ACCOUNT, service_account_columns,
+     ARRAY_SIZE(service_account_columns)},
 };
 
 static cJSON *must(cJSON *v)
@@ -920,6 +953,33 @@ static void secret_cells(const cJSON *secret, cJSON *cells)
     push_str(cells, n);
 }
 
+/* printRoleBinding: "<kind>/<name>" of the role, then the subjects by kind, comma-separated
+ * (service accounts as "<namespace>/<name>"). */
+static void role_binding_cells(const cJSON *b, const char *age, cJSON *cells, struct strbuf *sb)
+{
+    static const char *const kinds[] = {"User", "Group", "ServiceAccount"};
+    const cJSON *ref = get(b, "roleRef"), *sub;
+
+    strbuf_reset(sb);
+    strbuf_addf(sb, "%s/%s", str_or(get_str(ref, "kind"), ""), str_or(get_str(ref, "name"), ""));
+    push_str(cells, sb->buf);
+    push_str(cells, age);
+    for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+        strbuf_reset(sb);
+        cJSON_ArrayForEach(sub, get(b, "subjects"))
+        {
+            if (strcmp(str_or(get_str(sub, "kind"), ""), kinds[k]))
+                continue;
+            if (sb->len)
+                strbuf_addstr(sb, ", ");
+            if (k == 2)
+                strbuf_addf(sb, "%s/", str_or(get_str(sub, "namespace"), ""));
+            strbuf_addstr(sb, str_or(get_str(sub, "name"), ""));
+        }
+        push_str(cells, sb->buf);
+    }
+}
+
 /* getServiceExternalIP, makePortString and the sorted selector of printService. */
 static void service_cells(const cJSON *svc, cJSON *cells, struct strbuf *sb)
 {
@@ -1092,9 +1152,12 @@ static cJSON *build(enum printer pr, const struct api_kind *k,
             add_columns(defs, &col, 1);
         }
     } else {
+        /* Kinds may share a printer (the two webhook configurations): its columns once. */
         for (size_t i = 0; i < ARRAY_SIZE(printers); i++)
-            if (printers[i].printer == pr)
+            if (printers[i].printer == pr) {
                 add_columns(defs, printers[i].columns, printers[i].ncolumns);
+                break;
+            }
     }
 
     rows = must(cJSON_CreateArray());
@@ -1193,6 +1256,21 @@ static cJSON *build(enum printer pr, const struct api_kind *k,
             }
             break;
         }
+        case PRINT_ROLE:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            push_str(cells, str_or(get_str(om, "creationTimestamp"), ""));
+            break;
+        case PRINT_ROLE_BINDING:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            table_age(get(om, "creationTimestamp"), now, age);
+            role_binding_cells(obj, age, cells, &sb);
+            break;
+        case PRINT_SERVICE_ACCOUNT:
+            push_str(cells, str_or(get_str(om, "name"), ""));
+            push(cells, cJSON_CreateNumber((double)cJSON_GetArraySize(get(obj, "secrets"))));
+            table_age(get(om, "creationTimestamp"), now, age);
+            push_str(cells, age);
+            break;
         case PRINT_PRIORITY_CLASS:
             push_str(cells, str_or(get_str(om, "name"), ""));
             push(cells, cJSON_CreateNumber((double)get_int(obj, "value")));

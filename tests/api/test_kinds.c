@@ -103,9 +103,10 @@ static void test_kinds_round_trip(void **state)
         assert_non_null(api_kind_schema(k));
         assert_non_null(k->plural);
     }
-    /* 7 Koordinator CRD kinds, the manager's in-memory NodeMetric, 13 built-in ones and the
-     * 10 workload kinds (apps, batch, policy, events.k8s.io, discovery.k8s.io) */
-    assert_int_equal(n, 31);
+    /* 7 Koordinator CRD kinds, the manager's in-memory NodeMetric, 13 built-in ones, the 10
+     * workload kinds (apps, batch, policy, events.k8s.io, discovery.k8s.io), the four RBAC
+     * kinds and ServiceAccount */
+    assert_int_equal(n, 36);
     assert_string_equal(api_kind_api_version(kind("v1", "Pod"), av, sizeof(av)), "v1");
     assert_string_equal(
         api_kind_api_version(kind("scheduling.koordinator.sh/v1alpha1", "Reservation"), av,

@@ -688,8 +688,9 @@ static void test_tables_match_schemas(void **state)
         checked++;
     }
     /* Node, Pod, ConfigMap, Event, Namespace, Lease, Secret, Service, Endpoints, PriorityClass,
-     * PodDisruptionBudget, Deployment, Job, CronJob */
-    assert_int_equal(checked, 14);
+     * PodDisruptionBudget, Deployment, Job, CronJob, ServiceAccount, Role, ClusterRole,
+     * RoleBinding, ClusterRoleBinding */
+    assert_int_equal(checked, 19);
 }
 
 int main(void)

@@ -97,8 +97,10 @@ static void test_builtins(void **state)
                                     "policy",
                                     "events.k8s.io",
                                     "discovery.k8s.io",
+                                    "rbac.authorization.k8s.io",
                                     "apiextensions.k8s.io",
-                                    "authentication.k8s.io"};
+                                    "authentication.k8s.io",
+                                    "authorization.k8s.io"};
         const cJSON *groups = cJSON_GetObjectItem(doc, "groups");
         assert_int_equal(cJSON_GetArraySize(groups), ARRAY_SIZE(want));
         for (size_t i = 0; i < ARRAY_SIZE(want); i++)

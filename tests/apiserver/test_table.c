@@ -775,6 +775,7 @@ static void row_at(const char *av, const char *k, const char *obj, const char *w
 #define row(av, k, obj, want) row_at((av), (k), (obj), (want), __LINE__)
 
 #define CREATED               "\"creationTimestamp\":\"2024-05-01T09:00:00Z\""
+#define CREATED_AT            "2024-05-01T09:00:00Z"
 
 static void test_core_tables(void **state)
 {
@@ -838,6 +839,35 @@ static void test_core_tables(void **state)
     row("apiregistration.k8s.io/v1", "APIService",
         "{\"metadata\":{\"name\":\"v1.y.io\"," CREATED "},\"spec\":{}}",
         "[\"v1.y.io\",\"Local\",\"Unknown\",\"60m\"]");
+}
+
+/* printRole, printRoleBinding (subjects by kind, service accounts as namespace/name),
+ * printServiceAccount; kinds sharing a printer list its columns once. */
+static void test_rbac_tables(void **state)
+{
+    cJSON *t;
+    (void)state;
+
+    row("rbac.authorization.k8s.io/v1", "ClusterRole",
+        "{\"metadata\":{\"name\":\"view\"," CREATED "},\"rules\":[]}",
+        "[\"view\",\"" CREATED_AT "\"]");
+    row("rbac.authorization.k8s.io/v1", "RoleBinding",
+        "{\"metadata\":{\"name\":\"rb\"," CREATED "},\"roleRef\":{\"kind\":\"ClusterRole\","
+        "\"name\":\"view\"},\"subjects\":[{\"kind\":\"User\",\"name\":\"alice\"},{\"kind\":"
+        "\"ServiceAccount\",\"name\":\"robot\",\"namespace\":\"ns\"},{\"kind\":\"User\","
+        "\"name\":\"bob\"}]}",
+        "[\"rb\",\"ClusterRole/view\",\"60m\",\"alice, bob\",\"\",\"ns/robot\"]");
+    row("v1", "ServiceAccount",
+        "{\"metadata\":{\"name\":\"default\"," CREATED "},\"secrets\":[{\"name\":\"s\"}]}",
+        "[\"default\",1,\"60m\"]");
+    t = build(kind("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"), TABLE_INCLUDE_NONE,
+              "{\"metadata\":{\"name\":\"b\"}}", NULL);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(t, "columnDefinitions")), 6);
+    cJSON_Delete(t);
+    t = build(kind("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"),
+              TABLE_INCLUDE_NONE, "{\"metadata\":{\"name\":\"w\"}}", NULL);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(t, "columnDefinitions")), 3);
+    cJSON_Delete(t);
 }
 
 /* ---- includeObject, list metadata ------------------------------------------------------- */
@@ -969,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_generic_table),
         cmocka_unit_test(test_more_core_tables),
         cmocka_unit_test(test_core_tables),
+        cmocka_unit_test(test_rbac_tables),
         cmocka_unit_test(test_include_object),
         cmocka_unit_test(test_list_metadata),
     };
