@@ -1,6 +1,7 @@
 /* koord manager: flags and wiring of the manager (src/manager/manager.h). */
 #include "manager/manager.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -272,8 +273,9 @@ static int write_file_0600(const char *dir, const char *name, const char *ext, c
     return r;
 }
 
-/* The Secret's CA pairs into the directories (serving pairs of a changed CA removed). 0, or
- * -ENOENT when the Secret lacks one (e.g. upstream's chart creates it empty). */
+/* The Secret's CA pairs into the directories (serving pairs of a changed CA removed). 0;
+ * -ENOENT when the Secret lacks one (e.g. upstream's chart creates it empty): ours may be
+ * offered; -EINVAL (data not a base64 PEM) or -errno (the directory): an error. */
 static int take_secret(const cJSON *secret, const char *cert_dir, const char *wh_cert_dir)
 {
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(secret, "data");
@@ -288,8 +290,17 @@ static int take_secret(const cJSON *secret, const char *cert_dir, const char *wh
             strbuf_addf(&key, "%s.%s", shared_ca[i], ext);
             b64 = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, key.buf));
             strbuf_reset(&val);
-            if (!b64 || decode_b64(b64, &val) < 0 || !val.len) {
+            if (!b64 || !*b64) {
                 r = -ENOENT;
+                break;
+            }
+            if (decode_b64(b64, &val) < 0 || strncmp(val.buf, "-----BEGIN ", 11) != 0) {
+                log_error("manager", "Secret data %s is not a base64 PEM", key.buf);
+                r = -EINVAL;
+                break;
+            }
+            if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                r = -errno;
                 break;
             }
             strbuf_reset(&p);
@@ -366,9 +377,11 @@ static int share_cas(struct kube_client *c, const char *ns, const char *name, co
         if (r < 0 && r != -ENOENT)
             break;
         exists = r == 0;
-        if (exists && take_secret(secret, cert_dir, wh_cert_dir) == 0) {
+        if (exists && (r = take_secret(secret, cert_dir, wh_cert_dir)) != -ENOENT) {
             cJSON_Delete(secret);
-            return 0;
+            if (r == 0)
+                return 0;
+            break;
         }
         /* none yet: make (or keep) this replica's CAs and offer them */
         r = apiserver_pki_serving(cert_dir, "koord-manager", names, &ca, &serving);
