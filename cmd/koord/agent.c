@@ -69,7 +69,9 @@ static const char usage[] =
     "  -addr HOST:PORT              --listen (\":PORT\" = every address)\n"
     "  -cgroup-root-dir DIR         --cgroup-root\n"
     "  -v N                         klog verbosity: 0-4 info, 5-10 debug\n"
-    "  -logtostderr                 accepted, no effect (logs always go to stderr)\n"
+    "  -logtostderr, -runtime-hooks-host-endpoint PATH, -evict-by-copilot-agent\n"
+    "                               accepted, no effect (stderr logs; no runtime hooks, no YARN\n"
+    "                               copilot)\n"
     "  -feature-gates also takes koordlet's gates koord has no strategy for (Accelerators,\n"
     "  NodeTopologyReport, CPUSetAllocator, AllAlpha, ...): logged and ignored\n"
     "\n"
@@ -103,6 +105,7 @@ enum {
     OPT_CGROUP_ROOT_DIR,
     OPT_KLOG_V,
     OPT_LOGTOSTDERR,
+    OPT_IGNORED,
 };
 
 /* koordlet gates (koordlet-and-scheduler.md) with no strategy here: accepted, logged, ignored,
@@ -227,6 +230,8 @@ int cmd_agent(int argc, char **argv)
         {"cgroup-root-dir", required_argument, NULL, OPT_CGROUP_ROOT_DIR},
         {"v", required_argument, NULL, OPT_KLOG_V},
         {"logtostderr", optional_argument, NULL, OPT_LOGTOSTDERR},
+        {"evict-by-copilot-agent", optional_argument, NULL, OPT_LOGTOSTDERR},
+        {"runtime-hooks-host-endpoint", required_argument, NULL, OPT_IGNORED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -239,6 +244,7 @@ int cmd_agent(int argc, char **argv)
     enum cg_driver driver = CG_DRIVER_UNKNOWN;
     struct strbuf host = STRBUF_INIT;
     char addr[64];
+    int li = 0;
     struct kube_client *client = NULL, *mclient = NULL;
     struct agent *a = NULL;
     uint32_t interval = 1, gates = QOS_RUNNER_F_DEFAULT, qos_s[4] = {1, 1, 1, 1};
@@ -249,7 +255,7 @@ int cmd_agent(int argc, char **argv)
     cg_roots_default(&roots);
     /* _only: Go's flag package, which upstream's manifests are written for, takes "-addr=:9316"
      * as readily as "--addr". */
-    while ((c = getopt_long_only(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long_only(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
         case OPT_NODE:
             node = optarg;
@@ -343,8 +349,10 @@ int cmd_agent(int argc, char **argv)
                 return 2;
             break;
         case OPT_LOGTOSTDERR:
-            if (cmd_ignored_bool("koord agent", "logtostderr", optarg) < 0)
+            if (cmd_ignored_bool("koord agent", longopts[li].name, optarg) < 0)
                 return 2;
+            break;
+        case OPT_IGNORED:
             break;
         case 'h':
             (void)fputs(usage, stdout);

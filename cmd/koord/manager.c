@@ -59,7 +59,8 @@ static const char usage[] =
     "                                    at this address while leading (standalone mode;\n"
     "                                    port 0: the port --listen got)\n"
     "  --webhook-listen HOST:PORT        HTTPS port of the admission webhooks, served on every\n"
-    "                                    replica (default 0.0.0.0:9876; port 0 = any)\n"
+    "                                    replica (default 0.0.0.0:$WEBHOOK_PORT, upstream's\n"
+    "                                    variable, or 0.0.0.0:9876; port 0 = any)\n"
     "  --webhook-ready-file FILE         written with the webhook HOST:PORT once listening\n"
     "  --webhook-cert-dir DIR            webhook serving certificate and its CA (the caBundle),\n"
     "                                    generated on first start (default: --cert-dir)\n"
@@ -175,6 +176,15 @@ static void on_fatal(void *userdata, const char *why)
     (void)kill(getpid(), SIGUSR1); /* wakes the sigwait below */
 }
 
+/* The "=VALUE" of an optional_argument flag, read from its argv word rather than from optarg
+ * (an optarg tested for NULL here made clang's analyzer assume it NULL for every later flag). */
+static const char *attached_value(const char *word)
+{
+    const char *eq = strchr(word, '=');
+
+    return eq ? eq + 1 : NULL;
+}
+
 static bool parse_seconds(const char *s, long *ret_ms)
 {
     uint32_t v;
@@ -248,8 +258,14 @@ static int decode_b64(const char *s, struct strbuf *out)
     struct strbuf url = STRBUF_INIT;
     int r;
 
-    for (; *s && *s != '='; s++)
-        strbuf_addch(&url, *s == '+' ? '-' : *s == '/' ? '_' : *s);
+    for (; *s && *s != '='; s++) {
+        char ch = *s;
+        if (ch == '+')
+            ch = '-';
+        else if (ch == '/')
+            ch = '_';
+        strbuf_addch(&url, ch);
+    }
     r = base64url_decode(url.buf ? url.buf : "", out);
     strbuf_release(&url);
     return r;
@@ -510,7 +526,8 @@ int cmd_manager(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct manager_opts mo = {.token_review = true, .on_fatal = on_fatal, .webhooks = true};
-    const char *wh_listen = "0.0.0.0:9876", *wh_ready = NULL, *wh_cert_dir = NULL;
+    const char *wh_listen = "0.0.0.0:9876", *wh_ready = NULL, *wh_cert_dir = NULL, *env_port;
+    char wh_listen_env[sizeof("0.0.0.0:65535")];
     const char *const wh_dns_names[] = {WEBHOOK_SERVICE_NAME ".koordinator-system.svc", NULL};
     struct strbuf wh_host = STRBUF_INIT, gate_err = STRBUF_INIT;
     struct tls_pem wh_ca = {0}, wh_serving = {0};
@@ -533,6 +550,14 @@ int cmd_manager(int argc, char **argv)
 
     rec_params_default(&rp);
     mo.recommendation_params = &rp;
+    if ((env_port = getenv("WEBHOOK_PORT")) && *env_port) {
+        if (parse_u32(env_port, &v) < 0 || v > 65535) {
+            (void)fprintf(stderr, "koord manager: WEBHOOK_PORT=%s is not a port\n", env_port);
+            return 2;
+        }
+        (void)snprintf(wh_listen_env, sizeof(wh_listen_env), "0.0.0.0:%u", (unsigned)v);
+        wh_listen = wh_listen_env;
+    }
     int li = 0;
 
     while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
@@ -677,15 +702,17 @@ int cmd_manager(int argc, char **argv)
         case OPT_CERT_SECRET:
             cert_secret = optarg;
             break;
-        case OPT_ENABLE_LE:
-            if (optarg && strcmp(optarg, "true")) {
+        case OPT_ENABLE_LE: {
+            const char *val = attached_value(argv[optind - 1]);
+            if (val && strcmp(val, "true")) {
                 (void)fprintf(stderr,
                               "koord manager: --enable-leader-election=%s: koord manager "
                               "always elects a leader (true only)\n",
-                              optarg);
+                              val);
                 return 2;
             }
             break;
+        }
         case OPT_KLOG_V:
             if (cmd_klog_v("koord manager", optarg) < 0)
                 return 2;
@@ -693,7 +720,8 @@ int cmd_manager(int argc, char **argv)
         case OPT_IGNORED:
             break;
         case OPT_IGNORED_BOOL:
-            if (cmd_ignored_bool("koord manager", longopts[li].name, optarg) < 0)
+            if (cmd_ignored_bool("koord manager", longopts[li].name,
+                                 attached_value(argv[optind - 1])) < 0)
                 return 2;
             break;
         case 'h':

@@ -106,9 +106,29 @@ for f in "$mgr" "$sch" "$agt"; do
     run "$KOORD" "${cmdv[@]:1}" "${argv[@]}" --help
     expect_rc 0 "$(name_of "$f"): koord ${cmdv[*]:1} ${argv[*]}"
 done
+# The arguments upstream's Helm chart passes (koordinator-sh/charts: koord-manager.yaml,
+# koord-scheduler.yaml, koordlet.yaml with the default values) are taken too, so a user who
+# swaps upstream's images for koord's keeps their manifests.
+run env WEBHOOK_PORT=9876 "$KOORD" manager --enable-leader-election --metrics-addr=:8080 \
+    --health-probe-addr=:8000 --logtostderr=true --leader-election-namespace=koordinator-system \
+    --v=4 --feature-gates= --sync-period=0 --help
+expect_rc 0 "upstream koord-manager's arguments"
+run "$KOORD" scheduler --leader-elect=true --port=10251 --logtostderr=true \
+    --authentication-skip-lookup=true --leader-elect-resource-namespace=koordinator-system --v=4 \
+    --feature-gates= --help
+expect_rc 0 "upstream koord-scheduler's arguments"
+run "$KOORD" agent -addr=:9316 -cgroup-root-dir=/host-cgroup/ \
+    -feature-gates=BECPUEvict=true,BEMemoryEvict=true,CgroupReconcile=true,Accelerators=true \
+    -runtime-hooks-host-endpoint=/var/run/koordlet/koordlet.sock --logtostderr=true \
+    --evict-by-copilot-agent=true --v=4 --help
+expect_rc 0 "upstream koordlet's arguments"
 # ... and a wrong one would have been caught.
 run "$KOORD" manager --no-such-flag --help
 expect_rc 2 "koord manager --no-such-flag"
+run "$KOORD" agent -feature-gates=NoSuchGate=true --help
+expect_rc 2 "koord agent -feature-gates=NoSuchGate=true"
+run "$KOORD" scheduler --v=11 --help
+expect_rc 2 "koord scheduler --v=11"
 
 # Server-side dry run against koord apiserver, for the kinds it serves.
 start_apiserver "$TMP/data"
