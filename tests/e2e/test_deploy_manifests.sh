@@ -92,9 +92,13 @@ grep -qx '  replicas: 2' "$mgr" || fail "manager.replicas: koord-manager does no
 grep -qx '  replicas: 2' "$sch" || fail "scheduler.replicas: koord-scheduler does not run 2 replicas"
 grep -q 'fieldPath: spec.nodeName' "$agt" || fail "koordlet: NODE_NAME not from the downward API"
 grep -qx '      hostPID: true' "$agt" || fail "koordlet: not hostPID"
-for p in /sys/fs/cgroup /sys/fs/resctrl; do
+for p in /sys/fs/cgroup /sys/fs /sys; do
     grep -q "path: $p\$" "$agt" || fail "koordlet: no hostPath $p"
 done
+# resctrl under a mount that sees the host's later mounts.
+list_of "$agt" args | grep -qx -- '--resctrl-root=/host-sys-fs/resctrl' || fail "koordlet: --resctrl-root"
+grep -A3 'mountPath: /host-sys-fs$' "$agt" | grep -q 'mountPropagation: HostToContainer' ||
+    fail "koordlet: /host-sys-fs without HostToContainer propagation"
 
 # Every flag the manifests pass is one koord takes: the container's command and args with
 # --help after them exit 0 (a flag koord does not know, or a bad value, exits 2 first).
