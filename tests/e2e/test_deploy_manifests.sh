@@ -2,6 +2,7 @@
 # deploy/ (the kustomize layout that installs koord on a cluster) renders, every document is
 # valid for `koord validate` where it knows the kind, the values of kustomization.yaml land
 # where docs/install.md says, every flag the manifests pass is one `koord` accepts, and
+# deploy/webhooks.yaml matches the webhooks the manager registers itself, and
 # `kubectl apply --dry-run=server -k deploy/` goes through against `koord apiserver` for the
 # kinds it serves. Kinds koord apiserver does not serve yet are listed as skipped; once every
 # kind is served the whole `apply -k` must pass.
@@ -157,6 +158,56 @@ expect_out "mutatingwebhookconfiguration.admissionregistration.k8s.io/koordinato
 # A dry run stores nothing.
 k get apiservice v1beta1.metrics.k8s.io
 expect_rc 1 "the dry run stored the APIService"
+# deploy/webhooks.yaml holds the webhooks koord manager serves, as it registers them itself in
+# standalone mode (every gate on, so all seven): same names, paths, rules, selectors; only
+# failurePolicy and timeoutSeconds differ on purpose (the chart's defaults) and caBundle is the
+# manager's to write. Both go through koord apiserver's defaulting before they are compared.
+"$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 \
+    --webhook-ready-file "$TMP/wready" --cert-dir "$TMP/m" --client-ca-file "$TMP/data/pki/ca.crt" \
+    --register-webhooks 127.0.0.1:0 \
+    --feature-gates ConfigMapValidatingWebhook=true,NodeMutatingWebhook=true >"$TMP/manager.log" 2>&1 &
+mpid=$!
+registered() { kubectl get validatingwebhookconfiguration koordinator-validating-webhook-configuration; }
+wait_for "the manager registered its webhook configurations" registered
+kill -TERM "$mpid"
+wait "$mpid" || fail "manager exit status $?"
+get_hooks() {
+    kubectl get mutatingwebhookconfiguration koordinator-mutating-webhook-configuration -o json >"$TMP/$1.m.json"
+    kubectl get validatingwebhookconfiguration koordinator-validating-webhook-configuration -o json >"$TMP/$1.v.json"
+}
+get_hooks manager
+k delete mutatingwebhookconfiguration koordinator-mutating-webhook-configuration
+k delete validatingwebhookconfiguration koordinator-validating-webhook-configuration
+k apply -f deploy/webhooks.yaml
+expect_rc 0 "apply deploy/webhooks.yaml"
+get_hooks deploy
+run python3 - "$TMP" <<'PY'
+import json, sys
+t = sys.argv[1]
+def hooks(src):
+    out = {}
+    for kind in "mv":
+        for w in json.load(open(f"{t}/{src}.{kind}.json"))["webhooks"]:
+            w = dict(w)
+            cc = dict(w.pop("clientConfig"))
+            cc.pop("caBundle", None)
+            for k in ("failurePolicy", "timeoutSeconds"):
+                w.pop(k, None)
+            w["clientConfig"] = cc
+            out[(kind, w["name"])] = w
+    return out
+a, b = hooks("manager"), hooks("deploy")
+bad = 0
+for key in sorted(set(a) | set(b)):
+    if a.get(key) != b.get(key):
+        bad = 1
+        print("differs:", key, "\n manager:", json.dumps(a.get(key), sort_keys=True), "\n deploy: ", json.dumps(b.get(key), sort_keys=True))
+print(len(a), "webhooks compared")
+sys.exit(bad)
+PY
+expect_rc 0 "deploy/webhooks.yaml = the manager's own webhooks"
+expect_out "7 webhooks compared" "all seven webhooks"
+
 if [ -z "$apply_skipped" ]; then
     k apply --dry-run=server -k deploy/
     expect_rc 0 "kubectl apply --dry-run=server -k deploy/"
