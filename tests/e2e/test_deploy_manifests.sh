@@ -166,6 +166,8 @@ expect_rc 1 "the dry run stored the APIService"
 # standalone mode (every gate on, so all seven): same names, paths, rules, selectors; only
 # failurePolicy and timeoutSeconds differ on purpose (the chart's defaults) and caBundle is the
 # manager's to write. Both go through koord apiserver's defaulting before they are compared.
+k apply -f deploy/crds/
+expect_rc 0 "apply the CRDs (the manager's informers wait for them otherwise)"
 "$KOORD" manager --kubeconfig "$KUBECONFIG" --listen 127.0.0.1:0 --webhook-listen 127.0.0.1:0 \
     --webhook-ready-file "$TMP/wready" --cert-dir "$TMP/m" --client-ca-file "$TMP/data/pki/ca.crt" \
     --register-webhooks 127.0.0.1:0 \
