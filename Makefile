@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 30
 SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
 
 .PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench bench-deps \
-	bench-apiserver bench-nodemetric bench-agent bench-scheduler fuzz crds clean
+	bench-apiserver bench-nodemetric bench-agent bench-scheduler fuzz crds image clean
 
 all: build
 
@@ -99,6 +99,14 @@ fuzz: deps
 # Regenerates deploy/crds from the type descriptions (a test checks they are current).
 crds: build
 	$(GCC_DIR)/koord crds --output-dir deploy/crds
+
+# The container image deploy/ runs (Dockerfile). IMAGE names it; IMAGE_BUILDER picks the tool,
+# default the first usable of podman, buildah and docker (docker only with a reachable daemon).
+IMAGE ?= koord:latest
+IMAGE_BUILDER ?=
+
+image:
+	@scripts/build-image.sh "$(IMAGE)" $(IMAGE_BUILDER)
 
 clean:
 	rm -rf build

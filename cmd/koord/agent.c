@@ -65,6 +65,16 @@ static const char usage[] =
     "  --ready-file FILE            write the bound HOST:PORT here once running\n"
     "  --log-level LEVEL            error, warn, info (default) or debug\n"
     "\n"
+    "Upstream koordlet's flags, for its manifests (Go style, one dash or two):\n"
+    "  -addr HOST:PORT              --listen (\":PORT\" = every address)\n"
+    "  -cgroup-root-dir DIR         --cgroup-root\n"
+    "  -v N                         klog verbosity: 0-4 info, 5-10 debug\n"
+    "  -logtostderr, -runtime-hooks-host-endpoint PATH, -evict-by-copilot-agent\n"
+    "                               accepted, no effect (stderr logs; no runtime hooks, no YARN\n"
+    "                               copilot)\n"
+    "  -feature-gates also takes koordlet's gates koord has no strategy for (Accelerators,\n"
+    "  NodeTopologyReport, CPUSetAllocator, AllAlpha, ...): logged and ignored\n"
+    "\n"
     "Stops cleanly on SIGINT or SIGTERM.\n";
 
 enum {
@@ -91,6 +101,21 @@ enum {
     OPT_LISTEN,
     OPT_READY,
     OPT_LOG_LEVEL,
+    OPT_ADDR,
+    OPT_CGROUP_ROOT_DIR,
+    OPT_KLOG_V,
+    OPT_LOGTOSTDERR,
+    OPT_IGNORED,
+};
+
+/* koordlet gates (koordlet-and-scheduler.md) with no strategy here: accepted, logged, ignored,
+ * so upstream's DaemonSet arguments work unchanged. */
+static const char *const upstream_only_gates[] = {
+    "Accelerators",    "AllAlpha",           "AllBeta",      "AuditEvents",
+    "BECPUManager",    "BlkIOReconcile",     "CPICollector", "CPUNormalization",
+    "CPUSetAllocator", "ColdPageCollector",  "CoreSched",    "HugePageReport",
+    "Libpfm4",         "NodeTopologyReport", "OOMScoreAdj",  "PSICollector",
+    "Resctrl",         "TerwayQoS",
 };
 
 /* --feature-gates "Name=true,Name=false": koordlet's gate names for the strategies here. */
@@ -132,9 +157,18 @@ static int parse_gates(const char *list, uint32_t *gates)
             if (strlen(tab[i].name) == (size_t)(eq - p) &&
                 !strncmp(p, tab[i].name, (size_t)(eq - p)))
                 break;
-        if (i == ARRAY_SIZE(tab))
-            return -EINVAL;
-        *gates = on ? *gates | tab[i].bit : *gates & ~tab[i].bit;
+        if (i == ARRAY_SIZE(tab)) {
+            for (i = 0; i < ARRAY_SIZE(upstream_only_gates); i++)
+                if (strlen(upstream_only_gates[i]) == (size_t)(eq - p) &&
+                    !strncmp(p, upstream_only_gates[i], (size_t)(eq - p)))
+                    break;
+            if (i == ARRAY_SIZE(upstream_only_gates))
+                return -EINVAL;
+            log_warn("agent", "feature gate %.*s: koordlet's, no strategy here, ignored",
+                     (int)(eq - p), p);
+        } else {
+            *gates = on ? *gates | tab[i].bit : *gates & ~tab[i].bit;
+        }
         p += len;
         if (*p == ',')
             p++;
@@ -192,6 +226,12 @@ int cmd_agent(int argc, char **argv)
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"ready-file", required_argument, NULL, OPT_READY},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"addr", required_argument, NULL, OPT_ADDR},
+        {"cgroup-root-dir", required_argument, NULL, OPT_CGROUP_ROOT_DIR},
+        {"v", required_argument, NULL, OPT_KLOG_V},
+        {"logtostderr", optional_argument, NULL, OPT_LOGTOSTDERR},
+        {"evict-by-copilot-agent", optional_argument, NULL, OPT_LOGTOSTDERR},
+        {"runtime-hooks-host-endpoint", required_argument, NULL, OPT_IGNORED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -203,6 +243,8 @@ int cmd_agent(int argc, char **argv)
     enum cg_version version = CG_VERSION_UNKNOWN;
     enum cg_driver driver = CG_DRIVER_UNKNOWN;
     struct strbuf host = STRBUF_INIT;
+    char addr[64];
+    int li = 0;
     struct kube_client *client = NULL, *mclient = NULL;
     struct agent *a = NULL;
     uint32_t interval = 1, gates = QOS_RUNNER_F_DEFAULT, qos_s[4] = {1, 1, 1, 1};
@@ -211,7 +253,9 @@ int cmd_agent(int argc, char **argv)
     int c, sig, r, rc = 1;
 
     cg_roots_default(&roots);
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    /* _only: Go's flag package, which upstream's manifests are written for, takes "-addr=:9316"
+     * as readily as "--addr". */
+    while ((c = getopt_long_only(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
         case OPT_NODE:
             node = optarg;
@@ -290,6 +334,25 @@ int cmd_agent(int argc, char **argv)
         case OPT_LOG_LEVEL:
             if (log_set_level(optarg) < 0)
                 goto bad;
+            break;
+        case OPT_ADDR:
+            if (strlen(optarg) >= sizeof(addr) - sizeof("0.0.0.0"))
+                goto bad;
+            (void)snprintf(addr, sizeof(addr), "%s%s", optarg[0] == ':' ? "0.0.0.0" : "", optarg);
+            listen = addr;
+            break;
+        case OPT_CGROUP_ROOT_DIR:
+            roots.cgroup_root = optarg;
+            break;
+        case OPT_KLOG_V:
+            if (cmd_klog_v("koord agent", optarg) < 0)
+                return 2;
+            break;
+        case OPT_LOGTOSTDERR:
+            if (cmd_ignored_bool("koord agent", longopts[li].name, optarg) < 0)
+                return 2;
+            break;
+        case OPT_IGNORED:
             break;
         case 'h':
             (void)fputs(usage, stdout);

@@ -33,6 +33,17 @@ struct http_server_opts;
 int cmd_parse_conn_limit(const char *cmd, const char *flag, const char *value,
                          struct http_server_opts *o);
 
+/*
+ * Flags upstream's manifests pass that koord takes with the same meaning or, where the flag
+ * only tunes upstream's own libraries, accepts and ignores (docs/install.md lists which):
+ *  - cmd_klog_v: klog's --v=N (0-10) as a log level: N <= 4 info (upstream's charts pass 4 by
+ *    default), N >= 5 debug. 0, or prints "<cmd>: --v must be ..." and returns -EINVAL.
+ *  - cmd_ignored_bool: an optional true/false value of an accepted-and-ignored switch
+ *    (--logtostderr, --authentication-skip-lookup); 0, or prints why and returns -EINVAL.
+ */
+int cmd_klog_v(const char *cmd, const char *v);
+int cmd_ignored_bool(const char *cmd, const char *flag, const char *v);
+
 /* --ready-file: writes "HOST:PORT" to path (created or truncated). 0 (also for a NULL path), or
  * logs why under comp and returns -errno. */
 int cmd_write_ready(const char *comp, const char *path, const char *host, unsigned port);

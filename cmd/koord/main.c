@@ -73,6 +73,27 @@ int cmd_parse_listen(const char *cmd, const char *listen, struct strbuf *host, u
     return 0;
 }
 
+int cmd_klog_v(const char *cmd, const char *v)
+{
+    uint32_t n;
+
+    if (!v || parse_u32(v, &n) < 0 || n > 10) {
+        (void)fprintf(stderr, "%s: --v must be a klog verbosity 0-10, not \"%s\"\n", cmd,
+                      v ? v : "");
+        return -EINVAL;
+    }
+    return log_set_level(n >= 5 ? "debug" : "info") < 0 ? -EINVAL : 0;
+}
+
+int cmd_ignored_bool(const char *cmd, const char *flag, const char *v)
+{
+    if (v && strcmp(v, "true") && strcmp(v, "false")) {
+        (void)fprintf(stderr, "%s: --%s takes true or false, not \"%s\"\n", cmd, flag, v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 int cmd_parse_conn_limit(const char *cmd, const char *flag, const char *value,
                          struct http_server_opts *o)
 {

@@ -1,16 +1,19 @@
 /* koord manager: flags and wiring of the manager (src/manager/manager.h). */
 #include "manager/manager.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "apiserver/pki.h"
 #include "base/base.h"
+#include "base/base64.h"
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "cmd.h"
@@ -56,7 +59,8 @@ static const char usage[] =
     "                                    at this address while leading (standalone mode;\n"
     "                                    port 0: the port --listen got)\n"
     "  --webhook-listen HOST:PORT        HTTPS port of the admission webhooks, served on every\n"
-    "                                    replica (default 0.0.0.0:9876; port 0 = any)\n"
+    "                                    replica (default 0.0.0.0:$WEBHOOK_PORT, upstream's\n"
+    "                                    variable, or 0.0.0.0:9876; port 0 = any)\n"
     "  --webhook-ready-file FILE         written with the webhook HOST:PORT once listening\n"
     "  --webhook-cert-dir DIR            webhook serving certificate and its CA (the caBundle),\n"
     "                                    generated on first start (default: --cert-dir)\n"
@@ -80,12 +84,28 @@ static const char usage_more[] =
     "                                    one memory peak per S s (default 86400; tests)\n"
     "  --recommendation-min-samples N    CPU samples before a first recommendation\n"
     "                                    (default 10)\n"
+    "  --cert-secret NAME                share the serving CAs of --cert-dir and "
+    "--webhook-cert-dir\n"
+    "                                    among replicas through this Secret in --config-namespace\n"
+    "                                    (created by the first replica), and publish the "
+    "NodeMetric\n"
+    "                                    API's CA as ConfigMap koord-manager-ca (key ca.crt)\n"
     "  --log-level LEVEL                 error, warn, info (default) or debug\n"
     "  --max-connections N               open connections at most (default: what the open-file\n"
     "                                    limit allows, raised to its hard maximum at start)\n"
     "  --max-connections-per-address N   open connections from one address (default 1024)\n"
     "\n"
+    "Upstream koord-manager's flags, for its manifests:\n"
+    "  --enable-leader-election[=true]   koord manager always elects a leader; false is refused\n"
+    "  --v N                             klog verbosity: 0-4 info, 5-10 debug\n"
+    "  --sync-period D, --logtostderr, --metrics-addr ADDR, --health-probe-addr ADDR\n"
+    "                                    accepted, no effect: informers never resync, logs go to\n"
+    "                                    stderr, /metrics, /healthz and /readyz are on --listen\n"
+    "\n"
     "Stops cleanly on SIGINT or SIGTERM (releasing the Lease); exits 1 when it loses the Lease.\n";
+
+/* What --cert-secret publishes for agents (deploy/koordlet.yaml mounts it). */
+#define MANAGER_CA_CONFIGMAP "koord-manager-ca"
 
 static char *read_text(const char *path)
 {
@@ -156,6 +176,15 @@ static void on_fatal(void *userdata, const char *why)
     (void)kill(getpid(), SIGUSR1); /* wakes the sigwait below */
 }
 
+/* The "=VALUE" of an optional_argument flag, read from its argv word rather than from optarg
+ * (an optarg tested for NULL here made clang's analyzer assume it NULL for every later flag). */
+static const char *attached_value(const char *word)
+{
+    const char *eq = strchr(word, '=');
+
+    return eq ? eq + 1 : NULL;
+}
+
 static bool parse_seconds(const char *s, long *ret_ms)
 {
     uint32_t v;
@@ -203,7 +232,249 @@ enum {
     OPT_NAME_CHECK,
     OPT_MAX_CONNS,
     OPT_MAX_PER_ADDR,
+    OPT_CERT_SECRET,
+    OPT_ENABLE_LE,
+    OPT_KLOG_V,
+    OPT_IGNORED,
+    OPT_IGNORED_BOOL,
 };
+
+/* ---- --cert-secret ---- */
+
+/* The CA pairs apiserver_pki_serving() keeps in the certificate directory, and the serving
+ * pairs each signs (removed when their CA changes, to be made again from the shared one). */
+static const char *const shared_ca[] = {"koord-manager-ca", "koord-webhook-ca"};
+static const char *const issued_by[] = {"koord-manager", "koord-webhook"};
+static const struct kube_resource res_secrets = {"", "v1", "secrets", "Secret", true};
+
+static const char *cert_dir_of(size_t i, const char *cert_dir, const char *wh_cert_dir)
+{
+    return i == 1 && wh_cert_dir ? wh_cert_dir : cert_dir;
+}
+
+/* Standard base64 (a Secret's data) into out; -EINVAL when it is not. */
+static int decode_b64(const char *s, struct strbuf *out)
+{
+    struct strbuf url = STRBUF_INIT;
+    int r;
+
+    for (; *s && *s != '='; s++) {
+        char ch = *s;
+        if (ch == '+')
+            ch = '-';
+        else if (ch == '/')
+            ch = '_';
+        strbuf_addch(&url, ch);
+    }
+    r = base64url_decode(url.buf ? url.buf : "", out);
+    strbuf_release(&url);
+    return r;
+}
+
+static int write_file_0600(const char *dir, const char *name, const char *ext, const char *data,
+                           size_t len)
+{
+    struct strbuf p = STRBUF_INIT;
+    FILE *f;
+    int r = 0;
+
+    strbuf_addf(&p, "%s/%s.%s", dir, name, ext);
+    (void)unlink(p.buf);
+    f = fopen(p.buf, "wx");
+    if (!f || fchmod(fileno(f), 0600) < 0 || fwrite(data, 1, len, f) != len)
+        r = -EIO;
+    if (f && fclose(f) != 0)
+        r = -EIO;
+    strbuf_release(&p);
+    return r;
+}
+
+/* The Secret's CA pairs into the directories (serving pairs of a changed CA removed). 0;
+ * -ENOENT when the Secret lacks one (e.g. upstream's chart creates it empty): ours may be
+ * offered; -EINVAL (data not a base64 PEM) or -errno (the directory): an error. */
+static int take_secret(const cJSON *secret, const char *cert_dir, const char *wh_cert_dir)
+{
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(secret, "data");
+    struct strbuf key = STRBUF_INIT, val = STRBUF_INIT, cur = STRBUF_INIT, p = STRBUF_INIT;
+    int r = 0;
+
+    for (size_t i = 0; r == 0 && i < ARRAY_SIZE(shared_ca); i++) {
+        const char *dir = cert_dir_of(i, cert_dir, wh_cert_dir);
+        for (int k = 0; r == 0 && k < 2; k++) {
+            const char *ext = k ? "key" : "crt", *b64;
+            strbuf_reset(&key);
+            strbuf_addf(&key, "%s.%s", shared_ca[i], ext);
+            b64 = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, key.buf));
+            strbuf_reset(&val);
+            if (!b64 || !*b64) {
+                r = -ENOENT;
+                break;
+            }
+            if (decode_b64(b64, &val) < 0 || strncmp(val.buf, "-----BEGIN ", 11) != 0) {
+                log_error("manager", "Secret data %s is not a base64 PEM", key.buf);
+                r = -EINVAL;
+                break;
+            }
+            if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                r = -errno;
+                break;
+            }
+            strbuf_reset(&p);
+            strbuf_addf(&p, "%s/%s", dir, key.buf);
+            strbuf_reset(&cur);
+            if (codec_read_file(p.buf, 1u << 20, &cur) == 0 && cur.len == val.len &&
+                !memcmp(cur.buf, val.buf, val.len))
+                continue;
+            if ((r = write_file_0600(dir, shared_ca[i], ext, val.buf, val.len)) < 0)
+                break;
+            for (int e = 0; e < 2; e++) {
+                strbuf_reset(&p);
+                strbuf_addf(&p, "%s/%s.%s", dir, issued_by[i], e ? "key" : "crt");
+                (void)unlink(p.buf);
+            }
+        }
+    }
+    strbuf_release(&key);
+    strbuf_release(&val);
+    strbuf_release(&cur);
+    strbuf_release(&p);
+    return r;
+}
+
+/* A Secret holding this replica's CA pairs (base64 data), to create or to fill in. */
+static int secret_from_files(cJSON *secret, const char *cert_dir, const char *wh_cert_dir)
+{
+    cJSON *data;
+    struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, b64 = STRBUF_INIT;
+    int r = 0;
+
+    cJSON_DeleteItemFromObjectCaseSensitive(secret, "data");
+    CHECK(data = cJSON_AddObjectToObject(secret, "data"));
+    for (size_t i = 0; r == 0 && i < ARRAY_SIZE(shared_ca); i++) {
+        for (int k = 0; r == 0 && k < 2; k++) {
+            strbuf_reset(&p);
+            strbuf_addf(&p, "%s/%s.%s", cert_dir_of(i, cert_dir, wh_cert_dir), shared_ca[i],
+                        k ? "key" : "crt");
+            strbuf_reset(&text);
+            if ((r = codec_read_file(p.buf, 1u << 20, &text)) < 0)
+                break;
+            strbuf_reset(&b64);
+            strbuf_add_base64(&b64, text.buf, text.len);
+            CHECK(cJSON_AddStringToObject(data, strrchr(p.buf, '/') + 1, b64.buf));
+        }
+    }
+    strbuf_release(&p);
+    strbuf_release(&text);
+    strbuf_release(&b64);
+    return r;
+}
+
+/*
+ * Every replica must serve with certificates of the same CAs: the webhook configurations carry
+ * one caBundle, and agents trust one CA for the NodeMetric API. Upstream shares its webhook
+ * certificates through the Secret koordinator-webhook-certs; here the CA pairs go through the
+ * Secret NAME, and each replica makes its own serving pairs from them. The first replica makes
+ * the CAs and creates (or fills in an empty) Secret; a replica that loses that race takes the
+ * winner's.
+ */
+static int share_cas(struct kube_client *c, const char *ns, const char *name, const char *cert_dir,
+                     const char *wh_cert_dir)
+{
+    const char *const wh_names[] = {WEBHOOK_SERVICE_NAME ".koordinator-system.svc", NULL};
+    const char *const names[] = {MANAGER_SERVICE_DNS, NULL};
+    int r = -ESTALE;
+
+    for (int attempt = 0; attempt < 5 && (r == -ESTALE || r == -EEXIST); attempt++) {
+        struct tls_pem ca = {0}, serving = {0};
+        cJSON *secret = NULL;
+        bool exists;
+
+        r = kube_get(c, &res_secrets, ns, name, &secret, NULL);
+        if (r < 0 && r != -ENOENT)
+            break;
+        exists = r == 0;
+        if (exists && (r = take_secret(secret, cert_dir, wh_cert_dir)) != -ENOENT) {
+            cJSON_Delete(secret);
+            if (r == 0)
+                return 0;
+            break;
+        }
+        /* none yet: make (or keep) this replica's CAs and offer them */
+        r = apiserver_pki_serving(cert_dir, "koord-manager", names, &ca, &serving);
+        tls_pem_release(&ca);
+        tls_pem_release(&serving);
+        if (r == 0) {
+            r = apiserver_pki_serving(wh_cert_dir ? wh_cert_dir : cert_dir, "koord-webhook",
+                                      wh_names, &ca, &serving);
+            tls_pem_release(&ca);
+            tls_pem_release(&serving);
+        }
+        if (r == 0 && !exists) {
+            struct strbuf json = STRBUF_INIT;
+            strbuf_addf(&json,
+                        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"Opaque\","
+                        "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"}}",
+                        name, ns);
+            CHECK(secret = cJSON_Parse(json.buf));
+            strbuf_release(&json);
+        }
+        if (r == 0)
+            r = secret_from_files(secret, cert_dir, wh_cert_dir);
+        if (r == 0)
+            r = exists ? kube_update(c, &res_secrets, ns, secret, NULL, NULL, NULL)
+                       : kube_create(c, &res_secrets, ns, secret, NULL, NULL);
+        cJSON_Delete(secret);
+        if (r == 0)
+            log_info("manager", "serving CAs stored in Secret %s/%s for the other replicas", ns,
+                     name);
+    }
+    if (r < 0)
+        log_error("manager", "cannot share the serving CAs through Secret %s/%s: %s", ns, name,
+                  err_str(r));
+    return r;
+}
+
+/* The NodeMetric API's CA for agents (public: no key), ConfigMap koord-manager-ca, key ca.crt. */
+static int publish_ca(struct kube_client *c, const char *ns, const char *ca_pem)
+{
+    cJSON *cm = NULL, *data;
+    const char *cur;
+    int r = -ESTALE;
+
+    for (int attempt = 0; attempt < 5; attempt++) {
+        r = kube_get(c, &kube_res_configmaps, ns, MANAGER_CA_CONFIGMAP, &cm, NULL);
+        if (r < 0 && r != -ENOENT)
+            break;
+        cur = r == 0 ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                           cJSON_GetObjectItemCaseSensitive(cm, "data"), "ca.crt"))
+                     : NULL;
+        if (cur && !strcmp(cur, ca_pem)) {
+            cJSON_Delete(cm);
+            return 0;
+        }
+        if (r == -ENOENT) {
+            CHECK(cm = cJSON_CreateObject());
+            CHECK(cJSON_AddStringToObject(cm, "apiVersion", "v1"));
+            CHECK(cJSON_AddStringToObject(cm, "kind", "ConfigMap"));
+            CHECK(data = cJSON_AddObjectToObject(cm, "metadata"));
+            CHECK(cJSON_AddStringToObject(data, "name", MANAGER_CA_CONFIGMAP));
+            CHECK(cJSON_AddStringToObject(data, "namespace", ns));
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(cm, "data");
+        CHECK(data = cJSON_AddObjectToObject(cm, "data"));
+        CHECK(cJSON_AddStringToObject(data, "ca.crt", ca_pem));
+        r = r == -ENOENT ? kube_create(c, &kube_res_configmaps, ns, cm, NULL, NULL)
+                         : kube_update(c, &kube_res_configmaps, ns, cm, NULL, NULL, NULL);
+        cJSON_Delete(cm);
+        cm = NULL;
+        if (r != -ESTALE && r != -EEXIST)
+            break;
+    }
+    if (r < 0)
+        log_error("manager", "cannot publish ConfigMap %s/%s: %s", ns, MANAGER_CA_CONFIGMAP,
+                  err_str(r));
+    return r;
+}
 
 int cmd_manager(int argc, char **argv)
 {
@@ -244,11 +515,19 @@ int cmd_manager(int argc, char **argv)
         {"node-strategy-name-need-check", required_argument, NULL, OPT_NAME_CHECK},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
         {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDR},
+        {"cert-secret", required_argument, NULL, OPT_CERT_SECRET},
+        {"enable-leader-election", optional_argument, NULL, OPT_ENABLE_LE},
+        {"v", required_argument, NULL, OPT_KLOG_V},
+        {"sync-period", required_argument, NULL, OPT_IGNORED},
+        {"metrics-addr", required_argument, NULL, OPT_IGNORED},
+        {"health-probe-addr", required_argument, NULL, OPT_IGNORED},
+        {"logtostderr", optional_argument, NULL, OPT_IGNORED_BOOL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct manager_opts mo = {.token_review = true, .on_fatal = on_fatal, .webhooks = true};
-    const char *wh_listen = "0.0.0.0:9876", *wh_ready = NULL, *wh_cert_dir = NULL;
+    const char *wh_listen = "0.0.0.0:9876", *wh_ready = NULL, *wh_cert_dir = NULL, *env_port;
+    char wh_listen_env[sizeof("0.0.0.0:65535")];
     const char *const wh_dns_names[] = {WEBHOOK_SERVICE_NAME ".koordinator-system.svc", NULL};
     struct strbuf wh_host = STRBUF_INIT, gate_err = STRBUF_INIT;
     struct tls_pem wh_ca = {0}, wh_serving = {0};
@@ -256,7 +535,7 @@ int cmd_manager(int argc, char **argv)
     struct rec_params rp;
     const char *listen = "0.0.0.0:9443", *ready = NULL, *cert_dir = ".koord/manager";
     const char *tls_cert = NULL, *tls_key = NULL, *client_ca_file = NULL, *rh_ca_file = NULL;
-    const char *rh_names = NULL, *kubeconfig = NULL;
+    const char *rh_names = NULL, *kubeconfig = NULL, *cert_secret = NULL;
     const char *const dns_names[] = {MANAGER_SERVICE_DNS, NULL};
     char *client_ca = NULL, *rh_ca = NULL, **allowed = NULL, *cert = NULL, *key = NULL;
     struct strbuf host = STRBUF_INIT;
@@ -271,7 +550,17 @@ int cmd_manager(int argc, char **argv)
 
     rec_params_default(&rp);
     mo.recommendation_params = &rp;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    if ((env_port = getenv("WEBHOOK_PORT")) && *env_port) {
+        if (parse_u32(env_port, &v) < 0 || v > 65535) {
+            (void)fprintf(stderr, "koord manager: WEBHOOK_PORT=%s is not a port\n", env_port);
+            return 2;
+        }
+        (void)snprintf(wh_listen_env, sizeof(wh_listen_env), "0.0.0.0:%u", (unsigned)v);
+        wh_listen = wh_listen_env;
+    }
+    int li = 0;
+
+    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
         case OPT_KUBECONFIG:
             kubeconfig = optarg;
@@ -410,6 +699,31 @@ int cmd_manager(int argc, char **argv)
                                      optarg, &mo.limits) < 0)
                 return 2;
             break;
+        case OPT_CERT_SECRET:
+            cert_secret = optarg;
+            break;
+        case OPT_ENABLE_LE: {
+            const char *val = attached_value(argv[optind - 1]);
+            if (val && strcmp(val, "true")) {
+                (void)fprintf(stderr,
+                              "koord manager: --enable-leader-election=%s: koord manager "
+                              "always elects a leader (true only)\n",
+                              val);
+                return 2;
+            }
+            break;
+        }
+        case OPT_KLOG_V:
+            if (cmd_klog_v("koord manager", optarg) < 0)
+                return 2;
+            break;
+        case OPT_IGNORED:
+            break;
+        case OPT_IGNORED_BOOL:
+            if (cmd_ignored_bool("koord manager", longopts[li].name,
+                                 attached_value(argv[optind - 1])) < 0)
+                return 2;
+            break;
         case 'h':
             (void)fputs(usage, stdout);
             (void)fputs(usage_more, stdout);
@@ -443,6 +757,10 @@ int cmd_manager(int argc, char **argv)
 
     if (cmd_kube_client(kubeconfig, "manager", NULL, &client) < 0)
         goto out;
+    if (cert_secret && !tls_cert &&
+        share_cas(client, mo.config_namespace ? mo.config_namespace : MANAGER_DEFAULT_NAMESPACE,
+                  cert_secret, cert_dir, mo.webhooks ? wh_cert_dir : NULL) < 0)
+        goto out;
     if (tls_cert) {
         cert = read_text(tls_cert);
         key = read_text(tls_key);
@@ -462,6 +780,10 @@ int cmd_manager(int argc, char **argv)
                   wh_cert_dir ? wh_cert_dir : cert_dir, err_str(r));
         goto out;
     }
+    if (cert_secret && !tls_cert &&
+        publish_ca(client, mo.config_namespace ? mo.config_namespace : MANAGER_DEFAULT_NAMESPACE,
+                   ca.cert) < 0)
+        goto out;
     if ((client_ca_file && !(client_ca = read_text(client_ca_file))) ||
         (rh_ca_file && !(rh_ca = read_text(rh_ca_file)))) {
         log_error("manager", "cannot read --client-ca-file/--requestheader-client-ca-file");

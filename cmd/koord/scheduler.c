@@ -48,6 +48,14 @@ static const char usage[] =
     "  --ready-file FILE        written with the bound HOST:PORT once listening\n"
     "  --log-level LEVEL        error, warn, info (default) or debug\n"
     "\n"
+    "Upstream koord-scheduler's flags, for its manifests:\n"
+    "  --port PORT              --listen 0.0.0.0:PORT\n"
+    "  --v N                    klog verbosity: 0-4 info, 5-10 debug\n"
+    "  --feature-gates LIST     Name=true|false,...: koord scheduler has none of upstream's\n"
+    "                           gates; each is logged and ignored\n"
+    "  --logtostderr, --authentication-skip-lookup\n"
+    "                           accepted, no effect (logs always go to stderr; no lookup)\n"
+    "\n"
     "While it schedules (the leader) it also runs the Reservation controller: owners, expiry\n"
     "and garbage collection of Reservations, configured by the Reservation plugin's args\n"
     "(gcDurationSeconds, gcIntervalSeconds, disableGarbageCollection, controllerWorkers).\n"
@@ -64,7 +72,32 @@ enum {
     OPT_LISTEN,
     OPT_READY,
     OPT_LOG_LEVEL,
+    OPT_PORT,
+    OPT_KLOG_V,
+    OPT_GATES,
+    OPT_IGNORED,
 };
+
+/* --feature-gates: well-formed (Name=true|false,...), each gate logged as ignored. */
+static int ignore_gates(const char *list)
+{
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        size_t vlen = eq ? (size_t)(p + len - eq - 1) : 0;
+
+        if (!eq || eq == p ||
+            !((vlen == 4 && !strncmp(eq + 1, "true", 4)) ||
+              (vlen == 5 && !strncmp(eq + 1, "false", 5))))
+            return -EINVAL;
+        log_warn("sched", "feature gate %.*s: koord scheduler has no such gate, ignored",
+                 (int)(eq - p), p);
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
 
 struct run {
     struct sched_scheduler *s;
@@ -179,6 +212,11 @@ int cmd_scheduler(int argc, char **argv)
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"ready-file", required_argument, NULL, OPT_READY},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"port", required_argument, NULL, OPT_PORT},
+        {"v", required_argument, NULL, OPT_KLOG_V},
+        {"feature-gates", required_argument, NULL, OPT_GATES},
+        {"logtostderr", optional_argument, NULL, OPT_IGNORED},
+        {"authentication-skip-lookup", optional_argument, NULL, OPT_IGNORED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -194,6 +232,9 @@ int cmd_scheduler(int argc, char **argv)
     struct http_server *http = NULL;
     struct field_errors errs = FIELD_ERRORS_INIT;
     struct strbuf host = STRBUF_INIT, resv_err = STRBUF_INIT;
+    char port_listen[sizeof("0.0.0.0:65535")];
+    uint32_t pv;
+    int li = 0;
     struct run run = {.lock = PTHREAD_MUTEX_INITIALIZER};
     struct sched_resv_controller_opts resv_opts = {0};
     bool resv_enabled = false;
@@ -201,7 +242,7 @@ int cmd_scheduler(int argc, char **argv)
     sigset_t sigs;
     int c, sig, r, rc = 1;
 
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
         switch (c) {
         case OPT_KUBECONFIG:
             kubeconfig = optarg;
@@ -239,6 +280,24 @@ int cmd_scheduler(int argc, char **argv)
         case OPT_LOG_LEVEL:
             if (log_set_level(optarg) < 0)
                 goto bad;
+            break;
+        case OPT_PORT:
+            if (parse_u32(optarg, &pv) < 0 || pv > 65535)
+                goto bad;
+            (void)snprintf(port_listen, sizeof(port_listen), "0.0.0.0:%u", (unsigned)pv);
+            listen = port_listen;
+            break;
+        case OPT_KLOG_V:
+            if (cmd_klog_v("koord scheduler", optarg) < 0)
+                return 2;
+            break;
+        case OPT_GATES:
+            if (ignore_gates(optarg) < 0)
+                goto bad;
+            break;
+        case OPT_IGNORED:
+            if (cmd_ignored_bool("koord scheduler", longopts[li].name, optarg) < 0)
+                return 2;
             break;
         case 'h':
             (void)fputs(usage, stdout);
