@@ -444,6 +444,8 @@ void conns_apiserver(const char *koord, struct conns_result *res)
         if (open_all(&a, l, &api) == 0)
             run(&a, l, &api);
     }
+    for (size_t i = 0; l && i < a.n + a.nw; i++)
+        eloop_close(l, &a.conns[i]);
     eloop_free(l);
     server_stop(&api);
     cJSON_Delete(node);

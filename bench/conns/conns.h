@@ -89,7 +89,8 @@ struct eloop_ops {
  */
 struct eloop *eloop_new(const struct server *srv, const struct eloop_ops *ops, void *ud,
                         size_t max_opening, unsigned open_timeout_ms);
-/* Closes every connection still open (without calling ops->down) and frees the loop. */
+/* Frees the loop: connections still queued or opening are closed (without ops->down);
+ * established ones the caller closes first (eloop_close()). NULL is fine. */
 void eloop_free(struct eloop *l);
 void *eloop_ud(const struct eloop *l);
 

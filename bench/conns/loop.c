@@ -52,6 +52,7 @@ struct eloop {
     gnutls_certificate_credentials_t cred;
     size_t max_opening, nopening; /* connecting or in the handshake */
     size_t nqueued;
+    size_t nlive; /* not ECONN_DOWN */
     unsigned open_timeout_ms;
     struct econn *qhead, *qtail; /* waiting to be opened */
     struct econn **opening;      /* max_opening slots; NULL = free */
@@ -191,6 +192,7 @@ static void teardown(struct eloop *l, struct econn *c)
     c->busy = c->streaming = c->close_after = c->want_stream = false;
     c->events = 0;
     c->qnext = NULL;
+    l->nlive--;
 }
 
 void eloop_close(struct eloop *l, struct econn *c)
@@ -216,6 +218,7 @@ void eloop_free(struct eloop *l)
     for (size_t i = 0; i < l->max_opening; i++)
         if (l->opening[i])
             teardown(l, l->opening[i]);
+    CHECK(l->nlive == 0); /* the caller closes its connections first */
     if (l->cred)
         gnutls_certificate_free_credentials(l->cred);
     if (l->ep > 0)
@@ -243,6 +246,7 @@ void eloop_open(struct eloop *l, struct econn *c)
         l->qhead = c;
     l->qtail = c;
     l->nqueued++;
+    l->nlive++;
 }
 
 void eloop_request(const struct eloop *l, struct strbuf *req, const char *method, const char *path,

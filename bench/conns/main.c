@@ -219,6 +219,8 @@ int conns_create(const struct server *srv, const char *what, const char *path, s
             break;
         eloop_run(l, 100);
     }
+    for (size_t i = 0; i < CREATE_CONNS; i++)
+        eloop_close(l, &conns[i]);
     eloop_free(l);
     strbuf_release(&cr.body);
     if (cr.done != n) {
@@ -273,7 +275,7 @@ static void summary(const char *scenario, const struct conns_result *b,
     ratio(mgr ? "report max ms" : "update (write) max ms", b->ms.max, k->ms.max, 2);
     ratio("errors (refused answers, broken)", (double)b->errors, (double)k->errors, 0);
     ratio("no connection (refused agents)", (double)b->no_conn, (double)k->no_conn, 0);
-    ratio("unanswered at the end", (double)b->unanswered, (double)k->unanswered, 0);
+    ratio("unsent or unanswered at the end", (double)b->unanswered, (double)k->unanswered, 0);
     if (!mgr) {
         ratio("delivery p50 ms", b->deliver_ms.p50, k->deliver_ms.p50, 2);
         ratio("delivery p99 ms", b->deliver_ms.p99, k->deliver_ms.p99, 2);
