@@ -27,8 +27,8 @@
 #include "base/base.h"
 #include "conns.h"
 
-#define READ_BUF   (64 * 1024)
-#define MAX_HEAD   (64 * 1024)
+#define READ_BUF   ((size_t)64 * 1024)
+#define MAX_HEAD   ((size_t)64 * 1024)
 #define MAX_BODY   (256u << 20) /* one answer or one watch line */
 #define MAX_EVENTS 512
 
@@ -90,7 +90,7 @@ struct eloop *eloop_new(const struct server *srv, const struct eloop_ops *ops, v
     l->ud = ud;
     l->max_opening = max_opening ? max_opening : 1;
     l->open_timeout_ms = open_timeout_ms;
-    l->opening = xcalloc(l->max_opening, sizeof(*l->opening));
+    l->opening = xcalloc(l->max_opening, sizeof(struct econn *));
     l->rbuf = xmalloc(READ_BUF);
     strbuf_init(&l->req);
     l->ep = epoll_create1(EPOLL_CLOEXEC);

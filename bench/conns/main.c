@@ -240,9 +240,10 @@ static void ratio(const char *label, double base, double now, int prec)
 
     (void)snprintf(a, sizeof(a), "%.*f", prec, base);
     (void)snprintf(b, sizeof(b), "%.*f", prec, now);
-    if (baseline)
-        (void)printf("  %-34s %14s %14s   %s%.2f\n", label, a, b, base > 0 ? "x" : "",
-                     base > 0 ? now / base : 0.0);
+    if (baseline && base > 0)
+        (void)printf("  %-34s %14s %14s   x%.2f\n", label, a, b, now / base);
+    else if (baseline)
+        (void)printf("  %-34s %14s %14s   -\n", label, a, b);
     else
         (void)printf("  %-34s %14s\n", label, b);
 }
@@ -274,7 +275,8 @@ static void summary(const char *scenario, const struct conns_result *b,
     ratio(mgr ? "report p99 ms" : "update (write) p99 ms", b->ms.p99, k->ms.p99, 2);
     ratio(mgr ? "report max ms" : "update (write) max ms", b->ms.max, k->ms.max, 2);
     ratio("errors (refused answers, broken)", (double)b->errors, (double)k->errors, 0);
-    ratio("no connection (refused agents)", (double)b->no_conn, (double)k->no_conn, 0);
+    if (mgr)
+        ratio("no connection (refused agents)", (double)b->no_conn, (double)k->no_conn, 0);
     ratio("unsent or unanswered at the end", (double)b->unanswered, (double)k->unanswered, 0);
     if (!mgr) {
         ratio("delivery p50 ms", b->deliver_ms.p50, k->deliver_ms.p50, 2);

@@ -247,6 +247,7 @@ static void run(struct mgr *m, struct eloop *l, const struct server *mgr_srv)
     uint64_t end_ns, last_ns = 0;
     double *lat;
 
+    CHECK(m->n > 0); /* --nodes is at least 1 */
     m->phase = MP_RUN;
     m->total = (size_t)(m->rate * (double)conns_opt.seconds);
     m->ms = xcalloc(m->total ? m->total : 1, sizeof(double));
