@@ -268,6 +268,7 @@ static int open_all(struct apis *a, struct eloop *l, const struct server *srv)
     deadline = t0 + 120 + (double)a->n / 20;
     for (size_t i = 0; i < a->n; i++) {
         a->conns[i].id = i;
+        a->conns[i].src = conns_source(i);
         eloop_open(l, &a->conns[i]);
     }
     /* Until every watch streams, failed, or was refused. */

@@ -48,7 +48,8 @@ struct eloop;
 
 /* One connection; the caller owns the storage (an array of them), the loop its insides. */
 struct econn {
-    size_t id; /* the caller's index */
+    size_t id;    /* the caller's index */
+    uint32_t src; /* the caller's: source IPv4 address (host order) to bind, 0 = the kernel's */
     enum econn_state state;
     bool busy;      /* a request is in flight or a stream is open */
     bool streaming; /* a 200 streaming answer is being read */
@@ -122,7 +123,8 @@ const char *econn_end_name(enum econn_end why);
 /* Options (main.c). */
 struct conns_opts {
     size_t nodes, seconds, pods_per_node, writers, max_opening;
-    double rate; /* 0: the scenario's default */
+    size_t sources; /* source addresses of the agents and watches; 0 = one each */
+    double rate;    /* 0: the scenario's default */
     unsigned open_timeout_ms;
     bool smoke;
 };
@@ -159,6 +161,11 @@ void conns_settle(const struct server *srv, const struct server *also, int max_s
  * i's body, path is the collection. 0, or < 0 after printing the first failures. */
 int conns_create(const struct server *srv, const char *what, const char *path, size_t n,
                  void (*render)(size_t i, void *ud, struct strbuf *body), void *ud);
+
+/* The source address of the connection of node i (host order): 127.1.0.1 and on, one per
+ * node or spread over --sources addresses, as agents and kubelets come from their nodes'
+ * addresses (a server's per-address connection limit must not see 10,000 from one). */
+uint32_t conns_source(size_t i);
 
 /* Node i (examples/nodes/node-plain.yaml, named NAME_FMT). */
 void conns_render_node(size_t i, void *ud, struct strbuf *body);

@@ -373,6 +373,18 @@ static void start(struct eloop *l, struct econn *c)
         conn_end(l, c, ECONN_END_ERROR);
         return;
     }
+    if (c->src) {
+        /* The port is picked at connect(), per destination: no ephemeral port per address. */
+        struct sockaddr_in src = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(c->src)};
+        int one = 1;
+        (void)setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+        if (bind(c->fd, (const struct sockaddr *)&src, sizeof(src)) < 0) {
+            (void)fprintf(stderr, "bench_conns: bind to %u.%u.%u.%u: %s\n", c->src >> 24,
+                          (c->src >> 16) & 255, (c->src >> 8) & 255, c->src & 255, strerror(errno));
+            conn_end(l, c, ECONN_END_ERROR);
+            return;
+        }
+    }
     CHECK(epoll_ctl(l->ep, EPOLL_CTL_ADD, c->fd, &ev) == 0);
     c->events = EPOLLOUT;
     if (connect(c->fd, (const struct sockaddr *)&l->addr, sizeof(l->addr)) < 0 &&

@@ -31,6 +31,12 @@
  * baseline run ends and says how many connections it held; reports of agents it refused count
  * as "no connection", updates to nodes it did not watch as "unwatched".
  *
+ * Each agent's and each watch's connection comes from its own source address (127.1.0.1 and
+ * on; Linux routes all of 127.0.0.0/8 to the loopback), as agents and kubelets come from their
+ * nodes' addresses, so a server's per-address connection limit sees one connection per
+ * address, as in a cluster; --sources K spreads them over K addresses (1: all from 127.0.0.1,
+ * to see that limit at work). Setup and writer connections come from 127.0.0.1.
+ *
  * File descriptors: N + W + a few in this process and in the server under test. The program
  * raises its RLIMIT_NOFILE soft limit to the hard limit and refuses an N that does not fit;
  * the servers it starts inherit the raised limit (a koord started otherwise needs
@@ -61,6 +67,7 @@
 static const char usage[] =
     "usage: bench_conns [--nodes N] [--seconds S] [--rate R] [--pods-per-node P]\n"
     "                   [--writers W] [--open-concurrency C] [--open-timeout SECONDS]\n"
+    "                   [--sources K]\n"
     "                   [--koord PATH] [--baseline-koord PATH] [--smoke] [manager] [apiserver]\n"
     "\n"
     "Holds N concurrent TLS connections from one epoll client: N agents reporting NodeMetrics\n"
@@ -69,7 +76,9 @@ static const char usage[] =
     "scheduled time, the server's RSS per idle connection and CPU, and with --baseline-koord\n"
     "the same against an older binary with the ratio. Defaults: 10000 nodes, 30 s;\n"
     "manager: R = N/10 reports/s (each agent every 10 s); apiserver: R = 1000 updates/s,\n"
-    "2 pods per node, 16 writers; at most 64 connections opening at once, 10 s each.\n"
+    "2 pods per node, 16 writers; at most 64 connections opening at once, 10 s each;\n"
+    "each node's connection from its own address (127.1.0.1 and on); --sources K spreads\n"
+    "them over K addresses (1: all from 127.0.0.1).\n"
     "--smoke: 20 nodes, 3 s, 20 reports/s, 100 updates/s, 2 writers.\n";
 
 struct conns_opts conns_opt = {
@@ -117,6 +126,17 @@ void conns_settle(const struct server *srv, const struct server *also, int max_s
         if (b - a < 0.05 || now_s() > deadline)
             return;
     }
+}
+
+uint32_t conns_source(size_t i)
+{
+    size_t j = conns_opt.sources ? i % conns_opt.sources : i;
+
+    if (conns_opt.sources == 1)
+        return 0; /* the kernel's: 127.0.0.1 */
+    /* 127.1.0.1 ... : 250 hosts per /24, never .0 or .255 */
+    return (127u << 24) | (uint32_t)((1 + j / 250 / 256) << 16) |
+           (uint32_t)(((j / 250) % 256) << 8) | (uint32_t)(1 + j % 250);
 }
 
 void conns_render_node(size_t i, void *ud, struct strbuf *body)
@@ -347,6 +367,7 @@ static int parse_opts(int argc, char **argv)
         {"writers", required_argument, NULL, 'w'},
         {"open-concurrency", required_argument, NULL, 'c'},
         {"open-timeout", required_argument, NULL, 't'},
+        {"sources", required_argument, NULL, 'a'},
         {"koord", required_argument, NULL, 'K'},
         {"baseline-koord", required_argument, NULL, 'B'},
         {"smoke", no_argument, NULL, 'S'},
@@ -380,6 +401,9 @@ static int parse_opts(int argc, char **argv)
         case 't':
             r = bench_parse_size(optarg, 1, 600, &v);
             conns_opt.open_timeout_ms = (unsigned)v * 1000;
+            break;
+        case 'a':
+            r = bench_parse_size(optarg, 0, MAX_NODES, &conns_opt.sources);
             break;
         case 'K':
             koord = optarg;

@@ -381,6 +381,7 @@ static void open_agents(struct mgr *m, struct eloop *l, const struct server *srv
     m->phase = MP_OPEN;
     for (size_t i = 0; i < m->n; i++) {
         m->conns[i].id = i;
+        m->conns[i].src = conns_source(i);
         m->ag[i].pending = 1;
         m->ag[i].next_seq = FIRST;
         eloop_open(l, &m->conns[i]);
