@@ -138,6 +138,7 @@ struct conns_result {
     double open_s;                                               /* to open them all */
     double offered, achieved;                                    /* reports or updates per second */
     size_t scheduled, done, errors; /* answered 200 / other answers and transport failures */
+    size_t refused_answers;         /* of the errors (and first reports, watches): not 2xx */
     size_t no_conn, unanswered;     /* for a node without a connection; no answer in time */
     struct dist ms;                 /* report latency, or update (write) latency */
     struct dist deliver_ms;         /* apiserver: event delivery latency */

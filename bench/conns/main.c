@@ -294,7 +294,9 @@ static void summary(const char *scenario, const struct conns_result *b,
     ratio(mgr ? "report p50 ms" : "update (write) p50 ms", b->ms.p50, k->ms.p50, 2);
     ratio(mgr ? "report p99 ms" : "update (write) p99 ms", b->ms.p99, k->ms.p99, 2);
     ratio(mgr ? "report max ms" : "update (write) max ms", b->ms.max, k->ms.max, 2);
-    ratio("errors (refused answers, broken)", (double)b->errors, (double)k->errors, 0);
+    ratio("errors (answers not 200, broken)", (double)b->errors, (double)k->errors, 0);
+    ratio("  answered with an HTTP error", (double)b->refused_answers, (double)k->refused_answers,
+          0);
     if (mgr)
         ratio("no connection (refused agents)", (double)b->no_conn, (double)k->no_conn, 0);
     ratio("unsent or unanswered at the end", (double)b->unanswered, (double)k->unanswered, 0);

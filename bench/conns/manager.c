@@ -130,6 +130,8 @@ static void mgr_answer(struct eloop *l, struct econn *c, long status, const char
 {
     struct mgr *m = eloop_ud(l);
 
+    if (status != 200)
+        m->res->refused_answers++;
     if (status != 200 && m->printed++ < 5)
         (void)fprintf(stderr, "bench_conns: manager: PUT report: HTTP %ld: %.*s\n", status,
                       (int)(len > 300 ? 300 : len), body);
@@ -454,6 +456,8 @@ static void manager_with(struct mgr *m, const char *koord, const struct server *
     eloop_free(l);
     l = NULL;
     check_count(&srv, m);
+    if (m->res->refused_answers)
+        bench_fail("manager", "%zu reports answered with an error", m->res->refused_answers);
 out:
     for (size_t i = 0; l && i < m->n; i++)
         eloop_close(l, &m->conns[i]);
