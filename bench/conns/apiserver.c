@@ -252,7 +252,7 @@ static int list_rv(const struct server *srv, struct apis *a)
 static int open_all(struct apis *a, struct eloop *l, const struct server *srv)
 {
     struct conns_result *res = a->res;
-    double t0, deadline;
+    double t0, deadline, cpu0;
     size_t up = 0;
 
     for (size_t i = 0; i < a->nw; i++) {
@@ -268,6 +268,7 @@ static int open_all(struct apis *a, struct eloop *l, const struct server *srv)
         return -EIO;
     }
     t0 = now_s();
+    cpu0 = bench_self_cpu();
     deadline = t0 + 120 + (double)a->n / 20;
     for (size_t i = 0; i < a->n; i++) {
         a->conns[i].id = i;
@@ -284,12 +285,13 @@ static int open_all(struct apis *a, struct eloop *l, const struct server *srv)
         eloop_run(l, 100);
     }
     res->open_s = now_s() - t0;
+    res->open_cli_cpu = bench_self_cpu() - cpu0;
     for (size_t i = 0; i < a->n; i++)
         res->held += a->conns[i].streaming;
-    (void)printf("  %zu of %zu watches streaming after %.1f s (refused %zu, timed out %zu, TLS "
-                 "errors %zu, closed by the server %zu, HTTP errors %zu)\n",
-                 res->held, a->n, res->open_s, res->refused, res->timed_out, res->tls_failed,
-                 res->closed, a->watch_errors);
+    (void)printf("  %zu of %zu watches streaming after %.1f s (client CPU %.1f s; refused %zu, "
+                 "timed out %zu, TLS errors %zu, closed by the server %zu, HTTP errors %zu)\n",
+                 res->held, a->n, res->open_s, res->open_cli_cpu, res->refused, res->timed_out,
+                 res->tls_failed, res->closed, a->watch_errors);
     (void)fflush(stdout);
     conns_settle(srv, NULL, SETTLE_MAX_S);
     eloop_run(l, 0);

@@ -135,8 +135,8 @@ struct conns_result {
     const char *koord; /* the binary */
     bool ran;          /* the servers started and the connections were tried */
     size_t wanted, held, refused, timed_out, tls_failed, closed; /* connections */
-    double open_s;                                               /* to open them all */
-    double offered, achieved;                                    /* reports or updates per second */
+    double open_s, open_cli_cpu;    /* to open them all; this client's CPU meanwhile */
+    double offered, achieved;       /* reports or updates per second */
     size_t scheduled, done, errors; /* answered 200 / other answers and transport failures */
     size_t refused_answers;         /* of the errors (and first reports, watches): not 2xx */
     size_t no_conn, unanswered;     /* for a node without a connection; no answer in time */

@@ -289,6 +289,7 @@ static void summary(const char *scenario, const struct conns_result *b,
     ratio("  TLS errors", (double)b->tls_failed, (double)k->tls_failed, 0);
     ratio("  closed by the server", (double)b->closed, (double)k->closed, 0);
     ratio("seconds to open them", b->open_s, k->open_s, 1);
+    ratio("  client CPU meanwhile, s", b->open_cli_cpu, k->open_cli_cpu, 1);
     ratio(mgr ? "reports/s offered" : "updates/s offered", b->offered, k->offered, 0);
     ratio(mgr ? "reports/s answered 200" : "updates/s answered 200", b->achieved, k->achieved, 0);
     ratio(mgr ? "report p50 ms" : "update (write) p50 ms", b->ms.p50, k->ms.p50, 2);
