@@ -21,6 +21,7 @@
 #define GRACE_SECONDS 5  /* after the schedule, for writes still in flight */
 #define DRAIN_SECONDS 10 /* after the last write, for events still in flight */
 #define SETTLE_MAX_S  30
+#define MAX_REOPENS   10 /* per writer, on average */
 #define MS_NONE       (-1.0)
 #define MS_FAILED     (-2.0)
 
@@ -37,7 +38,7 @@ struct apis {
     size_t watch_errors, other, printed;
     /* writers */
     size_t *w_inflight;
-    size_t writers_down;
+    size_t writers_down, writer_reopens;
     /* updates */
     double rate;
     size_t total, due_upto, next_send;
@@ -307,6 +308,23 @@ static int open_all(struct apis *a, struct eloop *l, const struct server *srv)
     return 0;
 }
 
+/* Writers the server closed (an idle timeout while the watches opened) connect again, a
+ * bounded number of times in all; false when none is left. */
+static bool writers_alive(struct apis *a, struct eloop *l)
+{
+    bool alive = false;
+
+    for (size_t i = 0; i < a->nw; i++) {
+        struct econn *c = &a->conns[a->n + i];
+        if (c->state == ECONN_DOWN && a->writer_reopens < MAX_REOPENS * a->nw) {
+            a->writer_reopens++;
+            eloop_open(l, c);
+        }
+        alive = alive || c->state != ECONN_DOWN;
+    }
+    return alive;
+}
+
 static bool writers_busy(const struct apis *a)
 {
     for (size_t i = 0; i < a->nw; i++)
@@ -335,9 +353,11 @@ static void run(struct apis *a, struct eloop *l, const struct server *srv)
     for (;;) {
         uint64_t now = now_ns();
         int wait_ms = 100;
+        bool alive;
 
         while (a->due_upto < a->total && due_ns(a, a->due_upto) <= now)
             a->due_upto++;
+        alive = writers_alive(a, l);
         for (size_t i = 0; i < a->nw && a->next_send < a->due_upto; i++)
             eloop_kick(l, &a->conns[a->n + i]);
         if (a->due_upto < a->total) {
@@ -346,8 +366,8 @@ static void run(struct apis *a, struct eloop *l, const struct server *srv)
         } else {
             if (!sched_end)
                 sched_end = now;
-            if (!writes_end && ((a->next_send >= a->total && !writers_busy(a)) || now > end_ns ||
-                                a->writers_down == a->nw))
+            if (!writes_end &&
+                ((a->next_send >= a->total && !writers_busy(a)) || now > end_ns || !alive))
                 writes_end = now;
             if (writes_end &&
                 (!a->outstanding || now > writes_end + (uint64_t)DRAIN_SECONDS * 1000000000u))
@@ -392,13 +412,14 @@ static void run(struct apis *a, struct eloop *l, const struct server *srv)
         sched_end > a->t0_ns ? (double)res->done / ((double)(sched_end - a->t0_ns) / 1e9) : 0;
     free(lat);
     (void)printf("  run: %zu updates (%.0f/s offered): %zu answered 200, %zu errors, %zu "
-                 "unanswered; write p99 %.2f ms; events: %zu expected, %zu received, %zu "
+                 "unanswered, %zu writer reconnects; write p99 %.2f ms; events: %zu expected, %zu "
+                 "received, %zu "
                  "missing, %zu duplicate, %zu to the wrong watch, %zu for unwatched nodes, %zu "
                  "bookmarks, %zu other lines; delivery p50 %.2f ms p99 %.2f ms max %.2f ms\n",
-                 a->total, a->rate, res->done, res->errors, res->unanswered, res->ms.p99,
-                 res->expected, res->received, res->missing, res->duplicate, res->wrong,
-                 res->unwatched, res->bookmarks, a->other, res->deliver_ms.p50, res->deliver_ms.p99,
-                 res->deliver_ms.max);
+                 a->total, a->rate, res->done, res->errors, res->unanswered, a->writer_reopens,
+                 res->ms.p99, res->expected, res->received, res->missing, res->duplicate,
+                 res->wrong, res->unwatched, res->bookmarks, a->other, res->deliver_ms.p50,
+                 res->deliver_ms.p99, res->deliver_ms.max);
     if (res->missing)
         bench_fail("apiserver",
                    "%zu acknowledged updates never reached the live watch of their "

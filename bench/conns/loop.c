@@ -610,45 +610,53 @@ static void answered(struct eloop *l, struct econn *c)
     eloop_kick(l, c);
 }
 
-/* Reads what the socket has, then parses it. */
+/*
+ * Reads what the socket has, then parses it, a READ_BUF at a time. Until GnuTLS says
+ * GNUTLS_E_AGAIN: records it already took from the socket wait in its own buffer, where
+ * epoll cannot see them.
+ */
 static void readable(struct eloop *l, struct econn *c)
 {
-    bool closed = false, failed = false;
+    bool closed = false, failed = false, again = false;
     int r;
 
-    for (;;) {
-        ssize_t n = gnutls_record_recv(c->s, l->rbuf, READ_BUF);
-        if (n > 0) {
-            strbuf_add(&c->in, l->rbuf, (size_t)n);
-            if (c->in.len >= READ_BUF)
-                break; /* parse before reading on: level triggered, the rest waits */
-            continue;
-        }
-        if (n == GNUTLS_E_AGAIN)
-            break;
-        if (n == GNUTLS_E_INTERRUPTED || (n < 0 && !gnutls_error_is_fatal((int)n)))
-            continue;
-        if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION || n == GNUTLS_E_PULL_ERROR)
-            closed = true;
-        else
-            failed = true;
-        break;
-    }
-    while (c->in.len && c->state == ECONN_UP) {
-        r = parse(l, c);
-        if (r < 0) {
-            if (c->phase == PH_NONE)
-                closed = true; /* what a server writes before closing an idle connection */
+    while (!again && !closed && !failed) {
+        while (c->in.len < READ_BUF) {
+            ssize_t n = gnutls_record_recv(c->s, l->rbuf, READ_BUF);
+            if (n > 0) {
+                strbuf_add(&c->in, l->rbuf, (size_t)n);
+                continue;
+            }
+            if (n == GNUTLS_E_AGAIN) {
+                again = true;
+                break;
+            }
+            if (n == GNUTLS_E_INTERRUPTED || (n < 0 && !gnutls_error_is_fatal((int)n)))
+                continue;
+            if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION || n == GNUTLS_E_PULL_ERROR)
+                closed = true;
             else
                 failed = true;
             break;
         }
-        if (r == 0)
-            break;
-        answered(l, c);
+        while (c->in.len && c->state == ECONN_UP) {
+            r = parse(l, c);
+            if (r < 0) {
+                if (c->phase == PH_NONE)
+                    closed = true; /* what a server writes before closing an idle connection */
+                else
+                    failed = true;
+                break;
+            }
+            if (r == 0)
+                break;
+            answered(l, c);
+        }
+        if (c->state != ECONN_UP)
+            return;
+        if (!again && !closed && !failed && c->in.len >= READ_BUF)
+            failed = true; /* READ_BUF unparsed: a header or chunk-size line too long */
     }
-    if (c->state != ECONN_UP)
-        return;
     if (failed)
         conn_end(l, c, ECONN_END_ERROR);
     else if (closed)
