@@ -253,19 +253,29 @@ int conns_create(const struct server *srv, const char *what, const char *path, s
 
 /* ---- the summary ---- */
 
-/* One line of the summary: the baseline's figure, ours, and the ratio; prec decimals. */
-static void ratio(const char *label, double base, double now, int prec)
+/* One line of the summary: the baseline's figure, ours, the ratio (prec decimals), and the
+ * issue's target for it, if any. */
+static void row(const char *label, double base, double now, int prec, const char *target)
 {
-    char a[32], b[32];
+    char a[32], b[32], r[32] = "";
 
     (void)snprintf(a, sizeof(a), "%.*f", prec, base);
     (void)snprintf(b, sizeof(b), "%.*f", prec, now);
-    if (baseline && base > 0)
-        (void)printf("  %-34s %14s %14s   x%.2f\n", label, a, b, now / base);
+    if (baseline)
+        (void)snprintf(r, sizeof(r), base > 0 ? "x%.2f" : "-", now / (base > 0 ? base : 1));
+    if (baseline && target)
+        (void)printf("  %-34s %14s %14s   %-8s  target %s\n", label, a, b, r, target);
     else if (baseline)
-        (void)printf("  %-34s %14s %14s   -\n", label, a, b);
+        (void)printf("  %-34s %14s %14s   %s\n", label, a, b, r);
+    else if (target)
+        (void)printf("  %-34s %14s   target %s\n", label, b, target);
     else
         (void)printf("  %-34s %14s\n", label, b);
+}
+
+static void ratio(const char *label, double base, double now, int prec)
+{
+    row(label, base, now, prec, NULL);
 }
 
 static double per_conn_kb(const struct conns_result *r)
@@ -277,13 +287,15 @@ static void summary(const char *scenario, const struct conns_result *b,
                     const struct conns_result *k)
 {
     bool mgr = !strcmp(scenario, "manager");
+    char target[32];
 
     (void)printf("\nbench/conns %s: %zu %s, %zu s, %ld CPUs\n", scenario, k->wanted,
                  mgr ? "agent connections" : "watches", conns_opt.seconds,
                  sysconf(_SC_NPROCESSORS_ONLN));
     if (baseline)
         (void)printf("  %-34s %14s %14s   %s\n", "", "baseline", "koord", "koord/baseline");
-    ratio("connections held", (double)b->held, (double)k->held, 0);
+    (void)snprintf(target, sizeof(target), "%zu", k->wanted);
+    row("connections held", (double)b->held, (double)k->held, 0, target);
     ratio("  refused", (double)b->refused, (double)k->refused, 0);
     ratio("  timed out (connect/handshake)", (double)b->timed_out, (double)k->timed_out, 0);
     ratio("  TLS errors", (double)b->tls_failed, (double)k->tls_failed, 0);
@@ -293,7 +305,8 @@ static void summary(const char *scenario, const struct conns_result *b,
     ratio(mgr ? "reports/s offered" : "updates/s offered", b->offered, k->offered, 0);
     ratio(mgr ? "reports/s answered 200" : "updates/s answered 200", b->achieved, k->achieved, 0);
     ratio(mgr ? "report p50 ms" : "update (write) p50 ms", b->ms.p50, k->ms.p50, 2);
-    ratio(mgr ? "report p99 ms" : "update (write) p99 ms", b->ms.p99, k->ms.p99, 2);
+    row(mgr ? "report p99 ms" : "update (write) p99 ms", b->ms.p99, k->ms.p99, 2,
+        mgr ? "< 50" : NULL);
     ratio(mgr ? "report max ms" : "update (write) max ms", b->ms.max, k->ms.max, 2);
     ratio("errors (answers not 200, broken)", (double)b->errors, (double)k->errors, 0);
     ratio("  answered with an HTTP error", (double)b->refused_answers, (double)k->refused_answers,
@@ -303,7 +316,7 @@ static void summary(const char *scenario, const struct conns_result *b,
     ratio("unsent or unanswered at the end", (double)b->unanswered, (double)k->unanswered, 0);
     if (!mgr) {
         ratio("delivery p50 ms", b->deliver_ms.p50, k->deliver_ms.p50, 2);
-        ratio("delivery p99 ms", b->deliver_ms.p99, k->deliver_ms.p99, 2);
+        row("delivery p99 ms", b->deliver_ms.p99, k->deliver_ms.p99, 2, "< 100");
         ratio("delivery max ms", b->deliver_ms.max, k->deliver_ms.max, 2);
         ratio("events expected (live watches)", (double)b->expected, (double)k->expected, 0);
         ratio("events received", (double)b->received, (double)k->received, 0);
@@ -319,7 +332,8 @@ static void summary(const char *scenario, const struct conns_result *b,
           (double)k->rss_idle_kb / 1024, 1);
     ratio("  at the end of the run, MiB", (double)b->rss_load_kb / 1024,
           (double)k->rss_load_kb / 1024, 1);
-    ratio("  per idle connection, KiB", per_conn_kb(b), per_conn_kb(k), 1);
+    row("  per idle connection, KiB", per_conn_kb(b), per_conn_kb(k), 1,
+        mgr ? "< 97.7 (100 KB)" : NULL);
     ratio("server CPU in the run, s", b->srv_cpu, k->srv_cpu, 2);
     ratio("  share of one core", b->run_s > 0 ? b->srv_cpu / b->run_s : 0,
           k->run_s > 0 ? k->srv_cpu / k->run_s : 0, 2);
