@@ -262,7 +262,7 @@ static void row(const char *label, double base, double now, int prec, const char
     (void)snprintf(a, sizeof(a), "%.*f", prec, base);
     (void)snprintf(b, sizeof(b), "%.*f", prec, now);
     if (baseline)
-        (void)snprintf(r, sizeof(r), base > 0 ? "x%.2f" : "-", now / (base > 0 ? base : 1));
+        (void)snprintf(r, sizeof(r), base > 0 ? "x%.3g" : "-", now / (base > 0 ? base : 1));
     if (baseline && target)
         (void)printf("  %-34s %14s %14s   %-8s  target %s\n", label, a, b, r, target);
     else if (baseline)
