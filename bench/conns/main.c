@@ -19,7 +19,7 @@
  *              one per node on its own TLS connection, as kubelets open them
  *              (GET /api/v1/pods?watch=true&fieldSelector=spec.nodeName=<node>
  *              &allowWatchBookmarks=true from the resourceVersion of a list); W writer
- *              connections (default 16) merge-patch pods at R updates/s (default 1000), spread
+ *              connections (default 64) merge-patch pods at R updates/s (default 1000), spread
  *              over the pods of all nodes, each setting an annotation with its sequence number
  *              and send time. Delivery latency per event (arrival minus the annotation's send
  *              time), and the check that every acknowledged update reached exactly the watch
@@ -76,7 +76,7 @@ static const char usage[] =
     "scheduled time, the server's RSS per idle connection and CPU, and with --baseline-koord\n"
     "the same against an older binary with the ratio. Defaults: 10000 nodes, 30 s;\n"
     "manager: R = N/10 reports/s (each agent every 10 s); apiserver: R = 1000 updates/s,\n"
-    "2 pods per node, 16 writers; at most 64 connections opening at once, 10 s each;\n"
+    "2 pods per node, 64 writers; at most 64 connections opening at once, 10 s each;\n"
     "each node's connection from its own address (127.1.0.1 and on); --sources K spreads\n"
     "them over K addresses (1: all from 127.0.0.1).\n"
     "--smoke: 20 nodes, 3 s, 20 reports/s, 100 updates/s, 2 writers.\n";
@@ -85,7 +85,7 @@ struct conns_opts conns_opt = {
     .nodes = 10000,
     .seconds = 30,
     .pods_per_node = 2,
-    .writers = 16,
+    .writers = 64,
     .max_opening = 64,
     .open_timeout_ms = 10000,
 };
