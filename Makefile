@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 30
 SRC_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src cmd tests fuzz bench -name '*.[ch]')
 
 .PHONY: all deps build up test test-gcc test-asan test-valgrind check-format check-tidy fmt bench bench-deps \
-	bench-apiserver bench-nodemetric bench-agent bench-scheduler fuzz crds image clean
+	bench-apiserver bench-nodemetric bench-agent bench-scheduler bench-conns fuzz crds image clean
 
 all: build
 
@@ -86,6 +86,13 @@ bench-agent: deps
 	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
 	cmake --build build/release --target bench_agent -j $(JOBS)
 	build/release/bench_agent $(BENCH_ARGS)
+
+# Only bench/conns (10,000 agent connections to koord manager, 10,000 pod watches on koord
+# apiserver); BENCH_ARGS passes flags (e.g. BENCH_ARGS="--baseline-koord /path/to/old/koord").
+bench-conns: deps
+	cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null
+	cmake --build build/release --target bench_conns -j $(JOBS)
+	build/release/bench_conns $(BENCH_ARGS)
 
 # libFuzzer targets, each run for FUZZ_SECONDS on its seed corpus.
 fuzz: deps
