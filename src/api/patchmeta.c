@@ -114,6 +114,18 @@ static const struct patch_entry no_entries[] = {
     {NULL, NULL},
 };
 
+/* ServiceAccount.secrets (patchStrategy merge, key name). */
+static const struct patch_entry service_account_entries[] = {
+    {"secrets", "name"},
+    {NULL, NULL},
+};
+
+/* Mutating/ValidatingWebhookConfiguration.webhooks (patchStrategy merge, key name). */
+static const struct patch_entry webhook_config_entries[] = {
+    {"webhooks", "name"},
+    {NULL, NULL},
+};
+
 static const struct api_patch_meta kinds[] = {
     {"", "Pod", pod_entries},
     {"", "Node", node_entries},
@@ -136,6 +148,14 @@ static const struct api_patch_meta kinds[] = {
     {"policy", "PodDisruptionBudget", conditions_entries},
     {"events.k8s.io", "Event", no_entries},
     {"discovery.k8s.io", "EndpointSlice", no_entries},
+    {"", "ServiceAccount", service_account_entries},
+    {"rbac.authorization.k8s.io", "Role", no_entries},
+    {"rbac.authorization.k8s.io", "ClusterRole", no_entries},
+    {"rbac.authorization.k8s.io", "RoleBinding", no_entries},
+    {"rbac.authorization.k8s.io", "ClusterRoleBinding", no_entries},
+    {"admissionregistration.k8s.io", "MutatingWebhookConfiguration", webhook_config_entries},
+    {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", webhook_config_entries},
+    {"apiregistration.k8s.io", "APIService", conditions_entries},
 };
 
 const struct api_patch_meta *api_patch_meta_find(const char *group, const char *kind)
