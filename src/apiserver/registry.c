@@ -322,8 +322,8 @@ static bool kube_version(const char *v, long *major, int *level, long *minor)
 static int version_priority_cmp(const void *x, const void *y)
 {
     const struct entry *a = *(struct entry *const *)x, *b = *(struct entry *const *)y;
-    long amaj, amin, bmaj, bmin;
-    int alev, blev;
+    long amaj = 0, amin = 0, bmaj = 0, bmin = 0;
+    int alev = 0, blev = 0;
     bool ak = kube_version(a->res.version, &amaj, &alev, &amin);
     bool bk = kube_version(b->res.version, &bmaj, &blev, &bmin);
 
