@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,7 +49,7 @@ struct http_server {
     http_handler_fn fn;
     void *userdata;
     size_t max_body;
-    unsigned idle_timeout;
+    unsigned idle_timeout, first_timeout; /* seconds */
     bool client_ca;
     bool has_housekeeper;
     bool stopping;                /* under mu: the pool takes no more work */
@@ -67,6 +68,7 @@ struct http_server {
     unsigned workers, idle, min_workers, max_workers;
     struct http_stream *sleeping;
     size_t nsleeping;
+    struct conn_ctx *waiting_head, *waiting_tail; /* oldest deadline first */
     pthread_t housekeeper;
 };
 
@@ -88,7 +90,16 @@ struct conn_ctx {
         int result;
     } signed_by[MAX_SIGNED_BY]; /* answers of http_request_client_cert_signed_by() */
     unsigned nsigned;
-    bool served; /* a request succeeded: the connection has the long idle timeout */
+    /*
+     * The first-request deadline (see waiting_add()): a connection that has not yet had a
+     * successful answer is on the server's `waiting` list, oldest first, while it waits for a
+     * request, and is shut down by the housekeeper when its deadline passes.
+     */
+    bool served;  /* a request succeeded: only libmicrohttpd's idle timeout applies now */
+    bool waiting; /* on the list */
+    int fd;
+    int64_t deadline_ms;
+    struct conn_ctx *prev, *next;
 };
 
 struct http_request {
@@ -134,14 +145,72 @@ static struct conn_ctx *conn_ctx_of(struct http_request *req)
     return req->cc;
 }
 
+/*
+ * The first-request deadline. Connections that have had no successful answer wait on a list in
+ * deadline order (appended at the tail, all with the same delay), and the housekeeper shuts
+ * down those whose deadline passed: `shutdown()` only, so libmicrohttpd sees the connection fail
+ * and closes it itself, on its own thread. The descriptor is still the connection's when the
+ * housekeeper uses it, as a connection leaves the list (NOTIFY_CLOSED) before libmicrohttpd
+ * closes it. libmicrohttpd's per-connection timeouts would do this too, but it scans the
+ * connections with a timeout of their own on every turn of its loop: 10,000 agents made that
+ * a core's work.
+ */
+static void waiting_add(struct http_server *s, struct conn_ctx *cc)
+{
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    if (!cc->waiting && cc->fd >= 0) {
+        cc->deadline_ms = http_monotonic_ms() + (int64_t)s->first_timeout * 1000;
+        cc->waiting = true;
+        cc->next = NULL;
+        cc->prev = s->waiting_tail;
+        if (s->waiting_tail)
+            s->waiting_tail->next = cc;
+        else
+            s->waiting_head = cc;
+        s->waiting_tail = cc;
+    }
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+}
+
+static void waiting_del_locked(struct http_server *s, struct conn_ctx *cc)
+{
+    if (!cc->waiting)
+        return;
+    if (cc->prev)
+        cc->prev->next = cc->next;
+    else
+        s->waiting_head = cc->next;
+    if (cc->next)
+        cc->next->prev = cc->prev;
+    else
+        s->waiting_tail = cc->prev;
+    cc->prev = cc->next = NULL;
+    cc->waiting = false;
+}
+
+static void waiting_del(struct http_server *s, struct conn_ctx *cc)
+{
+    CHECK(pthread_mutex_lock(&s->mu) == 0);
+    waiting_del_locked(s, cc);
+    CHECK(pthread_mutex_unlock(&s->mu) == 0);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)cls;
-    (void)conn;
+    struct http_server *s = cls;
+
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = xcalloc(1, sizeof(struct conn_ctx));
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn_ctx *cc = xcalloc(1, sizeof(*cc));
+
+        cc->fd = ci ? ci->connect_fd : -1;
+        *socket_context = cc;
+        waiting_add(s, cc);
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (*socket_context)
+            waiting_del(s, *socket_context);
         conn_ctx_free(*socket_context);
         *socket_context = NULL;
     }
@@ -773,6 +842,12 @@ static void *housekeeper_main(void *arg)
         if (s->stopping)
             break;
         housekeep_streams(s, ++tick % HANGUP_EVERY == 0);
+        for (int64_t now = http_monotonic_ms();
+             s->waiting_head && s->waiting_head->deadline_ms <= now;) {
+            struct conn_ctx *cc = s->waiting_head;
+            (void)shutdown(cc->fd, SHUT_RDWR);
+            waiting_del_locked(s, cc);
+        }
         if (s->head && s->idle == 0 && http_monotonic_ms() - s->head->queued_ms >= GROW_AFTER_MS)
             pool_spawn_locked(s);
     }
@@ -921,17 +996,18 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
     return (size_t)(w - s);
 }
 
-/* The answer of a request whose handler ran; a connection that was served gets the long idle
- * timeout (until then it had the short one: see http_server_opts.first_timeout). */
+/* The answer of a request whose handler ran. A connection never answered with a success goes
+ * back on the first-request deadline (see waiting_add()); once served, only the idle timeout
+ * applies to it. */
 static enum MHD_Result send_answer(struct http_server *srv, struct http_request *req)
 {
+    struct conn_ctx *cc = conn_ctx_of(req);
     enum MHD_Result ret;
 
-    if (req->resp.status > 0 && req->resp.status < 400 && !conn_ctx_of(req)->served) {
-        conn_ctx_of(req)->served = true;
-        (void)MHD_set_connection_option(req->conn, MHD_CONNECTION_OPTION_TIMEOUT,
-                                        srv->idle_timeout);
-    }
+    if (req->resp.status > 0 && req->resp.status < 400)
+        cc->served = true;
+    else if (!cc->served)
+        waiting_add(srv, cc);
     ret = send_response(srv, req->conn, &req->resp);
     response_release(&req->resp);
     return ret;
@@ -960,6 +1036,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         strbuf_init(&req->resp.body);
         atomic_init(&req->state, REQ_READING);
         *req_cls = req;
+        /* A request came: the first-request deadline is met (it starts again if the answer
+         * is not a success). */
+        if (!conn_ctx_of(req)->served)
+            waiting_del(srv, conn_ctx_of(req));
         if (nh > HTTP_MAX_REQUEST_HEADERS) {
             req->too_big = true; /* the body, if any, is read and dropped */
             req->too_many = true;
@@ -1091,6 +1171,7 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
     s->max_body = opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
     s->client_ca = opts->client_ca_pem != NULL;
     s->idle_timeout = opts->idle_timeout ? opts->idle_timeout : DEFAULT_IDLE_TIMEOUT;
+    s->first_timeout = opts->first_timeout ? opts->first_timeout : DEFAULT_FIRST_TIMEOUT;
     s->max_workers = opts->max_workers ? opts->max_workers : DEFAULT_MAX_WORKERS;
     s->min_workers = 2 * nio < s->max_workers ? 2 * nio : s->max_workers;
     CHECK(pthread_mutex_init(&s->mu, NULL) == 0);
@@ -1125,9 +1206,8 @@ int http_server_start(const struct http_server_opts *opts, http_handler_fn handl
             MHD_OPTION_PER_IP_CONNECTION_LIMIT,
             (intptr_t)(opts->max_per_address ? opts->max_per_address : DEFAULT_MAX_PER_ADDRESS),
             NULL};
-        o[n++] = (struct MHD_OptionItem){
-            MHD_OPTION_CONNECTION_TIMEOUT,
-            (intptr_t)(opts->first_timeout ? opts->first_timeout : DEFAULT_FIRST_TIMEOUT), NULL};
+        o[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->idle_timeout, NULL};
         o[n++] =
             (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)64 * 1024, NULL};
         o[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, LISTEN_BACKLOG, NULL};

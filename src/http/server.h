@@ -151,8 +151,9 @@ struct http_server_opts {
     unsigned max_per_address;  /* connections from one client address; 0 = 1024 */
     unsigned max_workers;      /* handler threads at most; 0 = 256 */
     unsigned idle_timeout;     /* seconds a served connection may idle; 0 = 120 */
-    unsigned first_timeout;    /* seconds a new connection may idle before its first successful
-                                  request (the TLS handshake, the headers); 0 = 10 */
+    unsigned first_timeout;    /* seconds a connection not yet answered with a success has to
+                                  send a request, from its start or its last answer (the TLS
+                                  handshake, the headers); 0 = 10 */
 };
 
 struct http_server;
