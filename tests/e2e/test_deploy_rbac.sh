@@ -8,7 +8,8 @@
 #    the batch resources on the Node status from a NodeMetric report (whose client certificate it
 #    checks against the CA it reads from kube-system/extension-apiserver-authentication), and
 #    keeps the caBundle of the two webhook configurations of deploy/webhooks.yaml;
-#  - koord scheduler: leads on its Lease, binds a pod and records the Scheduled Event;
+#  - koord scheduler: leads on its Lease, binds a pod and records the Scheduled Event, preempts
+#    the pod no PodDisruptionBudget protects and records Preempted;
 #  - koord agent (koordlet): reads its Node, pods and NodeSLO, evicts a BE pod under memory
 #    pressure through pods/eviction and records the Event, and reports its usage in the
 #    slo.koordinator.sh NodeMetric (--report-mode crd). Its default report, straight to the
@@ -151,6 +152,66 @@ scheduled_event() {
         grep -q "Successfully assigned default/web to"
 }
 wait_for "the Scheduled Event of web" scheduled_event
+# Preemption: two 2-CPU nodes, each full of a low-priority pod; low-a is protected by a PDB (no
+# disruptions allowed). A high-priority pod that fits either node once its pod goes preempts
+# low-b (the candidate without a PDB violation, which the scheduler sees only if it may list
+# PDBs), records Preempted on it, and is bound there; low-a stays.
+for n in sched-1 sched-2; do
+    k create -f - <<EOF
+apiVersion: v1
+kind: Node
+metadata: {name: $n, labels: {kubernetes.io/hostname: $n, pool: sched}}
+status:
+  capacity: {cpu: "2", memory: 4Gi, pods: "110"}
+  allocatable: {cpu: "2", memory: 4Gi, pods: "110"}
+  conditions: [{type: Ready, status: "True"}]
+EOF
+    expect_rc 0 "create node $n"
+done
+k create -f - <<'EOF'
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: low-a, namespace: default}
+spec: {minAvailable: 1, selector: {matchLabels: {app: low-a}}}
+EOF
+expect_rc 0 "create PDB low-a"
+# spod NAME NODESELECTOR [PRIORITYCLASS]: a pod of 1500m for koord-scheduler, koord-batch
+# (5000) unless named.
+spod() {
+    k create -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default, labels: {app: $1}}
+spec:
+  schedulerName: koord-scheduler
+  priorityClassName: ${3:-koord-batch}
+  terminationGracePeriodSeconds: 0
+  nodeSelector: {$2}
+  containers: [{name: c, image: pause, resources: {requests: {cpu: 1500m}}}]
+EOF
+    expect_rc 0 "create pod $1"
+}
+node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}'; }
+bound_to() { [ "$(node_of "$1")" = "$2" ]; }
+# low-b first: without the PDB every other tie-breaker (kube's pickOneNodeForPreemption, down to
+# the victims' latest start) would pick low-a, the newer pod.
+spod low-b 'kubernetes.io/hostname: sched-2'
+wait_for "low-b on sched-2" bound_to low-b sched-2
+# creationTimestamp has whole seconds: low-a must be visibly newer.
+later_second() {
+    [[ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$(kubectl get pod low-b -o jsonpath='{.metadata.creationTimestamp}')" ]]
+}
+wait_for "a second after low-b's creation" later_second
+spod low-a 'kubernetes.io/hostname: sched-1'
+wait_for "low-a on sched-1" bound_to low-a sched-1
+spod high 'pool: sched' koord-prod
+gone() { ! kubectl get pod "$1" >/dev/null 2>&1; }
+wait_for "low-b preempted" gone low-b
+wait_for "high bound to sched-2" bound_to high sched-2
+k get pod low-a
+expect_rc 0 "low-a (PDB) stays"
+k get events --field-selector involvedObject.name=low-b,reason=Preempted -o jsonpath='{.items[*].message}'
+expect_out "Preempted by pod" "Preempted Event on low-b"
 
 # ---- koord agent ----
 # The host tree (cgroup v1, cgroupfs): one BE pod with 1 GiB of memory and one LS pod; the
@@ -223,9 +284,9 @@ reported() {
         -o jsonpath='{.status.nodeMetric.nodeUsage.resources.memory}')" ]
 }
 wait_for "the agent's report in the NodeMetric of agent-node" reported
-grep -q 'forbidden\|403' "$TMP/agent.log" && fail "agent refused something: $(grep 'forbidden\|403' "$TMP/agent.log")"
-grep -q 'forbidden\|403' "$TMP/scheduler.log" && fail "scheduler refused something: $(grep 'forbidden\|403' "$TMP/scheduler.log")"
-grep -q 'forbidden\|403' "$TMP/manager.log" && fail "manager refused something: $(grep 'forbidden\|403' "$TMP/manager.log")"
+grep -qi 'forbidden\|permission denied' "$TMP/agent.log" && fail "agent refused something: $(grep -i 'forbidden\|permission denied' "$TMP/agent.log")"
+grep -qi 'forbidden\|permission denied' "$TMP/scheduler.log" && fail "scheduler refused something: $(grep -i 'forbidden\|permission denied' "$TMP/scheduler.log")"
+grep -qi 'forbidden\|permission denied' "$TMP/manager.log" && fail "manager refused something: $(grep -i 'forbidden\|permission denied' "$TMP/manager.log")"
 
 # ---- what each token must not do: 403 ----
 # denied SA DESC ARGS...: kubectl as SA gets kube's 403 refusal, naming the ServiceAccount.
