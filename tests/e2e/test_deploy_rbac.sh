@@ -7,7 +7,8 @@
 #  - koord manager: leads on its Lease, renders the NodeSLO from slo-controller-config, writes
 #    the batch resources on the Node status from a NodeMetric report (whose client certificate it
 #    checks against the CA it reads from kube-system/extension-apiserver-authentication), and
-#    keeps the caBundle of the two webhook configurations of deploy/webhooks.yaml;
+#    keeps the caBundle of the two webhook configurations of deploy/webhooks.yaml, and makes
+#    an ElasticQuotaProfile's root ElasticQuota;
 #  - koord scheduler: leads on its Lease, binds a pod and records the Scheduled Event, preempts
 #    the pod no PodDisruptionBudget protects and records Preempted;
 #  - koord agent (koordlet): reads its Node, pods and NodeSLO, evicts a BE pod under memory
@@ -126,6 +127,25 @@ batch_cpu() {
     [ "$(kubectl get node plain-node -o jsonpath='{.status.allocatable.kubernetes\.io/batch-cpu}')" = 18700 ]
 }
 wait_for "batch-cpu 18700 on plain-node" batch_cpu
+# An ElasticQuotaProfile: its root ElasticQuota created (min = 0.5 x agent-node's 8 CPUs) and
+# the profile labelled with its tree id.
+k create -f - <<'EOF'
+apiVersion: quota.koordinator.sh/v1alpha1
+kind: ElasticQuotaProfile
+metadata: {name: pool, namespace: default}
+spec:
+  quotaName: pool-root
+  resourceRatio: "0.5"
+  nodeSelector: {matchLabels: {kubernetes.io/hostname: agent-node}}
+EOF
+expect_rc 0 "create ElasticQuotaProfile"
+quota_min() { [ "$(kubectl get elasticquota pool-root -o jsonpath='{.spec.min.cpu}')" = 4 ]; }
+wait_for "ElasticQuota pool-root with min cpu 4" quota_min
+profile_tree() {
+    [ -n "$(kubectl get elasticquotaprofile pool \
+        -o jsonpath='{.metadata.labels.quota\.scheduling\.koordinator\.sh/tree-id}')" ]
+}
+wait_for "the profile's tree id" profile_tree
 
 # ---- koord scheduler ----
 # deploy/scheduler.yaml's arguments (the address local).
