@@ -318,6 +318,12 @@ denied() {
     expect_out "is forbidden: User \"system:serviceaccount:$NS:$sa\" cannot" "$sa: $desc"
 }
 denied koord-scheduler "delete a Node" delete node plain-node
+# The same with the token on the command line and no kubeconfig at all.
+KUBECONFIG=/dev/null k --server "https://$server" --certificate-authority "$TMP/data/pki/ca.crt" \
+    --token "$(cat "$TMP/token-koord-scheduler")" delete node plain-node
+expect_rc 1 "koord-scheduler: delete a Node (--token)"
+expect_out "nodes \"plain-node\" is forbidden: User \"system:serviceaccount:$NS:koord-scheduler\" cannot delete resource \"nodes\" in API group \"\" at the cluster scope" \
+    "koord-scheduler: delete a Node (--token)"
 denied koord-scheduler "read Secrets" get secrets -n $NS
 denied koord-scheduler "update a Node's status" patch node plain-node --subresource status \
     --type merge -p '{"status":{"allocatable":{"cpu":"1"}}}'
