@@ -6,9 +6,10 @@
 #
 #  - koord manager: leads on its Lease, renders the NodeSLO from slo-controller-config, writes
 #    the batch resources on the Node status from a NodeMetric report (whose client certificate it
-#    checks against the CA it reads from kube-system/extension-apiserver-authentication), and
-#    keeps the caBundle of the two webhook configurations of deploy/webhooks.yaml, and makes
-#    an ElasticQuotaProfile's root ElasticQuota;
+#    checks against the CA it reads from kube-system/extension-apiserver-authentication),
+#    keeps the caBundle of the two webhook configurations of deploy/webhooks.yaml, shares its
+#    CAs through the Secret of --cert-secret, and makes an ElasticQuotaProfile's root
+#    ElasticQuota;
 #  - koord scheduler: leads on its Lease, binds a pod and records the Scheduled Event, preempts
 #    the pod no PodDisruptionBudget protects and records Preempted;
 #  - koord agent (koordlet): reads its Node, pods and NodeSLO, evicts a BE pod under memory
