@@ -2042,6 +2042,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         goto out;
     if (is_pods(c->res) && !*c->ri.subresource) {
         struct field_errors errs = FIELD_ERRORS_INIT;
+        pods_default_tolerations(obj);
         pods_validate_update(old, obj, &errs);
         if (field_errors_count(&errs)) {
             reply_status(c, api_status_invalid(c->res->kind, "", c->ri.name, &errs));
