@@ -8,6 +8,7 @@
 
 #include "api/api.h"
 #include "api/labels.h"
+#include "api/workloads.h"
 #include "base/base.h"
 
 extern const struct api_kind api_kind_recommendation, api_kind_cluster_colocation_profile,
@@ -200,6 +201,25 @@ size_t api_object_validate(const cJSON *obj, unsigned flags, const struct api_ki
     return field_errors_count(errs) - before;
 }
 
+static cJSON *child(cJSON *o, const char *k)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+/* The pod specs of a built-in kind: a Pod's, a workload's template's, a CronJob's job
+ * template's. */
+static void pod_spec_defaults(const struct api_kind *k, cJSON *obj)
+{
+    cJSON *spec = child(obj, "spec");
+
+    if (!*k->group && !strcmp(k->kind, "Pod"))
+        api_pod_spec_defaults(spec);
+    else if (!strcmp(k->group, "apps") || !strcmp(k->group, "batch")) {
+        cJSON *job = child(child(spec, "jobTemplate"), "spec");
+        api_pod_spec_defaults(child(child(job ? job : spec, "template"), "spec"));
+    }
+}
+
 int api_object_default(const struct api_kind *k, cJSON *obj, unsigned flags)
 {
     int r = api_default(api_kind_schema(k), obj, flags);
@@ -207,6 +227,8 @@ int api_object_default(const struct api_kind *k, cJSON *obj, unsigned flags)
 
     if (r == 0 && k->defaults)
         r = k->defaults(obj);
+    if (r == 0 && !k->crd)
+        pod_spec_defaults(k, obj);
     if (r < 0 || !(flags & API_D_CTRL) || strcmp(k->kind, "NodeSLO"))
         return r;
     /* The node agent's view: every field the NodeSLO leaves out takes its default. */

@@ -9,6 +9,7 @@
 #include "api/api.h"
 #include "api/labels.h"
 #include "api/schema.h"
+#include "api/workloads.h"
 #include "base/base.h"
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -70,9 +71,9 @@ static const struct api_prop container_props[] = {
     {"readinessProbe", &api_preserve_object},
     {"startupProbe", &api_preserve_object},
     {"lifecycle", &api_preserve_object},
-    {"terminationMessagePath", &api_string, API_VAL},
-    {"terminationMessagePolicy", &api_string, API_VAL},
-    {"imagePullPolicy", &api_string, API_VAL},
+    {"terminationMessagePath", &api_string, API_VAL, "\"/dev/termination-log\""},
+    {"terminationMessagePolicy", &api_string, API_VAL, "\"File\""},
+    {"imagePullPolicy", &api_string, API_VAL}, /* by the image's tag: api_pod_spec_defaults() */
     {"securityContext", &api_preserve_object},
     {"stdin", &api_bool, API_VAL},
     {"stdinOnce", &api_bool, API_VAL},
@@ -145,10 +146,10 @@ static const struct api_prop pod_spec_props[] = {
     {"initContainers", API_ARR(&container)},
     {"containers", API_ARR(&container), API_REQ | API_ALWAYS},
     {"ephemeralContainers", API_ARR(&api_preserve_object)},
-    {"restartPolicy", API_ENUM("Always", "OnFailure", "Never"), API_VAL},
-    {"terminationGracePeriodSeconds", &api_int64},
+    {"restartPolicy", API_ENUM("Always", "OnFailure", "Never"), API_VAL, "\"Always\""},
+    {"terminationGracePeriodSeconds", &api_int64, 0, "30"},
     {"activeDeadlineSeconds", &api_int64},
-    {"dnsPolicy", &api_string, API_VAL},
+    {"dnsPolicy", &api_string, API_VAL, "\"ClusterFirst\""},
     {"nodeSelector", &api_string_map},
     {"serviceAccountName", &api_string, API_VAL},
     {"serviceAccount", &api_string, API_VAL},
@@ -158,12 +159,12 @@ static const struct api_prop pod_spec_props[] = {
     {"hostPID", &api_bool, API_VAL},
     {"hostIPC", &api_bool, API_VAL},
     {"shareProcessNamespace", &api_bool},
-    {"securityContext", &api_preserve_object},
+    {"securityContext", &api_preserve_object, 0, "{}"},
     {"imagePullSecrets", API_ARR(&api_preserve_object)},
     {"hostname", &api_string, API_VAL},
     {"subdomain", &api_string, API_VAL},
     {"affinity", &api_preserve_object},
-    {"schedulerName", &api_string, API_VAL},
+    {"schedulerName", &api_string, API_VAL, "\"default-scheduler\""},
     {"tolerations", API_ARR(&api_toleration)},
     {"hostAliases", API_ARR(&api_preserve_object)},
     {"priorityClassName", &api_string, API_VAL},
@@ -171,7 +172,7 @@ static const struct api_prop pod_spec_props[] = {
     {"dnsConfig", &api_preserve_object},
     {"readinessGates", API_ARR(&api_preserve_object)},
     {"runtimeClassName", &api_string},
-    {"enableServiceLinks", &api_bool},
+    {"enableServiceLinks", &api_bool, 0, "true"},
     {"preemptionPolicy", API_ENUM("Never", "PreemptLowerPriority")},
     {"overhead", &api_resource_list},
     {"topologySpreadConstraints", API_ARR(&api_preserve_object)},
@@ -461,6 +462,34 @@ static const struct api_prop event_props[] = {
     {"reportingInstance", &api_string, API_VAL},
     {NULL},
 };
+
+/* The imagePullPolicy kube gives a container that names none (SetDefaults_Container): Always
+ * for the tag latest, written or implied (no tag and no digest), else IfNotPresent. */
+static void default_pull_policy(cJSON *c)
+{
+    const char *image = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "image"));
+    const char *last, *colon;
+    bool latest = false;
+
+    if (!cJSON_IsObject(c) || cJSON_GetObjectItemCaseSensitive(c, "imagePullPolicy"))
+        return;
+    if (image && *image && !strchr(image, '@')) {
+        last = strrchr(image, '/');
+        colon = strrchr(last ? last : image, ':');
+        latest = !colon || !strcmp(colon + 1, "latest");
+    }
+    CHECK(cJSON_AddStringToObject(c, "imagePullPolicy", latest ? "Always" : "IfNotPresent"));
+}
+
+void api_pod_spec_defaults(cJSON *spec)
+{
+    cJSON *c;
+
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
+        default_pull_policy(c);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(spec, "initContainers"))
+        default_pull_policy(c);
+}
 
 /* ---- Namespace ---- */
 

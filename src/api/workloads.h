@@ -20,6 +20,10 @@
 /* core/v1 PodSpec with its rules (types_core.c), and PodTemplateSpec (metadata + spec). */
 extern const struct api_schema api_pod_spec, api_pod_template;
 
+/* The PodSpec defaults no schema default expresses (the containers' imagePullPolicy by image
+ * tag); api_object_default() applies them to a Pod and to the templates of the workload kinds. */
+void api_pod_spec_defaults(cJSON *spec);
+
 /* Go's %#v of a map[string]string: `map[string]string{"a":"b", "c":"d"}` (keys sorted), or
  * `map[string]string(nil)` when m is not an object. */
 void api_go_string_map(const cJSON *m, struct strbuf *out);

@@ -26,6 +26,7 @@
 #include "apiserver/authz.h"
 #include "apiserver/body.h"
 #include "apiserver/disruption.h"
+#include "apiserver/lifecycle.h"
 #include "apiserver/metrics.h"
 #include "apiserver/negotiate.h"
 #include "apiserver/pods.h"
@@ -69,6 +70,7 @@ struct apiserver {
     bool status_splice;                /* apiserver_opts.status_splice */
     bool expired_watch_status;         /* apiserver_opts.expired_watch_status */
     atomic_ulong status_splices;       /* writes it made (/metrics) */
+    struct lifecycle *lifecycle;       /* namespace and pod deletion (lifecycle.h), or NULL */
 };
 
 /* Everything one request needs, released in one place. */
@@ -1592,6 +1594,77 @@ static bool is_pods(const struct api_resource *res)
     return !*res->group && !strcmp(res->plural, "pods");
 }
 
+static bool is_namespaces(const struct api_resource *res)
+{
+    return !*res->group && !strcmp(res->plural, "namespaces");
+}
+
+/*
+ * kube's NamespaceLifecycle admission: nothing new in a namespace being deleted (reviews
+ * aside: nothing is stored). Replies 403 with the NamespaceTerminating cause and returns
+ * true when ns (the stored namespace) is terminating.
+ */
+static bool namespace_terminating(struct call *c, const struct store_item *ns, const cJSON *obj)
+{
+    cJSON *o = c->res->create_only ? NULL : decode_stored(ns->value, ns->len, ns->rv);
+    const char *name = get_string(cJSON_GetObjectItem(obj, "metadata"), "name");
+    struct strbuf msg = STRBUF_INIT, why = STRBUF_INIT;
+    cJSON *st, *details, *causes, *cause;
+    bool refused = o && lifecycle_ns_terminating(o);
+
+    cJSON_Delete(o);
+    if (!refused)
+        return false;
+    strbuf_addstr(&msg, c->res->plural);
+    if (*c->res->group)
+        strbuf_addf(&msg, ".%s", c->res->group);
+    if (name && *name)
+        strbuf_addf(&msg, " \"%s\"", name);
+    strbuf_addf(&msg,
+                " is forbidden: unable to create new content in namespace %s because it is being "
+                "terminated",
+                c->ri.namespace);
+    st = api_status_failure(
+        403, "Forbidden", msg.buf,
+        &(struct api_status_target){c->res->group, c->res->plural, name && *name ? name : NULL});
+    details = cJSON_GetObjectItem(st, "details");
+    if (!details)
+        CHECK(details = cJSON_AddObjectToObject(st, "details"));
+    CHECK(causes = cJSON_AddArrayToObject(details, "causes"));
+    CHECK(cause = cJSON_CreateObject());
+    CHECK(cJSON_AddItemToArray(causes, cause));
+    strbuf_addf(&why, "namespace %s is being terminated", c->ri.namespace);
+    CHECK(cJSON_AddStringToObject(cause, "reason", "NamespaceTerminating"));
+    CHECK(cJSON_AddStringToObject(cause, "message", why.buf));
+    CHECK(cJSON_AddStringToObject(cause, "field", "metadata.namespace"));
+    reply_status(c, st);
+    strbuf_release(&msg);
+    strbuf_release(&why);
+    return true;
+}
+
+/*
+ * Whether an update completes a deletion (the generic store's shouldDeleteDuringUpdate): the
+ * object was deleted while finalizers held it (deletionGracePeriodSeconds 0, or absent as
+ * earlier koord versions stored it) and the update removes the last one; a namespace also
+ * needs its spec finalizers gone (ShouldDeleteNamespaceDuringUpdate). A pod in its grace
+ * period stays.
+ */
+static bool deletes_during_update(const struct api_resource *res, const cJSON *old,
+                                  const cJSON *obj)
+{
+    const cJSON *om = cJSON_GetObjectItem(old, "metadata"),
+                *nm = cJSON_GetObjectItem(obj, "metadata");
+    const cJSON *g = cJSON_GetObjectItem(om, "deletionGracePeriodSeconds");
+
+    if (!cJSON_GetObjectItem(om, "deletionTimestamp") ||
+        cJSON_GetArraySize(cJSON_GetObjectItem(nm, "finalizers")) > 0 ||
+        (g && (!cJSON_IsNumber(g) || g->valuedouble != 0)))
+        return false;
+    return !is_namespaces(res) || cJSON_GetArraySize(cJSON_GetObjectItem(
+                                      cJSON_GetObjectItem(obj, "spec"), "finalizers")) == 0;
+}
+
 static bool is_pdb(const struct api_resource *res)
 {
     return !strcmp(res->group, "policy") && !strcmp(res->plural, "poddisruptionbudgets");
@@ -1695,12 +1768,16 @@ static void do_create(struct call *c)
         strbuf_addf(&nskey, "/core/namespaces//%s", c->ri.namespace);
         r = store_get(c->srv->store, nskey.buf, &ns);
         strbuf_release(&nskey);
-        store_item_release(&ns);
         if (r < 0) {
             struct api_status_target t = {"", "namespaces", c->ri.namespace};
+            store_item_release(&ns);
             reply_status(c, api_status_from_errno(r, NULL, &t));
             goto out;
         }
+        r = namespace_terminating(c, &ns, obj);
+        store_item_release(&ns);
+        if (r)
+            goto out;
     }
     name = get_string(meta, "name");
     gen = get_string(meta, "generateName");
@@ -1725,6 +1802,8 @@ static void do_create(struct call *c)
     set_string(meta, "uid", uid);
     if (c->res->builtin && c->res->builtin->prepare_create)
         c->res->builtin->prepare_create(obj);
+    if (is_namespaces(c->res))
+        lifecycle_ns_prepare_create(obj);
     if (!validate(c, obj))
         goto out;
     meta = meta_of(obj);
@@ -1791,6 +1870,17 @@ static void do_create(struct call *c)
 out:
     strbuf_release(&bytes);
     cJSON_Delete(obj);
+}
+
+/* The object's "spec", made when missing. */
+static cJSON *member_spec(cJSON *obj)
+{
+    cJSON *s = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+    if (!cJSON_IsObject(s)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+        CHECK(s = cJSON_AddObjectToObject(obj, "spec"));
+    }
+    return s;
 }
 
 /* Copies key k from src to dst (replacing), or removes it from dst when src lacks it. */
@@ -1919,6 +2009,9 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         carry(meta, old_meta, "uid");
         carry(meta, old_meta, "creationTimestamp");
         carry(meta, old_meta, "deletionTimestamp");
+        carry(meta, old_meta, "deletionGracePeriodSeconds");
+        if (is_namespaces(c->res) && !*c->ri.subresource)
+            carry(member_spec(obj), cJSON_GetObjectItem(old, "spec"), "finalizers");
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "generation");
         CHECK(cJSON_AddNumberToObject(meta, "generation", old_gen));
     }
@@ -1949,6 +2042,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         goto out;
     if (is_pods(c->res) && !*c->ri.subresource) {
         struct field_errors errs = FIELD_ERRORS_INIT;
+        pods_default_tolerations(obj);
         pods_validate_update(old, obj, &errs);
         if (field_errors_count(&errs)) {
             reply_status(c, api_status_invalid(c->res->kind, "", c->ri.name, &errs));
@@ -2020,8 +2114,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         obj = NULL;
         goto out;
     }
-    if (cJSON_GetObjectItem(meta, "deletionTimestamp") &&
-        cJSON_GetArraySize(cJSON_GetObjectItem(meta, "finalizers")) == 0) {
+    if (old && deletes_during_update(c->res, old, obj)) {
         /* The last finalizer is gone: the deletion completes now. */
         r = store_delete(c->srv->store, c->key.buf, expect, NULL, &rv);
         if (r < 0)
@@ -2551,6 +2644,22 @@ static void delete_all(struct apiserver *srv, const char *prefix)
     free(key);
 }
 
+/* DeleteOptions.gracePeriodSeconds from the body or the query; -1 when not given. */
+static int64_t requested_grace(struct call *c, const cJSON *opts)
+{
+    const cJSON *g = cJSON_GetObjectItem(opts, "gracePeriodSeconds");
+    const char *q = http_request_query(c->req, "gracePeriodSeconds");
+    char *end = NULL;
+    long long v;
+
+    if (cJSON_IsNumber(g))
+        return g->valuedouble < 0 ? 1 : (int64_t)g->valuedouble;
+    if (!q || !*q)
+        return -1;
+    v = strtoll(q, &end, 10);
+    return *end ? -1 : v < 0 ? 1 : (int64_t)v;
+}
+
 /* DELETE on a collection: every object passing the selectors goes, or with finalizers gets its
  * deletionTimestamp (as a single delete would). Answers a Success status. */
 struct doomed {
@@ -2578,6 +2687,7 @@ static void do_deletecollection(struct call *c)
 {
     struct doomed d = {0};
     struct strbuf prefix = STRBUF_INIT;
+    int64_t grace = -1, now = (int64_t)time(NULL);
     int r;
 
     if (!parse_selectors(c, &d.labels, &d.fields, &d.nfields))
@@ -2595,6 +2705,7 @@ static void do_deletecollection(struct call *c)
             const cJSON *v = cJSON_GetArrayItem(dr, i);
             ok = parse_dry_run(c, cJSON_IsString(v) ? v->valuestring : "");
         }
+        grace = requested_grace(c, opts);
         cJSON_Delete(opts);
         if (!ok)
             goto out;
@@ -2637,10 +2748,21 @@ static void do_deletecollection(struct call *c)
                 continue;
             }
         }
-        if (o && cJSON_GetArraySize(cJSON_GetObjectItem(meta_of(o), "finalizers")) > 0) {
+        if (o && is_pods(c->res) && lifecycle_pod_grace(o, grace) > 0) {
+            /* Bound pods stop gracefully, as a single delete would. */
             struct strbuf bytes = STRBUF_INIT;
-            if (!cJSON_GetObjectItem(meta_of(o), "deletionTimestamp"))
+            if (lifecycle_pod_mark(o, lifecycle_pod_grace(o, grace), now) &&
+                encode_for_store(o, &bytes) == 0)
+                (void)store_update(c->srv->store, d.keys[i], bytes.buf, bytes.len, it.rv, NULL);
+            strbuf_release(&bytes);
+            lifecycle_kick(c->srv->lifecycle);
+        } else if (o && cJSON_GetArraySize(cJSON_GetObjectItem(meta_of(o), "finalizers")) > 0) {
+            struct strbuf bytes = STRBUF_INIT;
+            if (!cJSON_GetObjectItem(meta_of(o), "deletionTimestamp")) {
                 set_now(meta_of(o), "deletionTimestamp");
+                cJSON_DeleteItemFromObjectCaseSensitive(meta_of(o), "deletionGracePeriodSeconds");
+                CHECK(cJSON_AddNumberToObject(meta_of(o), "deletionGracePeriodSeconds", 0));
+            }
             if (encode_for_store(o, &bytes) == 0)
                 (void)store_update(c->srv->store, d.keys[i], bytes.buf, bytes.len, it.rv, NULL);
             strbuf_release(&bytes);
@@ -2672,6 +2794,35 @@ static void delete_in_namespace(const struct api_resource *res, void *ud)
     strbuf_release(&prefix);
 }
 
+/*
+ * Writes a deletion that keeps the object (finalizers, a namespace's content, a pod's grace
+ * period) and answers it, 200 as kube does (202 only for orphanDependents=false).
+ */
+static void delete_marked(struct call *c, cJSON **old, uint64_t rv_was)
+{
+    struct strbuf bytes = STRBUF_INIT;
+    uint64_t rv = rv_was;
+    int r = encode_for_store(*old, &bytes);
+
+    if (r == 0 && !c->dry_run)
+        r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, rv_was, &rv);
+    strbuf_release(&bytes);
+    if (r < 0) {
+        reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
+                                     : api_status_from_errno(r, NULL, &c->target));
+        return;
+    }
+    {
+        char buf[24];
+        (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
+        set_string(meta_of(*old), "resourceVersion", buf);
+    }
+    reply(c, 200, *old);
+    *old = NULL;
+    if (!c->dry_run)
+        lifecycle_kick(c->srv->lifecycle);
+}
+
 /* The kind rules for a delete (admit_delete()); replies and returns false on refusal. */
 static bool admit_deletion(struct call *c, const cJSON *old)
 {
@@ -2691,6 +2842,7 @@ static void do_delete(struct call *c)
     struct store_item it = {0};
     cJSON *old = NULL, *meta;
     uint64_t rv = 0;
+    int64_t grace = -1;
     int r;
 
     r = store_get(c->srv->store, c->key.buf, &it);
@@ -2707,6 +2859,7 @@ static void do_delete(struct call *c)
         /* DeleteOptions in any body form; one that does not decode is refused (400/415). */
         if (http_request_body(c->req, &len) && len && !(opts = decode_body(c)))
             goto out;
+        grace = requested_grace(c, opts);
         if (opts && old) {
             const cJSON *dr = cJSON_GetObjectItem(opts, "dryRun");
             ok = preconditions_hold(c, cJSON_GetObjectItem(opts, "preconditions"), old, it.rv);
@@ -2735,25 +2888,30 @@ static void do_delete(struct call *c)
                 goto out;
         }
     }
+    /* A namespace is emptied first (lifecycle.h); the worker removes it. */
+    if (meta && is_namespaces(c->res) &&
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(old, "spec"), "finalizers")) >
+            0) {
+        (void)lifecycle_ns_mark(old, (int64_t)time(NULL));
+        delete_marked(c, &old, it.rv);
+        goto out;
+    }
+    /* A pod a node runs stops within its grace period (lifecycle.h); 0 deletes it now. */
+    if (meta && is_pods(c->res) && (grace = lifecycle_pod_grace(old, grace)) > 0) {
+        (void)lifecycle_pod_mark(old, grace, (int64_t)time(NULL));
+        delete_marked(c, &old, it.rv);
+        goto out;
+    }
     /* Finalizers keep the object, marked for deletion, until they are gone. */
     if (meta && cJSON_GetArraySize(cJSON_GetObjectItem(meta, "finalizers")) > 0) {
-        struct strbuf bytes = STRBUF_INIT;
-        if (!cJSON_GetObjectItem(meta, "deletionTimestamp"))
-            set_now(meta, "deletionTimestamp");
-        r = encode_for_store(old, &bytes);
-        rv = it.rv;
-        if (r == 0 && !c->dry_run)
-            r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, it.rv, &rv);
-        strbuf_release(&bytes);
-        if (r < 0) {
-            reply_status(c, api_status_from_errno(r, NULL, &c->target));
-        } else {
-            char buf[24];
-            (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
-            set_string(meta, "resourceVersion", buf);
-            reply(c, 202, old);
-            old = NULL;
+        /* Deleted now but for the finalizers (a forced pod delete included). */
+        if (!cJSON_GetObjectItem(meta, "deletionTimestamp") || is_pods(c->res)) {
+            if (!cJSON_GetObjectItem(meta, "deletionTimestamp"))
+                set_now(meta, "deletionTimestamp");
+            cJSON_DeleteItemFromObjectCaseSensitive(meta, "deletionGracePeriodSeconds");
+            CHECK(cJSON_AddNumberToObject(meta, "deletionGracePeriodSeconds", 0));
         }
+        delete_marked(c, &old, it.rv);
         goto out;
     }
     if (c->dry_run) {
@@ -4040,6 +4198,8 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     }
     if (r == 0)
         r = store_list(store, CRD_PREFIX, NULL, 0, load_crd, s, NULL);
+    if (r == 0)
+        r = lifecycle_start(store, s->reg, &s->lifecycle);
     if (r < 0) {
         apiserver_free(s);
         return r;
@@ -4072,6 +4232,8 @@ void apiserver_stop_watches(struct apiserver *s)
     if (!s)
         return;
     aggregator_stop(s->agg);
+    lifecycle_stop(s->lifecycle);
+    s->lifecycle = NULL;
     /* The hub stays until apiserver_free: requests still arriving find it closed. */
     store_set_observer(s->store, NULL, NULL);
     watch_hub_close(s->hub);

@@ -75,10 +75,47 @@ static cJSON *condition(const char *type, const char *status, const char *reason
     return c;
 }
 
+void pods_default_tolerations(cJSON *pod)
+{
+    static const char *const keys[] = {"node.kubernetes.io/not-ready",
+                                       "node.kubernetes.io/unreachable"};
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec"), *tols;
+
+    if (!cJSON_IsObject(spec))
+        return;
+    tols = cJSON_GetObjectItemCaseSensitive(spec, "tolerations");
+    if (!cJSON_IsArray(tols)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(spec, "tolerations");
+        CHECK(tols = cJSON_AddArrayToObject(spec, "tolerations"));
+    }
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *t;
+        bool tolerated = false;
+        cJSON *add;
+        cJSON_ArrayForEach(t, tols)
+        {
+            const char *k = cJSON_GetStringValue(get(t, "key"));
+            const char *e = cJSON_GetStringValue(get(t, "effect"));
+            tolerated = tolerated || ((!k || !*k || !strcmp(k, keys[i])) &&
+                                      (!e || !*e || !strcmp(e, "NoExecute")));
+        }
+        if (tolerated)
+            continue;
+        CHECK(add = cJSON_CreateObject());
+        CHECK(cJSON_AddItemToArray(tols, add));
+        CHECK(cJSON_AddStringToObject(add, "key", keys[i]));
+        CHECK(cJSON_AddStringToObject(add, "operator", "Exists"));
+        CHECK(cJSON_AddStringToObject(add, "effect", "NoExecute"));
+        CHECK(cJSON_AddNumberToObject(add, "tolerationSeconds", 300));
+    }
+}
+
 void pods_prepare_create(cJSON *pod, const char *now)
 {
     cJSON *status = cJSON_CreateObject(), *conds;
     const cJSON *gates = get(get(pod, "spec"), "schedulingGates");
+
+    pods_default_tolerations(pod);
 
     CHECK(status && cJSON_AddStringToObject(status, "phase", "Pending") &&
           cJSON_AddStringToObject(status, "qosClass", pods_qos_class(pod)));

@@ -12,7 +12,15 @@
 #include "api/field.h"
 #include "base/strbuf.h"
 
-/* Sets the status of a pod being created; now is an RFC 3339 time. */
+/*
+ * kube's DefaultTolerationSeconds admission (on create and update of a pod): a pod that does
+ * not tolerate the taint already (a toleration of its key, or of every key, with effect
+ * NoExecute or none) tolerates node.kubernetes.io/not-ready and /unreachable for 300 s.
+ */
+void pods_default_tolerations(cJSON *pod);
+
+/* Sets the status of a pod being created and adds the tolerations of kube's
+ * DefaultTolerationSeconds admission (not-ready, unreachable: 300 s); now is an RFC 3339 time. */
 void pods_prepare_create(cJSON *pod, const char *now);
 
 /* The Kubernetes QoS class of a pod spec: "Guaranteed", "Burstable" or "BestEffort". */

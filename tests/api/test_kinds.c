@@ -671,6 +671,47 @@ static void test_defaults_nodeslo(void **state)
     cJSON_Delete(o);
 }
 
+/* A Pod gets kube's PodSpec and Container defaults; imagePullPolicy follows the image's tag
+ * (Always for :latest or none, IfNotPresent for another tag or a digest), and what the client
+ * set stays. */
+static void test_defaults_pod(void **state)
+{
+    const struct api_kind *k = api_kind_find("v1", "Pod");
+    cJSON *o = J("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":"
+                 "{\"restartPolicy\":\"Never\",\"initContainers\":[{\"name\":\"i\",\"image\":"
+                 "\"reg:5000/busybox\"}],\"containers\":["
+                 "{\"name\":\"a\",\"image\":\"nginx\"},"
+                 "{\"name\":\"b\",\"image\":\"nginx:latest\"},"
+                 "{\"name\":\"c\",\"image\":\"reg:5000/nginx:1.25\"},"
+                 "{\"name\":\"d\",\"image\":\"nginx@sha256:0123\"},"
+                 "{\"name\":\"e\",\"image\":\"nginx:1.25\",\"imagePullPolicy\":\"Never\"}]}}");
+    cJSON *spec, *c;
+    const char *want[] = {"Always", "Always", "IfNotPresent", "IfNotPresent", "Never"};
+    int i = 0;
+    (void)state;
+
+    assert_non_null(k);
+    assert_int_equal(api_object_default(k, o, 0), 0);
+    spec = cJSON_GetObjectItem(o, "spec");
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(spec, "containers"))
+    {
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "imagePullPolicy")),
+                            want[i++]);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "terminationMessagePath")),
+                            "/dev/termination-log");
+        assert_string_equal(
+            cJSON_GetStringValue(cJSON_GetObjectItem(c, "terminationMessagePolicy")), "File");
+    }
+    c = cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "initContainers"), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c, "imagePullPolicy")), "Always");
+    cJSON_DeleteItemFromObject(spec, "containers");
+    cJSON_DeleteItemFromObject(spec, "initContainers");
+    assert_json_eq(spec, "{\"restartPolicy\":\"Never\",\"terminationGracePeriodSeconds\":30,"
+                         "\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":{},\"schedulerName\":"
+                         "\"default-scheduler\",\"enableServiceLinks\":true}");
+    cJSON_Delete(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_rules_valid_side),    cmocka_unit_test(test_resource_ratio_warning),
         cmocka_unit_test(test_validate_counts),     cmocka_unit_test(test_defaults_reservation),
         cmocka_unit_test(test_defaults_nodemetric), cmocka_unit_test(test_defaults_nodeslo),
+        cmocka_unit_test(test_defaults_pod),
     };
 
     codec_init();

@@ -70,6 +70,15 @@ static cJSON *defaulted(const char *text)
     return o;
 }
 
+/* What kube's defaulting adds to a template's pod spec and its containers (SetDefaults_PodSpec,
+ * SetDefaults_Container; no tag means :latest, so imagePullPolicy Always). */
+#define CONTAINER_DEFAULTS                                                                         \
+    ",\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\","  \
+    "\"imagePullPolicy\":\"Always\""
+#define POD_DEFAULTS_BUT_RESTART                                                                   \
+    ",\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":{}," \
+    "\"schedulerName\":\"default-scheduler\",\"enableServiceLinks\":true"
+
 #define DEPLOY(spec)                                                                               \
     "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\"},"         \
     "\"spec\":{" spec "}}"
@@ -87,7 +96,8 @@ static void test_deployment_defaults(void **state)
                    "\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":"
                    "{\"maxUnavailable\":\"25%\",\"maxSurge\":\"25%\"}},"
                    "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":"
-                   "{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}");
+                   "{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"" CONTAINER_DEFAULTS
+                   "}],\"restartPolicy\":\"Always\"" POD_DEFAULTS_BUT_RESTART "}}}");
     cJSON_Delete(o);
     /* Recreate gets no rollingUpdate; given values stay. */
     o = defaulted(DEPLOY("\"replicas\":0,\"revisionHistoryLimit\":2,\"strategy\":{\"type\":"
@@ -206,7 +216,8 @@ static void test_other_apps_kinds(void **state)
                    "{\"whenDeleted\":\"Retain\",\"whenScaled\":\"Retain\"},"
                    "\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
                    "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":"
-                   "{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}");
+                   "{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"" CONTAINER_DEFAULTS
+                   "}],\"restartPolicy\":\"Always\"" POD_DEFAULTS_BUT_RESTART "}}}");
     cJSON_Delete(o);
     o = defaulted(
         STS("\"updateStrategy\":{\"type\":\"OnDelete\"},"

@@ -32,6 +32,19 @@
     "\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\","              \
     "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}"
 
+/* What kube's defaulting adds to a template's pod spec and its containers (SetDefaults_PodSpec,
+ * SetDefaults_Container; no tag means :latest, so imagePullPolicy Always). */
+#define CONTAINER_DEFAULTS                                                                         \
+    ",\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":\"File\","  \
+    "\"imagePullPolicy\":\"Always\""
+#define POD_DEFAULTS_BUT_RESTART                                                                   \
+    ",\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":{}," \
+    "\"schedulerName\":\"default-scheduler\",\"enableServiceLinks\":true"
+#define JOB_TEMPLATE_DEFAULTED                                                                     \
+    "\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\","              \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"" CONTAINER_DEFAULTS                     \
+    "}]" POD_DEFAULTS_BUT_RESTART "}}}}"
+
 /* The rendered errors of the object text, one a line ("" when valid). */
 static char *errors_of(const char *text)
 {
@@ -90,7 +103,8 @@ static void test_job_defaults(void **state)
                    "\"NonIndexed\",\"suspend\":false,\"podReplacementPolicy\":"
                    "\"TerminatingOrFailed\",\"template\":{\"metadata\":{\"labels\":{\"app\":"
                    "\"pi\"}},\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
-                   "\"c\",\"image\":\"busybox\"}]}}}");
+                   "\"c\",\"image\":\"busybox\"" CONTAINER_DEFAULTS "}]" POD_DEFAULTS_BUT_RESTART
+                   "}}}");
     cJSON_Delete(o);
     /* Parallelism alone leaves completions unset; backoffLimitPerIndex raises backoffLimit;
      * own labels stay; a failure policy makes replacement wait for Failed. */
@@ -258,10 +272,11 @@ static void test_cron_job(void **state)
                   "\"a-name-that-is-fifty-three-characters-long-xxxxxxxxxx\": must be no more "
                   "than 52 characters");
     o = defaulted(CRON("\"schedule\":\"@daily\"," JOB_TEMPLATE));
-    assert_json_eq(cJSON_GetObjectItem(o, "spec"),
-                   "{\"schedule\":\"@daily\",\"concurrencyPolicy\":\"Allow\",\"suspend\":false,"
-                   "\"successfulJobsHistoryLimit\":3,\"failedJobsHistoryLimit\":1," JOB_TEMPLATE
-                   "}");
+    assert_json_eq(
+        cJSON_GetObjectItem(o, "spec"),
+        "{\"schedule\":\"@daily\",\"concurrencyPolicy\":\"Allow\",\"suspend\":false,"
+        "\"successfulJobsHistoryLimit\":3,\"failedJobsHistoryLimit\":1," JOB_TEMPLATE_DEFAULTED
+        "}");
     cJSON_Delete(o);
 }
 

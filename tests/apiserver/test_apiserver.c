@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -404,22 +405,53 @@ static void test_status_and_finalizers(void **state)
     cJSON_Delete(b);
 
     /* A finalizer keeps the object, with a deletionTimestamp. */
-    assert_int_equal(http(e, "DELETE", "/api/v1/nodes/n1", NULL, &b, NULL), 202);
+    assert_int_equal(http(e, "DELETE", "/api/v1/nodes/n1", NULL, &b, NULL), 200);
     assert_non_null(str(b, "metadata.deletionTimestamp"));
     cJSON_Delete(b);
     assert_int_equal(http(e, "GET", "/api/v1/nodes/n1", NULL, &b, NULL), 200);
     assert_non_null(str(b, "metadata.deletionTimestamp"));
     cJSON_Delete(b);
 
-    /* Deleting a namespace deletes what is in it. */
+    /* Deleting a namespace marks it Terminating, refuses new content, deletes what is in it
+     * and then the namespace (lifecycle.h's worker: polled with a deadline). */
     assert_int_equal(
-        http(e, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"team\"}}", NULL, NULL),
-        201);
+        http(e, "POST", "/api/v1/namespaces", "{\"metadata\":{\"name\":\"team\"}}", &b, NULL), 201);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(
+                            cJSON_GetObjectItem(cJSON_GetObjectItem(b, "spec"), "finalizers"), 0)),
+                        "kubernetes");
+    expect_str(b, "status.phase", "Active");
+    cJSON_Delete(b);
     assert_int_equal(http(e, "POST", "/api/v1/namespaces/team/configmaps",
                           "{\"metadata\":{\"name\":\"x\"}}", NULL, NULL),
                      201);
-    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/team", NULL, NULL, NULL), 200);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/team/pods",
+                          "{\"metadata\":{\"name\":\"bound\"},\"spec\":{\"nodeName\":\"n1\","
+                          "\"terminationGracePeriodSeconds\":1,\"containers\":[{\"name\":\"c\","
+                          "\"image\":\"i\"}]}}",
+                          NULL, NULL),
+                     201);
+    assert_int_equal(http(e, "DELETE", "/api/v1/namespaces/team", NULL, &b, NULL), 200);
+    expect_str(b, "status.phase", "Terminating");
+    assert_non_null(str(b, "metadata.deletionTimestamp"));
+    cJSON_Delete(b);
+    assert_int_equal(http(e, "POST", "/api/v1/namespaces/team/configmaps",
+                          "{\"metadata\":{\"name\":\"y\"}}", &b, NULL),
+                     403);
+    expect_str(b, "message",
+               "configmaps \"y\" is forbidden: unable to create new content in namespace team "
+               "because it is being terminated");
+    assert_string_equal(
+        cJSON_GetStringValue(cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(b, "details"), "causes"), 0),
+            "reason")),
+        "NamespaceTerminating");
+    cJSON_Delete(b);
+    for (int i = 0; i < 200 && http(e, "GET", "/api/v1/namespaces/team", NULL, NULL, NULL) == 200;
+         i++)
+        (void)nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/team", NULL, NULL, NULL), 404);
     assert_int_equal(http(e, "GET", "/api/v1/namespaces/team/configmaps/x", NULL, NULL, NULL), 404);
+    assert_int_equal(http(e, "GET", "/api/v1/namespaces/team/pods/bound", NULL, NULL, NULL), 404);
 }
 
 static long patch(struct env *e, const char *path, const char *ctype, const char *body,
@@ -710,8 +742,11 @@ static void *pod_writer(void *ud)
                NULL, NULL) == 201);
     CHECK(patch(e, "/api/v1/namespaces/default/pods/p", "application/merge-patch+json",
                 "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}", NULL) == 200);
-    CHECK(http(e, "DELETE", "/api/v1/namespaces/default/pods/other", NULL, NULL, NULL) == 200);
-    CHECK(http(e, "DELETE", "/api/v1/namespaces/default/pods/p", NULL, NULL, NULL) == 200);
+    /* Forced: a graceful delete would add a MODIFIED event and wait out the grace period. */
+    CHECK(http(e, "DELETE", "/api/v1/namespaces/default/pods/other?gracePeriodSeconds=0", NULL,
+               NULL, NULL) == 200);
+    CHECK(http(e, "DELETE", "/api/v1/namespaces/default/pods/p?gracePeriodSeconds=0", NULL, NULL,
+               NULL) == 200);
     return NULL;
 }
 
@@ -1008,7 +1043,7 @@ static void test_review_cases(void **state)
                           "{\"metadata\":{\"name\":\"fin\",\"finalizers\":[\"x/y\"]}}", NULL, NULL),
                      201);
     assert_int_equal(
-        http(e, "DELETE", "/api/v1/namespaces/default/configmaps/fin", NULL, NULL, NULL), 202);
+        http(e, "DELETE", "/api/v1/namespaces/default/configmaps/fin", NULL, NULL, NULL), 200);
     assert_int_equal(patch(e, "/api/v1/namespaces/default/configmaps/fin",
                            "application/merge-patch+json", "{\"metadata\":{\"finalizers\":null}}",
                            NULL),

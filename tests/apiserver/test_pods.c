@@ -196,12 +196,59 @@ static void test_bind(void **state)
     cJSON_Delete(bad);
 }
 
+/* DefaultTolerationSeconds: both tolerations added to a pod with neither; a toleration of the
+ * key (NoExecute or any effect) or of every key counts as tolerating it; NoSchedule does not. */
+static void test_default_tolerations(void **state)
+{
+    struct {
+        const char *tols, *want_keys;
+    } cases[] = {
+        {"", "node.kubernetes.io/not-ready,node.kubernetes.io/unreachable,"},
+        {"\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
+         "\"effect\":\"NoExecute\",\"tolerationSeconds\":10}]",
+         "node.kubernetes.io/not-ready,node.kubernetes.io/unreachable,"},
+        {"\"tolerations\":[{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\"}]",
+         "node.kubernetes.io/unreachable,node.kubernetes.io/not-ready,"},
+        {"\"tolerations\":[{\"operator\":\"Exists\"}]", ","},
+        {"\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
+         "\"effect\":\"NoSchedule\"}]",
+         "node.kubernetes.io/not-ready,node.kubernetes.io/not-ready,node.kubernetes.io/"
+         "unreachable,"},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct strbuf keys = STRBUF_INIT;
+        char text[512];
+        cJSON *pod, *t;
+        (void)snprintf(text, sizeof(text), "{\"spec\":{%s}}", cases[i].tols);
+        pod = J(text);
+        pods_default_tolerations(pod);
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "tolerations"))
+        {
+            const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(t, "key"));
+            strbuf_addf(&keys, "%s,", k ? k : "");
+            if (cJSON_GetObjectItem(t, "tolerationSeconds") &&
+                cJSON_GetObjectItem(t, "tolerationSeconds")->valuedouble == 300) {
+                assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(t, "effect")),
+                                    "NoExecute");
+                assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(t, "operator")),
+                                    "Exists");
+            }
+        }
+        if (strcmp(keys.buf, cases[i].want_keys))
+            fail_msg("case %zu: keys %s, want %s", i, keys.buf, cases[i].want_keys);
+        strbuf_release(&keys);
+        cJSON_Delete(pod);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qos),          cmocka_unit_test(test_prepare_create),
         cmocka_unit_test(test_update_rules), cmocka_unit_test(test_spec_update),
-        cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_bind),         cmocka_unit_test(test_default_tolerations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

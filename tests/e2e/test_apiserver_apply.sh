@@ -54,14 +54,19 @@ expect_rc 0 "strategic patch adding a finalizer"
 
 sed -e 's/nginx:1.25/nginx:1.26/' -e 's/busybox:1.36/busybox:1.37/' -e 's/, tier: front//' \
     "$TMP/pod.yaml" >"$TMP/pod2.yaml"
+# The server adds the not-ready/unreachable tolerations (DefaultTolerationSeconds) to a pod
+# without them; the manifest names them so that applying it again has nothing to change (a
+# toleration list is replaced as a whole).
 printf '  tolerations:\n  - {key: dedicated, operator: Exists, effect: NoSchedule}\n' >>"$TMP/pod2.yaml"
+printf '  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 300}\n' >>"$TMP/pod2.yaml"
+printf '  - {key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 300}\n' >>"$TMP/pod2.yaml"
 k apply -f "$TMP/pod2.yaml"
 expect_rc 0 "second apply of the pod"
 expect_out "pod/web configured" "second apply of the pod"
 expect_get pod/web '{.spec.containers[*].image}' "nginx:1.26 busybox:1.37"
 expect_get pod/web '{.spec.containers[?(@.name=="app")].env[*].name}' "A B"
 expect_get pod/web '{.spec.containers[?(@.name=="app")].ports[*].containerPort}' "80 8080"
-expect_get pod/web '{.spec.tolerations[*].key}' "dedicated"
+expect_get pod/web '{.spec.tolerations[*].key}' "dedicated node.kubernetes.io/not-ready node.kubernetes.io/unreachable"
 expect_get pod/web '{.metadata.labels}' '{"app":"web","other":"x"}'
 expect_get pod/web '{.metadata.finalizers}' '["example.com/keep"]'
 # Applying the same manifest again changes nothing.
@@ -75,10 +80,11 @@ expect_rc 1 "apply changing an env value"
 expect_out "spec: Forbidden: pod updates may not change fields other than" "apply changing an env value"
 
 # ---- kubectl patch --type strategic ----
-# tolerations are atomic: the patch's list replaces the stored one (adding to it is allowed).
+# tolerations are atomic: the patch's list replaces the stored one (adding to it is allowed;
+# the server adds the default tolerations back).
 k patch pod web --type strategic -p '{"spec":{"tolerations":[{"key":"dedicated","operator":"Exists","effect":"NoSchedule"},{"key":"gpu","operator":"Exists"}]}}'
 expect_rc 0 "strategic patch adding a toleration"
-expect_get pod/web '{.spec.tolerations[*].key}' "dedicated gpu"
+expect_get pod/web '{.spec.tolerations[*].key}' "dedicated gpu node.kubernetes.io/not-ready node.kubernetes.io/unreachable"
 # containers merge by name: the patch names one; the other, and the env lists, stay.
 k patch pod web --type strategic -p '{"spec":{"containers":[{"name":"app","image":"nginx:1.27"}]}}'
 expect_rc 0 "strategic patch of one container"

@@ -133,7 +133,7 @@ spec: {containers: [{name: main, image: busybox, resources: {requests: {cpu: 500
 EOF
 expect_rc 0 "create pod outside the profile"
 k get pod -n web plain -o jsonpath='{.spec.containers[0].resources.requests.cpu}/{.metadata.labels}/{.spec.schedulerName}'
-expect_out "500m//" "pod outside the profile unchanged"
+expect_out "500m//default-scheduler" "pod outside the profile unchanged (kube's default schedulerName)"
 
 # ---- /validate-pod ----
 k create -f - <<'EOF'

@@ -240,9 +240,12 @@ static void create_pod(struct kube_client *c, const char *name, const char *node
     struct kube_status st;
     int r;
 
+    /* Grace period 0: a bound pod's delete is immediate, as the test's deletes expect (kube
+     * would otherwise keep it Terminating for 30 s). */
     strbuf_addf(&b,
                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
-                "\"namespace\":\"default\"},\"spec\":{\"nodeName\":\"%s\",\"containers\":"
+                "\"namespace\":\"default\"},\"spec\":{\"terminationGracePeriodSeconds\":0,"
+                "\"nodeName\":\"%s\",\"containers\":"
                 "[{\"name\":\"c\",\"image\":\"busybox\"}]}}",
                 name, node);
     pod = J(b.buf);
