@@ -3061,6 +3061,63 @@ static bool encode_event(enum store_event_type type, uint64_t rv, const struct s
     return encode_event_as(type, rv, obj, NULL, NULL, out);
 }
 
+/* Whether member key[0..len) of a stored object is one the watch's selectors read: metadata
+ * (labels; name and namespace fields), or the first segment of a field path. */
+static bool selector_reads(const struct watch_stream *ws, const char *key, size_t len)
+{
+    if (len == 8 && !memcmp(key, "metadata", 8))
+        return true;
+    for (size_t i = 0; i < ws->nfields; i++) {
+        const char *f = ws->fields[i].key;
+        size_t seg = strcspn(f, ".");
+
+        if (seg == len && !memcmp(f, key, len))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Whether a stored state matches the watch's selectors. Only the members they read are decoded
+ * (a pod's metadata and status, not its spec, for the scheduler's status.phase selector); the
+ * whole object when its bytes are not our own compact JSON.
+ */
+static bool stored_selected(const struct watch_stream *ws, const struct store_obj *o, uint64_t rv)
+{
+    cJSON *t = NULL;
+    bool ok;
+
+    if (o->splice_at) {
+        struct json_member m;
+        size_t pos = 0;
+        int r;
+
+        t = cJSON_CreateObject();
+        CHECK(t);
+        while ((r = json_member_next(o->value, o->len, &pos, &m)) == 0) {
+            cJSON *v = NULL;
+            char key[64];
+
+            if (!selector_reads(ws, m.key, m.key_len) || m.key_len >= sizeof(key))
+                continue;
+            if (json_parse(o->value + m.start, m.end - m.start, NULL, &v, NULL) < 0)
+                break;
+            memcpy(key, m.key, m.key_len);
+            key[m.key_len] = '\0';
+            CHECK(cJSON_AddItemToObject(t, key, v));
+        }
+        if (r != -ENOENT) {
+            cJSON_Delete(t);
+            t = NULL;
+        }
+    }
+    if (!t)
+        t = decode_stored(o->value, o->len, rv);
+    ok = t && selected(t, ws->labels, ws->fields, ws->nfields);
+    cJSON_Delete(t);
+    return ok;
+}
+
 /*
  * Emits one write as this watch sees it. With selectors a modification is judged on both
  * states, as kube-apiserver's watch cache does (storage/cacher/cache_watcher.go convertToWatch
@@ -3081,6 +3138,29 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
         ws->last_emit_ms = monotonic_ms();
         return;
+    }
+    if (ws->out.as != NEGOTIATE_TABLE && obj->splice_at) {
+        /* Selectors judged on the members they read; the event spliced as above. */
+        enum store_event_type out = type;
+
+        now = stored_selected(ws, obj, rv);
+        if (type == STORE_MODIFIED && prev) {
+            before = stored_selected(ws, prev, rv);
+            if (now && !before) {
+                out = STORE_ADDED;
+            } else if (!now && before) {
+                out = STORE_DELETED;
+                now = true;
+            }
+        }
+        if (!now)
+            return;
+        if (encode_event_as(out, rv, obj,
+                            ws->out.as == NEGOTIATE_PARTIAL ? ws->out.api_version : NULL,
+                            ws->res->multi_version ? ws->api_version : NULL, &ws->pending)) {
+            ws->last_emit_ms = monotonic_ms();
+            return;
+        }
     }
     o = decode_stored(obj->value, obj->len, rv);
     if (!o)
