@@ -108,7 +108,6 @@ struct store_sqlite {
     void *observer_data;
     /* Group commit: writes queue here while a batch is committing. */
     pthread_mutex_t qlock;
-    pthread_cond_t qcv;
     struct wreq *queue, **qtail;
     bool committing;
 };
@@ -222,7 +221,6 @@ int store_sqlite_open(const char *path, size_t history, struct store **ret)
     }
     CHECK(pthread_mutex_init(&s->lock, NULL) == 0);
     CHECK(pthread_mutex_init(&s->qlock, NULL) == 0);
-    CHECK(pthread_cond_init(&s->qcv, NULL) == 0);
     *ret = &s->base;
     return 0;
 err:
@@ -242,7 +240,6 @@ static void sqlite_close(struct store *base)
     (void)sqlite3_close(s->db);
     (void)pthread_mutex_destroy(&s->lock);
     (void)pthread_mutex_destroy(&s->qlock);
-    (void)pthread_cond_destroy(&s->qcv);
     free(s);
 }
 
@@ -374,6 +371,7 @@ struct wreq {
     uint64_t rv;
     int r;
     bool done;
+    pthread_cond_t cv; /* signalled when done, or when it heads the queue and may commit */
     struct wreq *next;
 };
 
@@ -500,8 +498,12 @@ static void run_batch(struct store_sqlite *s, struct wreq *batch)
     CHECK(pthread_mutex_unlock(&s->lock) == 0);
 }
 
-/* Queues the write; the first writer to find no batch running commits everything queued
- * (its own write included) while later ones queue up for the next batch. */
+/*
+ * Queues the write; the first writer to find no batch running commits everything queued (its
+ * own write included) while later ones queue up for the next batch. Each writer sleeps on its
+ * own condition variable: the committer wakes the writers of its batch and the one heading the
+ * queue (the next committer), not every writer queued meanwhile only for it to sleep again.
+ */
 static int sqlite_write(struct store *base, enum store_write_op op, const char *key,
                         const char *value, size_t len, uint64_t expect_rv,
                         struct store_item *ret_old, uint64_t *ret_rv)
@@ -509,6 +511,7 @@ static int sqlite_write(struct store *base, enum store_write_op op, const char *
     struct store_sqlite *s = (struct store_sqlite *)base;
     struct wreq w = {.op = op, .key = key, .value = value, .len = len, .expect_rv = expect_rv};
 
+    CHECK(pthread_cond_init(&w.cv, NULL) == 0);
     CHECK(pthread_mutex_lock(&s->qlock) == 0);
     *s->qtail = &w;
     s->qtail = &w.next;
@@ -516,7 +519,7 @@ static int sqlite_write(struct store *base, enum store_write_op op, const char *
         struct wreq *batch;
 
         if (s->committing) {
-            CHECK(pthread_cond_wait(&s->qcv, &s->qlock) == 0);
+            CHECK(pthread_cond_wait(&w.cv, &s->qlock) == 0);
             continue;
         }
         batch = s->queue;
@@ -526,14 +529,19 @@ static int sqlite_write(struct store *base, enum store_write_op op, const char *
         CHECK(pthread_mutex_unlock(&s->qlock) == 0);
         run_batch(s, batch);
         CHECK(pthread_mutex_lock(&s->qlock) == 0);
-        for (struct wreq *b = batch, *next; b; b = next) {
-            next = b->next; /* b may be gone as soon as done is set */
+        /* Under qlock: a writer leaves only once it sees done under qlock, so b is still there
+         * while it is signalled. */
+        for (struct wreq *b = batch; b; b = b->next) {
             b->done = true;
+            if (b != &w)
+                CHECK(pthread_cond_signal(&b->cv) == 0);
         }
         s->committing = false;
-        CHECK(pthread_cond_broadcast(&s->qcv) == 0);
+        if (s->queue)
+            CHECK(pthread_cond_signal(&s->queue->cv) == 0);
     }
     CHECK(pthread_mutex_unlock(&s->qlock) == 0);
+    (void)pthread_cond_destroy(&w.cv);
     if (w.r == 0 && ret_rv)
         *ret_rv = w.rv;
     if (w.r == 0 && ret_old) {
