@@ -173,6 +173,33 @@ static long http_raw(struct env *e, const char *path, struct strbuf *out)
     return code;
 }
 
+/* POST path with body and an Accept header; the answer as text into out. */
+static long post_raw(struct env *e, const char *path, const char *accept, const char *body,
+                     struct strbuf *out)
+{
+    CURL *h = curl_easy_init();
+    struct strbuf url = STRBUF_INIT, acc = STRBUF_INIT;
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    long code = 0;
+
+    strbuf_addf(&acc, "Accept: %s", accept);
+    hdrs = curl_slist_append(hdrs, acc.buf);
+    strbuf_addf(&url, "%s%s", e->base, path);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    (void)curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
+    strbuf_release(&acc);
+    return code;
+}
+
 static const char *str(const cJSON *o, const char *path)
 {
     char buf[256];
@@ -1721,11 +1748,60 @@ static void test_spliced_bytes(void **state)
     strbuf_release(&slow);
 }
 
+/*
+ * A create answers with the bytes it stored and the resourceVersion spliced in (not printed
+ * again from the tree): the same bytes a GET of the object answers, and what printing the
+ * decoded answer gives; as PartialObjectMetadata when that was asked for.
+ */
+static void test_create_answer_is_the_stored_object(void **state)
+{
+    struct env *e = *state;
+    struct strbuf created = STRBUF_INIT, got = STRBUF_INIT, printed = STRBUF_INIT;
+    cJSON *o;
+
+    assert_int_equal(post_raw(e, "/api/v1/namespaces/default/pods", "application/json",
+                              "{\"metadata\":{\"name\":\"ans\",\"labels\":{\"a\":\"b\"},"
+                              "\"annotations\":{\"x\":\"}{\\\"\"}},\"spec\":{\"containers\":"
+                              "[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                              &created),
+                     201);
+    assert_int_equal(http_raw(e, "/api/v1/namespaces/default/pods/ans", &got), 200);
+    assert_string_equal(created.buf, got.buf);
+    o = cJSON_Parse(created.buf);
+    assert_non_null(o);
+    assert_non_null(str(o, "metadata.resourceVersion"));
+    assert_int_equal(json_print(o, &printed), 0);
+    assert_string_equal(created.buf, printed.buf);
+    cJSON_Delete(o);
+
+    strbuf_reset(&created);
+    assert_int_equal(
+        post_raw(
+            e, "/api/v1/namespaces/default/configmaps",
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+            "{\"metadata\":{\"name\":\"pom\",\"labels\":{\"a\":\"b\"}},\"data\":{\"k\":\"v\"}}",
+            &created),
+        201);
+    o = cJSON_Parse(created.buf);
+    assert_non_null(o);
+    assert_string_equal(str(o, "kind"), "PartialObjectMetadata");
+    assert_string_equal(str(o, "apiVersion"), "meta.k8s.io/v1");
+    assert_string_equal(str(o, "metadata.name"), "pom");
+    assert_string_equal(str(o, "metadata.labels.a"), "b");
+    assert_non_null(str(o, "metadata.resourceVersion"));
+    assert_null(cJSON_GetObjectItem(o, "data"));
+    cJSON_Delete(o);
+    strbuf_release(&created);
+    strbuf_release(&got);
+    strbuf_release(&printed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_discovery_and_health, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crud, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_answer_is_the_stored_object, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_and_finalizers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crds_served_and_persisted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),
