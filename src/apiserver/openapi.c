@@ -406,13 +406,13 @@ static void add_op(cJSON *item, const struct api_resource *a, const struct op_sp
     CHECK(params);
     /* operationId as kube spells it: verb, namespaced or not, the kind, the subresource. */
     strbuf_addstr(&id, op->verb);
-    if (a->namespaced && !all_namespaces && strcmp(op->action, "deletecollection"))
+    if (a->namespaced && !all_namespaces)
         strbuf_addstr(&id, "Namespaced");
-    else if (a->namespaced && all_namespaces)
-        strbuf_addstr(&id, "ForAllNamespaces");
     strbuf_addstr(&id, a->kind);
     if (sub)
         strbuf_addf(&id, "%c%s", toupper((unsigned char)sub[0]), sub + 1);
+    if (all_namespaces)
+        strbuf_addstr(&id, "ForAllNamespaces");
     add_s(o, "operationId", id.buf);
     add_s(o, "x-kubernetes-action", op->action);
     add(o, "x-kubernetes-group-version-kind", gvk(a->group, a->version, a->kind));
