@@ -198,7 +198,6 @@ const struct api_schema api_pod_template_spec = {
     .type = API_ANY,
     .flags = API_S_PRESERVE,
     .desc = "A pod template (metadata and spec); schemaless as upstream declares it.",
-    .def_name = "io.k8s.api.core.v1.PodTemplateSpec",
 };
 
 /* ObjectMeta: labels and annotation keys/values (apimachinery ValidateObjectMeta). */

@@ -548,7 +548,7 @@ static void collect_fn(const struct api_resource *res, void *userdata)
         return;
     if (c->n == c->alloc) {
         c->alloc = c->alloc ? 2 * c->alloc : 32;
-        c->v = xrealloc(c->v, c->alloc * sizeof(*c->v));
+        c->v = xrealloc(c->v, c->alloc * sizeof(const struct api_resource *));
     }
     c->v[c->n++] = api_resource_ref(res);
 }

@@ -6,7 +6,7 @@
 # protobuf (an unknown field in an item refused naming the field, nothing created); strict
 # validation of a single object (left to the server, which names the field); and a second
 # `kubectl apply` of a Deployment whose strategic merge patch kubectl computes from the v3
-# schemas' merge keys without a warning.
+# schemas' merge keys without a warning (a container added by someone else survives it).
 . "$(dirname "$0")/lib.sh"
 cd "$KOORD_SOURCE_DIR"
 command -v kubectl >/dev/null || skip "kubectl not installed"
@@ -123,14 +123,24 @@ spec:
 EOF
 k apply -f "$TMP/deploy.yaml"
 expect_rc 0 "apply a Deployment"
+# A container another actor added: a merge by name keeps it, replacing the list would not.
+k patch deployment web --type=json \
+    -p '[{"op":"add","path":"/spec/template/spec/containers/-","value":{"name":"extra","image":"busybox"}}]'
+expect_rc 0 "add a container out of band"
 sed -i 's/nginx:1.25/nginx:1.27/' "$TMP/deploy.yaml"
-k apply -f "$TMP/deploy.yaml"
+run kubectl --request-timeout=20s apply -f "$TMP/deploy.yaml" -v=8
 expect_rc 0 "apply the Deployment again"
 expect_out "deployment.apps/web configured" "second apply"
-grep -q "warning" "$TMP/out" && fail "second apply warned: $(cat "$TMP/out")"
-k get deployment web -o 'jsonpath={.spec.template.spec.containers[*].image}'
+# kubectl merged the containers by name (only the changed one sent), as the v3 schema's
+# x-kubernetes-patch-merge-key told it, rather than sending the whole list.
+expect_out '\"$setElementOrder/containers\":[{\"name\":\"web\"},{\"name\":\"side\"}],\"containers\":[{\"image\":\"nginx:1.27\",\"name\":\"web\"}]' \
+    "second apply: strategic merge patch by container name"
+if grep -q "error calculating patch" "$TMP/out"; then
+    fail "second apply could not use the OpenAPI schemas: $(grep "error calculating patch" "$TMP/out")"
+fi
+k get deployment web -o 'jsonpath={range .spec.template.spec.containers[*]}{.name}={.image} {end}'
 expect_rc 0 "get the Deployment"
-[ "$(cat "$TMP/out")" = "nginx:1.27 busybox" ] ||
-    fail "Deployment images '$(cat "$TMP/out")', want 'nginx:1.27 busybox'"
+[ "$(cat "$TMP/out")" = "web=nginx:1.27 side=busybox extra=busybox " ] ||
+    fail "Deployment containers '$(cat "$TMP/out")', want 'web=nginx:1.27 side=busybox extra=busybox '"
 
 finish
