@@ -302,12 +302,6 @@ static void gen_kind(struct gen *g, const struct api_resource *a)
     g->pm = a->crd_name ? NULL : api_patch_meta_find(a->group, a->kind);
     strbuf_reset(&g->path);
     CHECK(api_crd_openapi_hooked(a->schema, &hooks, &def) == 0);
-    if (!cJSON_HasObjectItem(def, "description")) {
-        struct strbuf d = STRBUF_INIT;
-        strbuf_addf(&d, "%s is the Schema for the %s API.", a->kind, a->plural);
-        add_s(def, "description", d.buf);
-        strbuf_release(&d);
-    }
     gvks = cJSON_CreateArray();
     CHECK(gvks && cJSON_AddItemToArray(gvks, gvk(a->group, a->version, a->kind)));
     add(def, "x-kubernetes-group-version-kind", gvks);

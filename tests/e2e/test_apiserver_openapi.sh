@@ -33,6 +33,26 @@ k explain pod.spec.nosuchfield
 [ "$rc" -ne 0 ] || fail "explain of a field that does not exist succeeded"
 expect_out 'field "nosuchfield" does not exist' "explain pod.spec.nosuchfield"
 
+# Every served resource explains, all its fields followed (every $ref resolves).
+k api-resources --no-headers -o name
+expect_rc 0 "api-resources"
+resources=$(cat "$TMP/out")
+k api-versions
+expect_rc 0 "api-versions"
+versions=$(cat "$TMP/out")
+for r in $resources; do
+    if [ "${r#*.}" != "$r" ]; then
+        # kubectl explain reads "events.events.k8s.io" as field paths: name the group-version.
+        group=${r#*.}
+        gv=$(echo "$versions" | grep -m1 "^$group/")
+        k explain "${r%%.*}" --api-version="$gv" --recursive
+    else
+        k explain "$r" --recursive
+    fi
+    expect_rc 0 "explain $r --recursive"
+done
+[ "$(echo "$resources" | wc -w)" -gt 30 ] || fail "only $(echo "$resources" | wc -w) resources"
+
 # ---- kubectl explain: a custom resource from its CRD schema ----
 k explain nodeslo.spec
 expect_rc 0 "explain nodeslo.spec"
