@@ -1020,8 +1020,15 @@ static struct cached *cached(struct openapi *o, const char *key)
     } else {
         doc = openapi_v2_doc(o);
     }
-    if (!doc)
+    if (!doc) {
+        if (e) {
+            /* No longer served (its CRD went): forget it, so the cache holds only what is. */
+            free(e->key);
+            strbuf_release(&e->body);
+            *e = o->cache[--o->ncache];
+        }
         return NULL;
+    }
     if (!e) {
         if (o->ncache == o->alloccache) {
             o->alloccache = o->alloccache ? 2 * o->alloccache : 16;
@@ -1160,6 +1167,8 @@ bool openapi_serve(struct openapi *o, struct aggregator *agg, const struct http_
     if (e) {
         const char *hash = http_request_query(req, "hash");
         served = true;
+        if (hash && !*hash)
+            hash = NULL; /* as handler3 reads it: an empty hash is none */
         if (hash && (strlen(hash) != 64 || strncmp(hash, e->etag + 1, 64))) {
             /* A stale hash: the current document is elsewhere (handler3 redirects too). */
             struct strbuf loc = STRBUF_INIT;

@@ -458,6 +458,12 @@ static void test_http_caching(void **state)
     assert_int_equal(b.body.len, 0);
     answer_release(&b);
 
+    /* An empty hash is none. */
+    get(e, "/openapi/v3/api/v1?hash=", NULL, &b);
+    assert_int_equal(b.code, 200);
+    assert_string_equal(b.cache.buf, "no-cache, private");
+    answer_release(&b);
+
     /* A stale hash is redirected to the current one. */
     get(e, "/openapi/v3/api/v1?hash=0123", NULL, &b);
     assert_int_equal(b.code, 301);
@@ -479,6 +485,19 @@ static void test_http_caching(void **state)
     answer_release(&b);
     get(e, "/openapi/v3/apis/nothing.example.com/v1", NULL, &b);
     assert_int_equal(b.code, 404);
+    answer_release(&b);
+
+    /* The CRD deleted: its document goes with it. */
+    assert_int_equal(req(e, "DELETE",
+                         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                         "crontabs.stable.example.com",
+                         NULL, NULL, NULL, NULL),
+                     200);
+    get(e, "/openapi/v3/apis/stable.example.com/v1", NULL, &b);
+    assert_int_equal(b.code, 404);
+    answer_release(&b);
+    get(e, "/openapi/v3", NULL, &b);
+    assert_null(strstr(b.body.buf, "stable.example.com"));
     answer_release(&b);
 
     /* /openapi/v2: JSON by default, protobuf for client-go's Accept. */
