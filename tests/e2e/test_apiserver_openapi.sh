@@ -29,6 +29,11 @@ expect_out "limits	<map[string]Quantity>" "explain resources"
 k explain deployment.spec
 expect_rc 0 "explain deployment.spec"
 expect_out "replicas	<integer>" "explain deployment.spec"
+# The same from /openapi/v2 (kubectl parses the whole protobuf document for it).
+k explain pods.spec.containers --output=plaintext-openapiv2
+expect_rc 0 "explain from /openapi/v2"
+grep -qE '^   name	<string> -required-' "$TMP/out" ||
+    fail "explain from /openapi/v2: name not required; output:$(printf '\n'; cat "$TMP/out")"
 k explain pod.spec.nosuchfield
 [ "$rc" -ne 0 ] || fail "explain of a field that does not exist succeeded"
 expect_out 'field "nosuchfield" does not exist' "explain pod.spec.nosuchfield"
