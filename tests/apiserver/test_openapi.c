@@ -432,7 +432,7 @@ static void test_http_caching(void **state)
 {
     struct env *e = *state;
     struct answer idx, a, b;
-    struct strbuf hdr = STRBUF_INIT, path = STRBUF_INIT;
+    struct strbuf hdr = STRBUF_INIT;
     cJSON *doc;
     const char *url;
 
@@ -521,7 +521,6 @@ static void test_http_caching(void **state)
     answer_release(&idx);
     answer_release(&a);
     strbuf_release(&hdr);
-    strbuf_release(&path);
 }
 
 int main(void)

@@ -1,12 +1,13 @@
 #!/bin/bash
 # OpenAPI in koord apiserver, read by the real kubectl: `kubectl explain` of a built-in kind
-# (pod.spec.containers: the Container fields, name required, resources a ResourceRequirements)
-# and of a Koordinator CRD (nodeslo.spec), both from /openapi/v3; `kubectl apply -f` of a
-# `kind: List` file, which kubectl validates client-side against /openapi/v2 fetched as
-# protobuf (an unknown field in an item refused naming the field, nothing created); strict
-# validation of a single object (left to the server, which names the field); and a second
+# (pod.spec.containers: the Container fields, name required, resources a ResourceRequirements),
+# of every served resource with --recursive (every $ref resolves), and of a Koordinator CRD
+# (nodeslo.spec), from /openapi/v3 and from /openapi/v2; `kubectl apply -f` of a `kind: List`
+# file, which kubectl validates client-side against /openapi/v2 fetched as protobuf (an unknown
+# field in an item refused naming the field, nothing created); strict validation of a single
+# object and of a custom resource (left to the server, which names the field); and a second
 # `kubectl apply` of a Deployment whose strategic merge patch kubectl computes from the v3
-# schemas' merge keys without a warning (a container added by someone else survives it).
+# schemas' merge keys (only the changed container sent) without a warning.
 . "$(dirname "$0")/lib.sh"
 cd "$KOORD_SOURCE_DIR"
 command -v kubectl >/dev/null || skip "kubectl not installed"
@@ -127,6 +128,12 @@ EOF
 k apply -f "$TMP/badpod.yaml" --validate=strict
 [ "$rc" -ne 0 ] || fail "a Pod with an unknown field was applied"
 expect_out 'unknown field "spec.containers[0].imagePolicy"' "strict validation of a Pod"
+
+printf 'apiVersion: slo.koordinator.sh/v1alpha1\nkind: NodeSLO\nmetadata: {name: n1}\nspec:\n  bogus: 1\n' \
+    >"$TMP/badslo.yaml"
+k apply -f "$TMP/badslo.yaml" --validate=strict
+[ "$rc" -ne 0 ] || fail "a NodeSLO with an unknown field was applied"
+expect_out 'unknown field "spec.bogus"' "strict validation of a custom resource"
 
 # ---- a second apply: kubectl's strategic merge patch from the v3 schemas ----
 cat >"$TMP/deploy.yaml" <<'EOF'
