@@ -462,12 +462,10 @@ static void cmp_value(struct walk *w, const cJSON *o, const cJSON *n, cJSON *chg
     if (!both_empty && (t.kind == API_FS_SET || t.kind == API_FS_MAP) && (!o || cJSON_IsArray(o)) &&
         (!n || cJSON_IsArray(n)) && cmp_items(w, o, n, chg, rem, &t))
         return;
-    if (!o && n)
-        mark(chg);
-    else if (o && !n)
+    if (o && !n)
         mark(rem);
-    else if (o && n && !cJSON_Compare(o, n, true))
-        mark(chg);
+    else if (n && (!o || !cJSON_Compare(o, n, true)))
+        mark(chg); /* added or modified */
 }
 
 void api_fieldset_compare(const cJSON *old, const cJSON *new_obj, const struct api_fs_types *types,

@@ -1749,7 +1749,9 @@ static bool managed_fields(struct call *c, const cJSON *live, const cJSON *obj, 
     int r = 0;
 
     *ret_mf = NULL;
-    if (c->applied) {
+    /* Read-only kinds (the manager's NodeMetrics, written only by their agents' status reports
+     * on the ingest path, which splices bytes) keep whatever entries they have. */
+    if (c->applied || c->res->read_only) {
         const cJSON *mf = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
         if (mf)

@@ -643,14 +643,8 @@ int apply_patch(const struct api_resource *res, const char *subresource, const c
     /* Unchanged when the object and every entry are as they were (the time aside). */
     mine->time = old_time ? old_time : xstrdup(now);
     old_time = NULL;
-    {
-        size_t idx = (size_t)(mine - l.v);
-        mf_drop_empty(&l);
-        mine =
-            idx < l.n && !strcmp(l.v[idx].manager, manager) && !strcmp(l.v[idx].operation, "Apply")
-                ? &l.v[idx]
-                : mf_find(&l, manager, "Apply", subresource);
-    }
+    mf_drop_empty(&l);
+    mine = mf_find(&l, manager, "Apply", subresource);
     mf = l.n ? mf_encode(&l) : NULL;
     *ret_unchanged = live && cJSON_Compare(base, merged, true) &&
                      ((!mf && !old_mf) || (mf && old_mf && cJSON_Compare(mf, old_mf, true)));
