@@ -307,6 +307,51 @@ static void mf_drop_empty(struct mf_list *l)
     l->n = j;
 }
 
+/*
+ * At most APPLY_MAX_UPDATERS Update entries (fieldmanager/internal/capmanagers.go): past that,
+ * the oldest are folded, per apiVersion, into one "ancient-changes" entry holding the union of
+ * their fields and the time of the latest folded in. Bounds what every distinct writer adds.
+ */
+static void mf_cap_updaters(struct mf_list *l)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < l->n; i++)
+        n += !strcmp(l->v[i].operation, "Update");
+    while (n > APPLY_MAX_UPDATERS) {
+        struct mf_entry *oldest = NULL, *bucket = NULL;
+
+        for (size_t i = 0; i < l->n; i++) {
+            struct mf_entry *e = &l->v[i];
+            if (strcmp(e->operation, "Update") || !strcmp(e->manager, "ancient-changes"))
+                continue;
+            if (!oldest || strcmp(e->time ? e->time : "", oldest->time ? oldest->time : "") < 0)
+                oldest = e;
+        }
+        if (!oldest)
+            return;
+        for (size_t i = 0; i < l->n; i++)
+            if (!strcmp(l->v[i].manager, "ancient-changes") &&
+                !strcmp(l->v[i].operation, "Update") &&
+                !strcmp(l->v[i].api_version, oldest->api_version))
+                bucket = &l->v[i];
+        if (!bucket) {
+            /* The oldest becomes the bucket of its version. */
+            free(oldest->manager);
+            oldest->manager = xstrdup("ancient-changes");
+            free(oldest->subresource);
+            oldest->subresource = xstrdup("");
+            continue; /* no fewer entries yet: fold the next oldest into it */
+        }
+        api_fieldset_union(bucket->set, oldest->set);
+        free(bucket->time);
+        bucket->time = oldest->time ? xstrdup(oldest->time) : NULL;
+        api_fieldset_subtract(oldest->set, oldest->set); /* dropped as empty below */
+        mf_drop_empty(l);
+        n--;
+    }
+}
+
 /* ---- what kube never tracks ---- */
 
 static bool has_status(const struct api_resource *res)
@@ -436,6 +481,7 @@ int apply_update_managed_fields(const struct api_resource *res, const char *subr
         api_fieldset_union(mine->set, chg);
     }
     mf_drop_empty(&l);
+    mf_cap_updaters(&l);
     *ret_mf = l.n ? mf_encode(&l) : NULL;
     r = 0;
 out:
@@ -644,6 +690,7 @@ int apply_patch(const struct api_resource *res, const char *subresource, const c
     mine->time = old_time ? old_time : xstrdup(now);
     old_time = NULL;
     mf_drop_empty(&l);
+    mf_cap_updaters(&l);
     mine = mf_find(&l, manager, "Apply", subresource);
     mf = l.n ? mf_encode(&l) : NULL;
     *ret_unchanged = live && cJSON_Compare(base, merged, true) &&

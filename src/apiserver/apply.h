@@ -35,6 +35,9 @@ struct api_resource;
 /* kube's FieldManagerMaxLength. */
 #define APPLY_MANAGER_MAX 128
 
+/* kube's DefaultMaxUpdateManagers: Update entries beyond it fold into "ancient-changes". */
+#define APPLY_MAX_UPDATERS 10
+
 /*
  * The manager of a write (handlers' managerOrUserAgent): the fieldManager query value when
  * set, else the user agent up to its first '/' ("kubectl" for "kubectl/v1.32.0 (linux/amd64)"),

@@ -5,8 +5,8 @@
  * force taking fields over, Update entries named by fieldManager or the user agent, a client's
  * managedFields replacing or clearing the stored ones, before-first-apply, and the refusals
  * (no fieldManager, CBOR, managedFields in the configuration, kind or name mismatch, duplicate
- * list keys, force on another patch). Expected texts follow kube-apiserver's (fieldmanager's
- * conflict.go, ValidatePatchOptions).
+ * list keys, force on another patch), and the cap of ten Update entries (ancient-changes). Expected
+ * texts follow kube-apiserver's (fieldmanager's conflict.go, ValidatePatchOptions).
  */
 #include <curl/curl.h>
 #include <setjmp.h>
@@ -326,6 +326,47 @@ static void test_refusals(void **state)
     cJSON_Delete(b);
 }
 
+/* Twelve writers: the oldest Update entries fold into ancient-changes, ten Update entries stay. */
+static void test_update_managers_capped(void **state)
+{
+    struct env *e = *state;
+    cJSON *b = NULL;
+    const cJSON *it;
+    size_t updates = 0;
+    bool ancient = false;
+
+    assert_int_equal(apply(e, "?fieldManager=owner", cm_v1, &b), 201);
+    cJSON_Delete(b);
+    for (int i = 0; i < 12; i++) {
+        char path[128], body[64];
+        (void)snprintf(path, sizeof(path), CM "?fieldManager=writer-%02d", i);
+        (void)snprintf(body, sizeof(body), "{\"data\":{\"k%02d\":\"v\"}}", i);
+        assert_int_equal(call(e, "PATCH", path, "application/merge-patch+json", NULL, body, &b),
+                         200);
+        cJSON_Delete(b);
+    }
+    assert_int_equal(call(e, "GET", CM, "application/json", NULL, NULL, &b), 200);
+    cJSON_ArrayForEach(it, at(b, "metadata.managedFields"))
+    {
+        const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(it, "manager"));
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "operation")), "Update"))
+            continue;
+        updates++;
+        assert_string_not_equal(m, "writer-00");
+        assert_string_not_equal(m, "writer-01");
+        assert_string_not_equal(m, "writer-02");
+        if (!strcmp(m, "ancient-changes")) {
+            /* The union of the three oldest writers' fields. */
+            expect_json(it, "fieldsV1", "{\"f:data\":{\"f:k00\":{},\"f:k01\":{},\"f:k02\":{}}}");
+            ancient = true;
+        }
+    }
+    assert_int_equal(updates, 10);
+    assert_true(ancient);
+    expect_str(b, "metadata.managedFields.0.manager", "owner");
+    cJSON_Delete(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +374,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conflicts_and_force, setup, teardown),
         cmocka_unit_test_setup_teardown(test_client_managed_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_update_managers_capped, setup, teardown),
     };
     int r;
 
