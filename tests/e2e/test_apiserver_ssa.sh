@@ -70,6 +70,12 @@ k apply --server-side -f "$TMP/cm2.yaml"
 expect_rc 0 "second server-side apply of the ConfigMap"
 expect_get configmap/cfg '{.data}' '{"a":"1","c":"3"}'
 expect_get configmap/cfg '{.metadata.labels}' '{"app":"web"}'
+# A server-side dry run changes nothing.
+sed 's/  a: "1"/  a: "5"/' "$TMP/cm2.yaml" >"$TMP/cm-dry.yaml"
+k apply --server-side --dry-run=server -f "$TMP/cm-dry.yaml"
+expect_rc 0 "dry-run apply"
+expect_out "serverside-applied (server dry run)" "dry-run apply"
+expect_get configmap/cfg '{.data.a}' "1"
 # Another manager setting a to another value: the conflict names the field and its owner.
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: default\ndata:\n  a: "9"\n  d: "4"\n' >"$TMP/other.yaml"
 k apply --server-side --field-manager other -f "$TMP/other.yaml"
