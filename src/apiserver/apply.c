@@ -20,8 +20,8 @@
 
 /* listType/listMapKey tags of k8s.io/api that patch metadata does not give (core/v1
  * types.go: ContainerPort and ServicePort are keyed by port and protocol; TopologySpread
- * constraints by topologyKey and whenUnsatisfiable), and structType=atomic LabelSelectors of
- * the workloads' spec.selector. Matched on the end of the path. */
+ * constraints by topologyKey and whenUnsatisfiable), the mapType=atomic node selectors, and the
+ * atomic selectors of workloads and Services (below). Matched on the end of the path. */
 struct type_override {
     const char *suffix;
     enum api_fs_kind kind;
@@ -34,6 +34,7 @@ static const struct type_override overrides[] = {
     {"initContainers.ports", API_FS_MAP, {"containerPort", "protocol"}, {NULL, "\"TCP\""}},
     {"ephemeralContainers.ports", API_FS_MAP, {"containerPort", "protocol"}, {NULL, "\"TCP\""}},
     {"topologySpreadConstraints", API_FS_MAP, {"topologyKey", "whenUnsatisfiable"}, {NULL, NULL}},
+    {"nodeSelector", API_FS_ATOMIC, {NULL}, {NULL, NULL}}, /* PodSpec: mapType=atomic */
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -108,8 +109,18 @@ static void resource_type(const char *path, const void *userdata, struct api_fs_
             }
             return;
         }
+        if (!strcmp(path, "spec.ports") && !*res->group && !strcmp(res->kind, "Service")) {
+            ret->kind = API_FS_MAP; /* ServicePort: listMapKey port and protocol */
+            ret->keys[0] = "port";
+            ret->keys[1] = "protocol";
+            ret->key_dflt[1] = "\"TCP\"";
+            return;
+        }
+        /* LabelSelector (structType=atomic) of the workloads, ServiceSpec.selector
+         * (mapType=atomic). */
         if (!strcmp(path, "spec.selector") &&
-            (!strcmp(res->group, "apps") || !strcmp(res->group, "batch"))) {
+            (!strcmp(res->group, "apps") || !strcmp(res->group, "batch") ||
+             (!*res->group && !strcmp(res->kind, "Service")))) {
             ret->kind = API_FS_ATOMIC;
             return;
         }

@@ -15,7 +15,7 @@
  * x-kubernetes-list-map-keys of a CRD's schema, and for built-in kinds their patch metadata
  * (api/patchmeta.h: a merge list with a merge key is a map keyed by it, one without a set, as
  * kube's OpenAPI conversion has it) plus the listType/listMapKey tags that differ (container
- * and Service ports keyed by port and protocol, label selectors atomic).
+ * and Service ports keyed by port and protocol, label and node selectors atomic).
  *
  * This file is the logic over trees; apiserver.c wires it to the verbs (reads, preconditions,
  * admission, the write). Nothing here runs unless a write happens, and only over the object

@@ -2,7 +2,8 @@
 # Server-side apply in koord apiserver, driven by the real kubectl (`kubectl apply
 # --server-side`, as Flux and Argo CD apply): a ConfigMap, a Deployment, a koord NodeSLO and an
 # object of a CRD with x-kubernetes-list-type map (composite keys, a defaulted key) and set lists
-# are applied twice with changes (what the manifest drops disappears); a second manager
+# are applied twice with changes (what the manifest drops disappears), a Service's ports keyed by
+# port and protocol; a second manager
 # (--field-manager other) changing an owned field gets the conflict naming the field and the
 # owner; --force-conflicts takes it; `kubectl get --show-managed-fields` shows the entries;
 # Update entries name kubectl's managers (kubectl-client-side-apply, kubectl-edit, a scale's
@@ -163,6 +164,21 @@ k apply --server-side --force-conflicts -f "$TMP/dep2.yaml"
 expect_rc 0 "forced apply over a scale"
 expect_get deployment/web '{.spec.replicas}' "2"
 expect_managers deployment/web "kubectl/Apply"
+
+# ---- Service: ports keyed by port and protocol, the selector atomic ----
+cat >"$TMP/svc.yaml" <<'EOF'
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: 8080}
+  - {name: dns, port: 53, protocol: UDP}
+EOF
+k apply --server-side -f "$TMP/svc.yaml"
+expect_rc 0 "server-side apply of a Service"
+expect_fields service/web kubectl '{"f:spec":{"f:ports":{"k:{\"port\":53,\"protocol\":\"UDP\"}":{".":{},"f:name":{},"f:port":{},"f:protocol":{}},"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:name":{},"f:port":{},"f:targetPort":{}}},"f:selector":{}}}'
 
 # ---- NodeSLO (a koord CRD) ----
 cat >"$TMP/slo.yaml" <<'EOF'
