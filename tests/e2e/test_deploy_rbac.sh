@@ -12,11 +12,12 @@
 #    ElasticQuota;
 #  - koord scheduler: leads on its Lease, binds a pod and records the Scheduled Event, preempts
 #    the pod no PodDisruptionBudget protects and records Preempted;
-#  - koord agent (koordlet): reads its Node, pods and NodeSLO, evicts a BE pod under memory
-#    pressure through pods/eviction and records the Event, and reports its usage in the
-#    slo.koordinator.sh NodeMetric (--report-mode crd). Its default report, straight to the
-#    manager, needs the node-name extra of a pod-bound token (docs/install.md), which koord
-#    apiserver does not issue: the manager refuses the plain token, checked below as a 403.
+#  - koord agent (koordlet), with the token the kubelet mounts for its DaemonSet pod (bound to
+#    a pod on agent-node): reads its Node, pods and NodeSLO, evicts a BE pod under memory
+#    pressure through pods/eviction and records the Event, and reports its usage straight to
+#    the manager's NodeMetric API, which takes the token's node-name extra as the node's
+#    identity; the same token may not report for another node, the plain ServiceAccount token
+#    for none (403), and once the pod is deleted the token no longer authenticates.
 #
 # Waits poll with deadlines.
 . "$(dirname "$0")/lib.sh"
@@ -275,16 +276,45 @@ echo 0 >"$cg/cpuacct/$be/cpuacct.usage"
 printf 'cpu  1000 0 1000 100000 0 0 0 0 0 0\ncpu0 1000 0 1000 100000 0 0 0 0 0 0\n' >"$host/proc/stat"
 printf 'MemTotal:       16777216 kB\nMemFree:         1677721 kB\nMemAvailable:    1677721 kB\n' \
     >"$host/proc/meminfo"
-# The slo.koordinator.sh NodeMetric the agent reports into (upstream's koord-manager creates
-# one per node; koord's manager serves its own NodeMetric API instead, so the admin does here).
-k create -f - <<'EOF'
-apiVersion: slo.koordinator.sh/v1alpha1
-kind: NodeMetric
-metadata: {name: agent-node}
-spec: {metricCollectPolicy: {aggregateDurationSeconds: 60, reportIntervalSeconds: 1, nodeAggregatePolicy: {durations: [5m]}}}
+# The agent as its DaemonSet pod runs it: a pod of the koordlet ServiceAccount on agent-node,
+# and the token the kubelet mounts for it (a TokenRequest bound to that pod), read from a file
+# (kubeconfig tokenFile, as in-cluster config reads the projected token). It reports to the
+# manager's NodeMetric API directly (its default, --manager-address as deploy/koordlet.yaml
+# sets it), which takes the token's node-name extra as agent-node's identity.
+k create -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: koordlet-agent-node, namespace: $NS}
+spec:
+  serviceAccountName: koordlet
+  nodeName: agent-node
+  containers: [{name: koordlet, image: koord}]
 EOF
-expect_rc 0 "create the NodeMetric CRD object of agent-node"
-"$KOORD" agent --node-name agent-node --kubeconfig "$TMP/kc-koordlet" --report-mode crd \
+expect_rc 0 "create the agent's pod on agent-node"
+k -n $NS create token koordlet --bound-object-kind Pod --bound-object-name koordlet-agent-node \
+    --duration 2h
+expect_rc 0 "create a token bound to the agent's pod"
+mkdir -p "$TMP/projected"
+cp "$TMP/out" "$TMP/projected/token"
+cat >"$TMP/kc-koordlet-pod" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
+users: [{name: u, user: {tokenFile: "$TMP/projected/token"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+EOF
+# Who the token is: the ServiceAccount, with the pod and its node as extras.
+k --kubeconfig "$TMP/kc-koordlet-pod" auth whoami -o json
+expect_rc 0 "whoami with the pod-bound token"
+expect_out "system:serviceaccount:$NS:koordlet" "whoami with the pod-bound token"
+for want in '"authentication.kubernetes.io/pod-name": *\[ *"koordlet-agent-node"' \
+    '"authentication.kubernetes.io/node-name": *\[ *"agent-node"' \
+    '"authentication.kubernetes.io/pod-uid"' '"authentication.kubernetes.io/node-uid"'; do
+    tr -d '\n' <"$TMP/out" | grep -Eq "$want" || fail "whoami extras lack $want: $(cat "$TMP/out")"
+done
+"$KOORD" agent --node-name agent-node --kubeconfig "$TMP/kc-koordlet-pod" \
+    --manager-address "https://$maddr" --manager-ca-file "$mca" \
     --cgroup-root "$cg" --proc-root "$host/proc" --sys-root "$host/sys" --cgroup-version v1 \
     --cgroup-driver cgroupfs --resctrl-root "$host/sys/fs/resctrl" \
     --feature-gates BEMemoryEvict=true,BECPUSuppress=false \
@@ -300,11 +330,24 @@ evict_event() {
         grep -q evictPodSuccess
 }
 wait_for "the agent's Event on be-job" evict_event
-reported() {
-    [ -n "$(kubectl get nodemetrics.slo.koordinator.sh agent-node \
-        -o jsonpath='{.status.nodeMetric.nodeUsage.resources.memory}')" ]
+# The report landed in the manager's NodeMetric of agent-node (read with the same token:
+# every authenticated user may read).
+ptok=$(cat "$TMP/projected/token")
+nm_get() {
+    curl -sf --cacert "$mca" -H "Authorization: Bearer $ptok" \
+        "https://$maddr/apis/metrics.koordinator.sh/v1alpha1/nodemetrics/$1" >"$TMP/nm.json"
 }
-wait_for "the agent's report in the NodeMetric of agent-node" reported
+reported() { nm_get agent-node && grep -q '"nodeUsage":{"resources":{[^}]*"memory"' "$TMP/nm.json"; }
+wait_for "the agent's report in the manager's NodeMetric of agent-node" reported
+# The same token may not report for another node: 403.
+put_status() {
+    curl -s -o "$TMP/out" -w '%{http_code}' --cacert "$mca" -X PUT \
+        -H "Authorization: Bearer $1" -H 'Content-Type: application/json' \
+        --data "{\"apiVersion\":\"metrics.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\",\"metadata\":{\"name\":\"$2\"},\"status\":{}}" \
+        "https://$maddr/apis/metrics.koordinator.sh/v1alpha1/nodemetrics/$2/status"
+}
+code=$(put_status "$ptok" plain-node)
+[ "$code" = 403 ] || fail "pod-bound token of agent-node reporting for plain-node: $code, want 403: $(cat "$TMP/out")"
 grep -qi 'forbidden\|permission denied' "$TMP/agent.log" && fail "agent refused something: $(grep -i 'forbidden\|permission denied' "$TMP/agent.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/scheduler.log" && fail "scheduler refused something: $(grep -i 'forbidden\|permission denied' "$TMP/scheduler.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/manager.log" && fail "manager refused something: $(grep -i 'forbidden\|permission denied' "$TMP/manager.log")"
@@ -382,6 +425,13 @@ as koordlet auth can-i delete pods
 expect_rc 1 "koordlet can-i delete pods"
 as koordlet auth can-i create pods --subresource eviction
 expect_rc 0 "koordlet can-i create pods/eviction"
+
+# The pod goes (force-deleted, as the kubelet confirms it): its token stops authenticating.
+k -n $NS delete pod koordlet-agent-node --grace-period=0 --force
+expect_rc 0 "delete the agent's pod"
+k --kubeconfig "$TMP/kc-koordlet-pod" auth whoami
+expect_rc 1 "whoami with the token of a deleted pod"
+expect_out "Unauthorized" "whoami with the token of a deleted pod"
 
 kill -TERM "$agent" "$sched" "$manager"
 wait "$agent" || fail "agent exit status $?"
