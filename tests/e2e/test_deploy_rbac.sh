@@ -4,7 +4,8 @@
 # component run with nothing but a `kubectl create token` of its own ServiceAccount. Each must
 # do its whole job under those rules, and be refused (403) a listed set of requests beyond them:
 #
-#  - koord manager: leads on its Lease, renders the NodeSLO from slo-controller-config, writes
+#  - koord manager: leads on its Lease, renders the NodeSLO from slo-controller-config, keeps
+#    one slo.koordinator.sh NodeMetric per Node (created, deleted with the Node), writes
 #    the batch resources on the Node status from a NodeMetric report (whose client certificate it
 #    checks against the CA it reads from kube-system/extension-apiserver-authentication),
 #    keeps the caBundle of the two webhook configurations of deploy/webhooks.yaml, shares its
@@ -17,7 +18,9 @@
 #    pressure through pods/eviction and records the Event, and reports its usage straight to
 #    the manager's NodeMetric API, which takes the token's node-name extra as the node's
 #    identity; the same token may not report for another node, the plain ServiceAccount token
-#    for none (403), and once the pod is deleted the token no longer authenticates.
+#    for none (403), and once the pod is deleted the token no longer authenticates. A second
+#    agent in --report-mode crd (upstream koordlet's way) reports into the slo.koordinator.sh
+#    NodeMetric the manager created.
 #
 # Waits poll with deadlines.
 . "$(dirname "$0")/lib.sh"
@@ -27,10 +30,10 @@ command -v curl >/dev/null || skip "curl not installed"
 D=$KOORD_SOURCE_DIR/deploy
 NS=koordinator-system
 start_apiserver "$TMP/data" --authorization-mode=Node,RBAC
-manager="" sched="" agent=""
+manager="" sched="" agent="" agent2=""
 cleanup() {
-    kill -9 $pid $manager $sched $agent 2>/dev/null || true
-    wait $pid $manager $sched $agent 2>/dev/null || true
+    kill -9 $pid $manager $sched $agent $agent2 2>/dev/null || true
+    wait $pid $manager $sched $agent $agent2 2>/dev/null || true
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -104,6 +107,26 @@ nodeslo_from_config() {
 }
 wait_for "NodeSLO of agent-node from slo-controller-config" nodeslo_from_config
 wait_for "NodeSLO of plain-node" kubectl get nodeslo plain-node
+# --nodemetric-crd auto (the default), and the CRD is installed: the manager keeps one
+# slo.koordinator.sh NodeMetric per Node for agents in crd mode (upstream's koordlet), its spec
+# the collect policy of deploy's colocation-config, and deletes it with its Node.
+crd_spec() {
+    [ "$(kubectl get nodemetrics.slo.koordinator.sh "$1" \
+        -o jsonpath='{.spec.metricCollectPolicy.aggregateDurationSeconds}/{.spec.metricCollectPolicy.reportIntervalSeconds}')" = 300/60 ]
+}
+wait_for "slo.koordinator.sh NodeMetric of agent-node" crd_spec agent-node
+wait_for "slo.koordinator.sh NodeMetric of plain-node" crd_spec plain-node
+k create -f - <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: gone-node}
+EOF
+expect_rc 0 "create gone-node"
+wait_for "slo.koordinator.sh NodeMetric of gone-node" crd_spec gone-node
+k delete node gone-node
+expect_rc 0 "delete gone-node"
+crd_gone() { ! kubectl get nodemetrics.slo.koordinator.sh "$1" >/dev/null 2>&1; }
+wait_for "the NodeMetric of gone-node deleted with it" crd_gone gone-node
 ca_bundle_set() {
     [ -n "$(kubectl get mutatingwebhookconfiguration koordinator-mutating-webhook-configuration \
         -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" ] &&
@@ -150,6 +173,24 @@ profile_tree() {
 wait_for "the profile's tree id" profile_tree
 
 # ---- koord scheduler ----
+# No APIService for the manager's NodeMetric API here: the scheduler's LoadAware reads the
+# slo.koordinator.sh NodeMetrics, which the manager keeps, and (as upstream's, whose
+# enableScheduleWhenNodeMetricsExpired is false by default) filters out a node whose NodeMetric
+# has no fresh report. node_reports NODE...: each node's agent reports the node idle (written
+# here by the admin, as upstream's koordlet would write it) once the manager made the object.
+# Idle matters for the preemption below: LoadAware's filter counts a pod bound since the report
+# at 85 % of its request, so a 2-CPU node with one 1500m pod is at 63.75 %, under the 65 %
+# threshold, and stays a preemption candidate.
+node_reports() {
+    local n
+    for n in "$@"; do
+        wait_for "slo.koordinator.sh NodeMetric of $n" crd_spec "$n"
+        k patch nodemetrics.slo.koordinator.sh "$n" --subresource status --type merge -p \
+            "{\"status\":{\"updateTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",\"nodeMetric\":{\"nodeUsage\":{\"resources\":{\"cpu\":\"0\",\"memory\":\"0\"}}}}}"
+        expect_rc 0 "report of $n"
+    done
+}
+node_reports plain-node agent-node
 # deploy/scheduler.yaml's arguments (the address local).
 "$KOORD" scheduler --kubeconfig "$TMP/kc-koord-scheduler" --leader-elect=true \
     --leader-elect-resource-namespace=$NS --authentication-skip-lookup=true --feature-gates= \
@@ -190,6 +231,7 @@ status:
 EOF
     expect_rc 0 "create node $n"
 done
+node_reports sched-1 sched-2
 k create -f - <<'EOF'
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -348,6 +390,23 @@ put_status() {
 }
 code=$(put_status "$ptok" plain-node)
 [ "$code" = 403 ] || fail "pod-bound token of agent-node reporting for plain-node: $code, want 403: $(cat "$TMP/out")"
+# An agent in --report-mode crd (as upstream's koordlet reports), with the plain ServiceAccount
+# token: its report lands in the slo.koordinator.sh NodeMetric the manager created.
+"$KOORD" agent --node-name agent-node --kubeconfig "$TMP/kc-koordlet" --report-mode crd \
+    --enable-qos=false --cgroup-root "$cg" --proc-root "$host/proc" --sys-root "$host/sys" \
+    --cgroup-version v1 --cgroup-driver cgroupfs --resctrl-root "$host/sys/fs/resctrl" \
+    --listen 127.0.0.1:0 --ready-file "$TMP/a2.ready" >>"$TMP/agent-crd.log" 2>&1 &
+agent2=$!
+wait_for "crd-mode agent running" test -s "$TMP/a2.ready"
+reported_crd() {
+    [ -n "$(kubectl get nodemetrics.slo.koordinator.sh agent-node \
+        -o jsonpath='{.status.nodeMetric.nodeUsage.resources.memory}')" ]
+}
+wait_for "the crd-mode agent's report in the slo.koordinator.sh NodeMetric of agent-node" reported_crd
+kill -TERM "$agent2"
+wait "$agent2" || fail "crd-mode agent exit status $?"
+agent2=""
+grep -qi 'forbidden\|permission denied' "$TMP/agent-crd.log" && fail "crd-mode agent refused something: $(grep -i 'forbidden\|permission denied' "$TMP/agent-crd.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/agent.log" && fail "agent refused something: $(grep -i 'forbidden\|permission denied' "$TMP/agent.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/scheduler.log" && fail "scheduler refused something: $(grep -i 'forbidden\|permission denied' "$TMP/scheduler.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/manager.log" && fail "manager refused something: $(grep -i 'forbidden\|permission denied' "$TMP/manager.log")"
