@@ -317,6 +317,9 @@ static char **strv_new(size_t n)
 /* How long a bound object may have been deleting before its tokens stop working (kube's
  * pkg/serviceaccount/claims.go: deletionTimestamp more than 60 s in the past). */
 #define BOUND_DELETE_GRACE 60
+/* Extras of a service-account identity, keys and values: pod-name, pod-uid, credential-id,
+ * node-name, node-uid. */
+#define MAX_SA_EXTRA ((size_t)2 * 5)
 
 /*
  * Whether the object a token is bound to (at key, with uid) is still there as it was: present,
@@ -413,7 +416,7 @@ static int sa_authenticate(struct api_authz *az, const char *token, const char *
     id->groups[0] = xstrdup("system:serviceaccounts");
     strbuf_addf(&val, "system:serviceaccounts:%s", c.ns);
     id->groups[1] = strbuf_detach(&val, NULL);
-    id->extra = strv_new(2 * 5);
+    id->extra = strv_new(MAX_SA_EXTRA);
     if (c.bound.pod.name) {
         extra_add(id->extra, &n, "authentication.kubernetes.io/pod-name", c.bound.pod.name);
         extra_add(id->extra, &n, "authentication.kubernetes.io/pod-uid", c.bound.pod.uid);
