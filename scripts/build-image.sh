@@ -13,7 +13,7 @@
 #     `ldd` lists resolves;
 #   - each library it links directly (its NEEDED entries) comes from a Debian package the
 #     runtime stage installs, or one every Debian image has (Essential, or what an Essential
-#     package depends on, e.g. libc6);
+#     package depends on, directly or not, e.g. libc6);
 #     the rest `ldd` lists are those packages' own dependencies, which apt brings along;
 #   - every package the runtime stage installs exists.
 # Then it names the builder a real build would use, or says none is usable.
@@ -69,20 +69,34 @@ package_of() {
     return 0
 }
 
-# What every Debian image has: the Essential packages and what they (pre-)depend on (libc6,
-# which coreutils pre-depends on, is not Essential itself), from this machine's dpkg database.
+# What every Debian image has: the Essential packages and everything they depend on, directly
+# or not (libc6, which coreutils pre-depends on, is not Essential itself; libgcc-s1 comes with
+# libc6), from this machine's dpkg database. Alternatives (a | b) count by their first choice.
 base_packages() {
     dpkg-query -W -f='${Essential}|${Package}|${Pre-Depends}, ${Depends}\n' 2>/dev/null |
-        awk -F'|' '$1 == "yes" {
-            print $2
-            n = split($3, d, /,/)
-            for (i = 1; i <= n; i++) {
-                split(d[i], alt, /\|/)
-                sub(/^[ \t]+/, "", alt[1])
-                sub(/[ \t:(].*$/, "", alt[1])
-                if (alt[1] != "") print alt[1]
+        awk -F'|' '
+            {
+                n = split($3, d, /,/)
+                deps[$2] = ""
+                for (i = 1; i <= n; i++) {
+                    split(d[i], alt, /\|/)
+                    sub(/^[ \t]+/, "", alt[1])
+                    sub(/[ \t:(].*$/, "", alt[1])
+                    if (alt[1] != "") deps[$2] = deps[$2] " " alt[1]
+                }
+                if ($1 == "yes") queue[++q] = $2
             }
-        }' | sort -u
+            END {
+                for (h = 1; h <= q; h++) {
+                    p = queue[h]
+                    if (p in seen) continue
+                    seen[p] = 1
+                    print p
+                    m = split(deps[p], dd, / /)
+                    for (j = 1; j <= m; j++)
+                        if (dd[j] != "" && !(dd[j] in seen)) queue[++q] = dd[j]
+                }
+            }' | sort -u
 }
 
 # The packages the runtime stage (the last FROM) installs with apt-get install.
