@@ -29,6 +29,7 @@
 #include "apiserver/lifecycle.h"
 #include "apiserver/metrics.h"
 #include "apiserver/negotiate.h"
+#include "apiserver/openapi.h"
 #include "apiserver/pods.h"
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
@@ -71,6 +72,7 @@ struct apiserver {
     bool expired_watch_status;         /* apiserver_opts.expired_watch_status */
     atomic_ulong status_splices;       /* writes it made (/metrics) */
     struct lifecycle *lifecycle;       /* namespace and pod deletion (lifecycle.h), or NULL */
+    struct openapi *openapi;           /* the /openapi documents (openapi.h) */
 };
 
 /* Everything one request needs, released in one place. */
@@ -673,15 +675,10 @@ static void serve_nonresource(struct call *c)
         reply(c, 200, version_info());
         return;
     }
-    if (!strcmp(path, "/openapi/v3") || !strcmp(path, "/openapi/v3/")) {
-        doc = api_registry_openapi_index(c->srv->reg);
-        aggregator_openapi_index(c->srv->agg, doc);
-    } else if (!strncmp(path, "/openapi/v3/api/", 16) && !strchr(path + 16, '/'))
-        doc = api_registry_openapi_gv(c->srv->reg, "", path + 16);
-    else if (sscanf(path, "/openapi/v3/apis/%255[^/]", group) == 1 &&
-             path[17 + strlen(group)] == '/' && !strchr(path + 18 + strlen(group), '/'))
-        doc = api_registry_openapi_gv(c->srv->reg, group, path + 18 + strlen(group));
-    else if (!strcmp(path, "/api") || !strcmp(path, "/api/"))
+    if (!strncmp(path, "/openapi/", 9) &&
+        openapi_serve(c->srv->openapi, c->srv->agg, c->req, c->resp))
+        return;
+    if (!strcmp(path, "/api") || !strcmp(path, "/api/"))
         doc = api_registry_api_versions(c->srv->reg);
     else if (!strcmp(path, "/apis") || !strcmp(path, "/apis/")) {
         doc = api_registry_group_list(c->srv->reg);
@@ -4184,6 +4181,7 @@ int apiserver_new_opts(struct store *store, const struct apiserver_opts *opts,
     s->metrics = api_metrics_new();
     s->authz = api_authz_new(store);
     s->reg = opts->kinds ? api_registry_new_kinds(opts->kinds) : api_registry_new();
+    s->openapi = openapi_new(s->reg);
     s->hub = watch_hub_new(encode_event);
     watch_hub_set_index(s->hub, POD_INDEX_PREFIX, pod_node_index);
     CHECK(webhooks_new(store, &s->webhooks) == 0);
@@ -4250,6 +4248,7 @@ void apiserver_free(struct apiserver *s)
     aggregator_free(s->agg);
     webhooks_free(s->webhooks);
     watch_hub_free(s->hub);
+    openapi_free(s->openapi);
     api_registry_free(s->reg);
     api_authz_free(s->authz);
     (void)pthread_mutex_destroy(&s->admit_lock);
