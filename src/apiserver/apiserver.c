@@ -3826,7 +3826,7 @@ static void do_token_request(struct call *c)
     struct field_errors errs = FIELD_ERRORS_INIT;
     struct strbuf why = STRBUF_INIT;
     struct store_item it = {0};
-    cJSON *body = decode_body(c), *sa = NULL, *ans = NULL;
+    cJSON *body = decode_body(c), *sa = NULL, *ans = NULL, *st = NULL;
     const char *kind, *av;
     int r;
 
@@ -3846,7 +3846,8 @@ static void do_token_request(struct call *c)
         goto out;
     }
     sa = decode_stored(it.value, it.len, it.rv);
-    r = sa ? api_token_request(c->srv->sat, sa, body, (int64_t)time(NULL), &ans, &errs, &why)
+    r = sa ? api_token_request(c->srv->sat, c->srv->store, sa, body, (int64_t)time(NULL), &ans,
+                               &errs, &st, &why)
            : -EIO;
     if (r == 0) {
         CHECK(cJSON_AddStringToObject(ans, "kind", "TokenRequest"));
@@ -3855,6 +3856,8 @@ static void do_token_request(struct call *c)
     } else if (r == -EINVAL) {
         reply_status(
             c, api_status_invalid("TokenRequest", "authentication.k8s.io", c->ri.name, &errs));
+    } else if (r == -EBADMSG) {
+        reply_status(c, st);
     } else {
         reply_status(c, api_status_from_errno(r, why.len ? why.buf : NULL, NULL));
     }
