@@ -119,3 +119,33 @@ function(koord_fuzz_targets)
     target_link_libraries(${name} PRIVATE slo api codec base)
   endforeach()
 endfunction()
+
+# The web module's generated source (src/web/web.h): web/ui/* and web/report/* as ui/... and
+# report/..., and uPlot's dist files from web/node_modules as uplot/... (cmake/embed.cmake).
+# node_modules is not in git: `make deps` runs npm ci; without it, configuring stops here.
+function(koord_web_assets)
+  set(web ${CMAKE_SOURCE_DIR}/web)
+  set(uplot ${web}/node_modules/uplot/dist)
+  if(NOT EXISTS ${uplot}/uPlot.iife.min.js)
+    message(FATAL_ERROR "${uplot}/uPlot.iife.min.js is missing: web/node_modules is installed "
+                        "by `make deps` (npm ci in web/)")
+  endif()
+  file(GLOB_RECURSE own CONFIGURE_DEPENDS RELATIVE ${web} ${web}/ui/* ${web}/report/*)
+  set(pairs "")
+  set(deps "")
+  foreach(f ${own})
+    list(APPEND pairs "${f}=${web}/${f}")
+    list(APPEND deps ${web}/${f})
+  endforeach()
+  foreach(f uPlot.iife.min.js uPlot.min.css)
+    list(APPEND pairs "uplot/${f}=${uplot}/${f}")
+    list(APPEND deps ${uplot}/${f})
+  endforeach()
+  set(out ${CMAKE_BINARY_DIR}/generated/web_assets.c)
+  string(REPLACE ";" "|" pairs_arg "${pairs}")
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} "-DFILES=${pairs_arg}" -P ${CMAKE_SOURCE_DIR}/cmake/embed.cmake
+    DEPENDS ${deps} ${CMAKE_SOURCE_DIR}/cmake/embed.cmake
+    COMMENT "Embedding web assets" VERBATIM)
+  target_sources(web PRIVATE ${out})
+endfunction()
