@@ -144,4 +144,15 @@ run env UI_URL="https://$maddr/ui/" UI_TOKEN="$token" UI_BAD_TOKEN="not-a-token"
 expect_rc 0 "the dashboard in chromium"
 cat "$TMP/out"
 [ -s "$shot" ] || fail "no screenshot at $shot"
+
+# A clean stop with a viewer connected: the stream ends, the manager exits 0 (under ASan, with
+# nothing leaked).
+curl -sNk -H "Authorization: Bearer $token" "https://$maddr/ui/api/stream" >"$TMP/stream" 2>/dev/null &
+cpid=$!
+wait_for "the stream's snapshot" grep -q '^event: snapshot' "$TMP/stream"
+kill -TERM "$mpid"
+wait "$mpid" || fail "manager exit status $? on SIGTERM with a stream open; log: $(tail -n 30 "$TMP/manager.log")"
+mpid=""
+wait "$cpid" 2>/dev/null || true
+grep -q "Sanitizer" "$TMP/manager.log" && fail "sanitizer report: $(grep -A20 Sanitizer "$TMP/manager.log")"
 finish

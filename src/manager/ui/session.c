@@ -17,7 +17,7 @@
 #include "http/tls.h"
 
 #define DEFAULT_MAX    1000
-#define DEFAULT_TTL_MS (3600 * 1000)
+#define DEFAULT_TTL_MS ((int64_t)3600 * 1000)
 
 struct session {
     char *user;
@@ -93,7 +93,7 @@ void ui_sessions_free(struct ui_sessions *s)
 /* Drops the expired sessions, then, while still full, the one expiring soonest. */
 static void make_room(struct ui_sessions *s, int64_t now_ms)
 {
-    while (s->map.n >= s->max) {
+    while (s->map.n > 0 && s->map.n >= s->max) {
         struct hmap_entry *oldest = NULL;
         char *key;
         size_t it;
@@ -105,6 +105,7 @@ static void make_room(struct ui_sessions *s, int64_t now_ms)
             if (se->expires_ms <= now_ms)
                 break;
         }
+        CHECK(oldest);
         key = xstrdup(oldest->key);
         session_free(hmap_del(&s->map, key));
         free(key);

@@ -338,7 +338,7 @@ bool ui_state_pod(struct ui_state *st, const cJSON *pod)
 
     if (!ns || !name)
         return false;
-    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    (void)snprintf(key, sizeof(key), "%s/%s", ns, name);
     if (!is_pending(pod))
         return ui_state_pod_delete(st, key);
     cJSON_ArrayForEach(c, get(get(pod, "status"), "conditions"))
@@ -405,10 +405,10 @@ bool ui_state_event(struct ui_state *st, const cJSON *ev)
     if (!when || !*when)
         when = str(get(ev, "metadata"), "creationTimestamp");
     if (str(obj, "namespace") && *str(obj, "namespace"))
-        snprintf(object, sizeof(object), "%s/%s", str(obj, "namespace"),
-                 str(obj, "name") ? str(obj, "name") : "");
+        (void)snprintf(object, sizeof(object), "%s/%s", str(obj, "namespace"),
+                       str(obj, "name") ? str(obj, "name") : "");
     else
-        snprintf(object, sizeof(object), "%s", str(obj, "name") ? str(obj, "name") : "");
+        (void)snprintf(object, sizeof(object), "%s", str(obj, "name") ? str(obj, "name") : "");
     CHECK(e = cJSON_CreateObject());
     CHECK(cJSON_AddStringToObject(e, "time", when ? when : ""));
     CHECK(cJSON_AddStringToObject(e, "kind", kind));
@@ -498,12 +498,12 @@ static int cmp_entry_key(const void *a, const void *b)
 /* The entries of m sorted by key (an array to free). */
 static struct hmap_entry **sorted(const struct hmap *m)
 {
-    struct hmap_entry **v = xcalloc(m->n ? m->n : 1, sizeof(*v));
+    struct hmap_entry **v = xcalloc(m->n ? m->n : 1, sizeof(struct hmap_entry *));
     size_t it, n = 0;
 
     for (struct hmap_entry *e = hmap_first(m, &it); e; e = hmap_next(m, e, &it))
         v[n++] = e;
-    qsort(v, n, sizeof(*v), cmp_entry_key);
+    qsort(v, n, sizeof(struct hmap_entry *), cmp_entry_key);
     return v;
 }
 
@@ -521,7 +521,7 @@ static cJSON *pending_json(const struct ui_state *st)
     struct hmap_entry **v = sorted(&st->pending);
     cJSON *o, *pods;
 
-    qsort(v, st->pending.n, sizeof(*v), cmp_pending);
+    qsort(v, st->pending.n, sizeof(struct hmap_entry *), cmp_pending);
     CHECK(o = cJSON_CreateObject());
     CHECK(cJSON_AddNumberToObject(o, "LS", (double)st->pending_ls));
     CHECK(cJSON_AddNumberToObject(o, "BE", (double)st->pending_be));

@@ -102,11 +102,11 @@ static void queue_put(struct ui_server *s, struct hmap *q, const char *key,
     e = hmap_upsert(q, key);
     kube_object_unref(e->value);
     e->value = kube_object_ref((struct kube_object *)obj);
-    snprintf(dkey, sizeof(dkey), "%c:%s",
-             q == &s->q_nodes  ? 'n'
-             : q == &s->q_pods ? 'p'
-                               : 'e',
-             key);
+    (void)snprintf(dkey, sizeof(dkey), "%c:%s",
+                   q == &s->q_nodes  ? 'n'
+                   : q == &s->q_pods ? 'p'
+                                     : 'e',
+                   key);
     if (deleted)
         (void)hmap_upsert(&s->q_deleted, dkey);
     else
@@ -213,14 +213,14 @@ static void apply(struct ui_server *s, struct hmap *nodes, struct hmap *pods, st
     size_t it;
 
     for (struct hmap_entry *e = hmap_first(nodes, &it); e; e = hmap_next(nodes, e, &it)) {
-        snprintf(dkey, sizeof(dkey), "n:%s", e->key);
+        (void)snprintf(dkey, sizeof(dkey), "n:%s", e->key);
         if (hmap_find(deleted, dkey))
             (void)ui_state_node_delete(s->state, e->key);
         else
             (void)ui_state_node(s->state, kube_object_json(e->value));
     }
     for (struct hmap_entry *e = hmap_first(pods, &it); e; e = hmap_next(pods, e, &it)) {
-        snprintf(dkey, sizeof(dkey), "p:%s", e->key);
+        (void)snprintf(dkey, sizeof(dkey), "p:%s", e->key);
         if (hmap_find(deleted, dkey))
             (void)ui_state_pod_delete(s->state, e->key);
         else
@@ -395,7 +395,7 @@ static void open_stream(struct ui_server *s, const char *user, struct http_respo
 
     t->s = s;
     strbuf_init(&t->out);
-    snprintf(t->user, sizeof(t->user), "%s", user);
+    (void)snprintf(t->user, sizeof(t->user), "%s", user);
     (void)pthread_mutex_lock(&s->lock);
     t->next = s->streams;
     if (s->streams)
@@ -536,12 +536,12 @@ static int identify(struct ui_server *s, const struct http_request *req, char *u
     int r = -ENOENT;
 
     if (!hooks) {
-        snprintf(user, size, "%s", "anonymous");
+        (void)snprintf(user, size, "%s", "anonymous");
         return 0;
     }
     r = hooks->authenticate(hooks->userdata, req, &u);
     if (r == 0) {
-        snprintf(user, size, "%s", u.name ? u.name : "");
+        (void)snprintf(user, size, "%s", u.name ? u.name : "");
         r = authorize(s, &u);
         if (hooks->release)
             hooks->release(hooks->userdata, &u);
@@ -710,8 +710,8 @@ void ui_server_handle(const struct http_request *req, struct http_response *resp
     /* Public: the scripts and styles (no data in them). */
     if (strcmp(rest, "/") && strcmp(rest, "/index.html") && strncmp(rest, "/api/", 5)) {
         if (strlen(rest) < sizeof(asset) - 3) {
-            snprintf(asset, sizeof(asset), "%s%s", strncmp(rest, "/uplot/", 7) ? "ui" : "",
-                     strncmp(rest, "/uplot/", 7) ? rest : rest + 1);
+            (void)snprintf(asset, sizeof(asset), "%s%s", strncmp(rest, "/uplot/", 7) ? "ui" : "",
+                           strncmp(rest, "/uplot/", 7) ? rest : rest + 1);
             a = web_asset_find(asset);
         }
         if (!a || !strcmp(a->path, "ui/login.html"))
