@@ -48,7 +48,7 @@ function(koord_e2e_tests)
     string(REGEX REPLACE "^test_" "" name ${base})
     add_test(NAME e2e.${name} COMMAND bash ${t})
     set_tests_properties(e2e.${name} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
-      ENVIRONMENT "KOORD=$<TARGET_FILE:koord>;KOORD_SOURCE_DIR=${CMAKE_SOURCE_DIR};KOORD_TEST_WEBHOOK=$<TARGET_FILE:koord_test_webhook>")
+      ENVIRONMENT "KOORD=$<TARGET_FILE:koord>;KOORD_SOURCE_DIR=${CMAKE_SOURCE_DIR};KOORD_TEST_WEBHOOK=$<TARGET_FILE:koord_test_webhook>;KOORD_TEST_SIM_REPORT=$<TARGET_FILE:koord_test_sim_report>")
   endforeach()
 endfunction()
 

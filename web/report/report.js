@@ -9,6 +9,7 @@
   "use strict";
   var data = JSON.parse(document.getElementById("sim-data").textContent);
   var colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+  /* One colour per run, one dash pattern per quantity. */
   var dashes = [[], [6, 4], [2, 3]];
 
   function traceTime(s) {
@@ -30,7 +31,7 @@
         table.push(run[c.key].map(function (v) { return v == null ? null : v * scale; }));
         series.push({
           label: run.name + ": " + c.label,
-          stroke: colours[(ri * cols.length + ci) % colours.length],
+          stroke: colours[ri % colours.length],
           dash: dashes[ci % dashes.length],
           width: 1.5,
           spanGaps: true,
