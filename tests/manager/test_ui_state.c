@@ -115,8 +115,10 @@ static void test_nodes_and_totals(void **state)
     assert_true(report(st, "node-b",
                        "{\"status\":{\"nodeMetric\":{\"systemUsage\":{\"resources\":"
                        "{\"cpu\":\"300m\",\"memory\":\"100Mi\"}}}}}"));
+    assert_false(ui_state_has_capacity(st));
     assert_true(node(st, NODE_B));
     assert_int_equal(ui_state_nodes(st), 2);
+    assert_true(ui_state_has_capacity(st));
 
     snap = ui_state_snapshot(st);
     rows = cJSON_GetObjectItem(snap, "nodes");

@@ -436,6 +436,11 @@ size_t ui_state_nodes(const struct ui_state *st)
     return st->rows.n;
 }
 
+bool ui_state_has_capacity(const struct ui_state *st)
+{
+    return st->total.cpu > 0;
+}
+
 void ui_state_point(struct ui_state *st, int64_t unix_ms)
 {
     struct point *p;

@@ -62,6 +62,9 @@ bool ui_state_event(struct ui_state *st, const cJSON *event);
 /* Rows (nodes known from a Node or a report). */
 size_t ui_state_nodes(const struct ui_state *st);
 
+/* Whether the totals have any allocatable CPU (some Node was seen). */
+bool ui_state_has_capacity(const struct ui_state *st);
+
 /* Appends the current totals to the history at unix_ms. */
 void ui_state_point(struct ui_state *st, int64_t unix_ms);
 

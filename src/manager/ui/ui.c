@@ -291,8 +291,8 @@ static void *flusher(void *arg)
         (void)pthread_mutex_lock(&s->lock);
         apply(s, &nodes, &pods, &events, &deleted, &usage);
         now = mono_ms();
-        /* No point before the first node is known: a start at zero would say nothing. */
-        if (now >= s->last_point_ms + interval && ui_state_nodes(s->state) > 0) {
+        /* No point before a node's capacity is known: a start at zero would say nothing. */
+        if (now >= s->last_point_ms + interval && ui_state_has_capacity(s->state)) {
             ui_state_point(s->state, unix_ms());
             s->last_point_ms = now;
         }
