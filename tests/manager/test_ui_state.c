@@ -107,7 +107,9 @@ static void test_nodes_and_totals(void **state)
     const cJSON *a, *b;
 
     (void)state;
+    assert_false(ui_state_has_capacity(st));
     assert_true(node(st, NODE_A));
+    assert_true(ui_state_has_capacity(st));
     assert_false(node(st, NODE_A)); /* same allocatable: no change */
     assert_true(report(st, "node-a", REPORT_A));
     assert_false(report(st, "node-a", REPORT_A));
@@ -115,10 +117,8 @@ static void test_nodes_and_totals(void **state)
     assert_true(report(st, "node-b",
                        "{\"status\":{\"nodeMetric\":{\"systemUsage\":{\"resources\":"
                        "{\"cpu\":\"300m\",\"memory\":\"100Mi\"}}}}}"));
-    assert_false(ui_state_has_capacity(st));
     assert_true(node(st, NODE_B));
     assert_int_equal(ui_state_nodes(st), 2);
-    assert_true(ui_state_has_capacity(st));
 
     snap = ui_state_snapshot(st);
     rows = cJSON_GetObjectItem(snap, "nodes");
