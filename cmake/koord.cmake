@@ -121,7 +121,8 @@ function(koord_fuzz_targets)
 endfunction()
 
 # The web module's generated source (src/web/web.h): web/ui/* and web/report/* as ui/... and
-# report/..., and uPlot's dist files from web/node_modules as uplot/... (cmake/embed.cmake).
+# report/..., and uPlot's dist files and licence from web/node_modules as uplot/...
+# (cmake/embed.cmake).
 # node_modules is not in git: `make deps` runs npm ci; without it, configuring stops here.
 function(koord_web_assets)
   set(web ${CMAKE_SOURCE_DIR}/web)
@@ -141,6 +142,9 @@ function(koord_web_assets)
     list(APPEND pairs "uplot/${f}=${uplot}/${f}")
     list(APPEND deps ${uplot}/${f})
   endforeach()
+  # uPlot is MIT: its licence travels with the copy in the binary (served at /ui/uplot/LICENSE).
+  list(APPEND pairs "uplot/LICENSE=${web}/node_modules/uplot/LICENSE")
+  list(APPEND deps ${web}/node_modules/uplot/LICENSE)
   set(out ${CMAKE_BINARY_DIR}/generated/web_assets.c)
   string(REPLACE ";" "|" pairs_arg "${pairs}")
   add_custom_command(OUTPUT ${out}

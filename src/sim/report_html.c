@@ -169,7 +169,10 @@ int sim_report_html(FILE *f, const struct sim_report_meta *meta, const struct si
     strbuf_addstr(o, "</table>\n");
     for (size_t i = 0; i < sizeof(charts) / sizeof(charts[0]); i++)
         strbuf_addf(o, "<div class=\"chart\" id=\"%s\"></div>\n", charts[i]);
-    strbuf_addstr(o, "<script>");
+    /* uPlot is MIT-licensed: its notice goes with every copy. */
+    strbuf_addstr(o, "<script>/*\n");
+    add_asset(o, "uplot/LICENSE");
+    strbuf_addstr(o, "*/\n");
     add_asset(o, "uplot/uPlot.iife.min.js");
     strbuf_addstr(o, "</script>\n<script type=\"application/json\" id=\"sim-data\">");
     runs_json(o, runs, nruns);

@@ -232,6 +232,7 @@ static void test_html_charts(void **state)
     /* Self-contained: the library and its CSS are in the page, nothing is fetched. */
     assert_non_null(strstr(s, (const char *)lib->data));
     assert_non_null(strstr(s, (const char *)css->data));
+    assert_non_null(strstr(s, (const char *)web_asset_find("uplot/LICENSE")->data));
     assert_null(strstr(s, "<script src"));
     assert_null(strstr(s, "<link"));
     for (size_t i = 0; i < 5; i++) {

@@ -58,6 +58,7 @@ static void test_contents(void **state)
     assert_same_as("ui/index.html", "web/ui/index.html");
     assert_same_as("ui/app.js", "web/ui/app.js");
     assert_same_as("report/report.js", "web/report/report.js");
+    assert_same_as("uplot/LICENSE", "web/node_modules/uplot/LICENSE");
 }
 
 static void test_lookup(void **state)
@@ -93,6 +94,7 @@ static void test_types_and_etags(void **state)
     assert_string_equal(html->content_type, "text/html; charset=utf-8");
     assert_string_equal(js->content_type, "text/javascript; charset=utf-8");
     assert_string_equal(css->content_type, "text/css; charset=utf-8");
+    assert_string_equal(web_asset_find("uplot/LICENSE")->content_type, "text/plain; charset=utf-8");
     for (size_t i = 0; i < web_asset_count(); i++) {
         const char *e = web_asset_at(i)->etag;
         assert_int_equal(e[0], '"');
