@@ -60,9 +60,20 @@ static int add_range(cJSON *o, const struct api_range *r)
     return 0;
 }
 
-static int openapi(const struct api_schema *s, cJSON *o);
+static int openapi(const struct api_openapi_hooks *h, const struct api_schema *s, cJSON *o);
 
-static int openapi_object(const struct api_schema *s, cJSON *o)
+/* A node below the root: a reference when the hook makes it one, else inline. */
+static int openapi_child(const struct api_openapi_hooks *h, const struct api_schema *s, cJSON *o)
+{
+    if (h && h->ref) {
+        int r = h->ref(s, o, h->userdata);
+        if (r != 0)
+            return r < 0 ? r : 0;
+    }
+    return openapi(h, s, o);
+}
+
+static int openapi_object(const struct api_openapi_hooks *h, const struct api_schema *s, cJSON *o)
 {
     cJSON *props, *req = NULL, *child;
     int r = -ENOMEM;
@@ -81,7 +92,11 @@ static int openapi_object(const struct api_schema *s, cJSON *o)
             if (p->dflt && !(p->flags & API_CTRL) &&
                 add(child, "default", cJSON_Parse(p->dflt)) < 0)
                 goto out;
-            r = openapi(p->schema, child);
+            if (h && h->prop && (r = h->prop(p, true, child, h->userdata)) < 0)
+                goto out;
+            r = openapi_child(h, p->schema, child);
+            if (r == 0 && h && h->prop)
+                r = h->prop(p, false, child, h->userdata);
             if (r < 0)
                 goto out;
             r = -ENOMEM;
@@ -107,7 +122,7 @@ out:
     return r;
 }
 
-static int openapi(const struct api_schema *s, cJSON *o)
+static int openapi(const struct api_openapi_hooks *h, const struct api_schema *s, cJSON *o)
 {
     cJSON *child;
     int r = 0;
@@ -118,7 +133,7 @@ static int openapi(const struct api_schema *s, cJSON *o)
     case API_ANY:
         break;
     case API_OBJECT:
-        r = openapi_object(s, o);
+        r = openapi_object(h, s, o);
         break;
     case API_MAP:
         if (add(o, "type", cJSON_CreateString("object")) < 0)
@@ -126,7 +141,7 @@ static int openapi(const struct api_schema *s, cJSON *o)
         child = cJSON_CreateObject();
         if (add(o, "additionalProperties", child) < 0)
             return -ENOMEM;
-        r = openapi(s->items, child);
+        r = openapi_child(h, s->items, child);
         break;
     case API_ARRAY:
         if (add(o, "type", cJSON_CreateString("array")) < 0)
@@ -134,7 +149,7 @@ static int openapi(const struct api_schema *s, cJSON *o)
         child = cJSON_CreateObject();
         if (add(o, "items", child) < 0)
             return -ENOMEM;
-        r = openapi(s->items, child);
+        r = openapi_child(h, s->items, child);
         if (r == 0 && s->min_items)
             r = add(o, "minItems", cJSON_CreateNumber(s->min_items));
         break;
@@ -201,12 +216,18 @@ static int openapi(const struct api_schema *s, cJSON *o)
 
 int api_crd_openapi(const struct api_schema *s, cJSON **ret)
 {
+    return api_crd_openapi_hooked(s, NULL, ret);
+}
+
+int api_crd_openapi_hooked(const struct api_schema *s, const struct api_openapi_hooks *h,
+                           cJSON **ret)
+{
     cJSON *o = cJSON_CreateObject();
     int r;
 
     if (!o)
         return -ENOMEM;
-    r = openapi(s, o);
+    r = openapi(h, s, o);
     if (r < 0) {
         cJSON_Delete(o);
         return r;

@@ -17,6 +17,26 @@ int api_crd_build(const struct api_kind *k, cJSON **ret);
 /* OpenAPI v3 schema of one description node (what goes under openAPIV3Schema). */
 int api_crd_openapi(const struct api_schema *s, cJSON **ret);
 
+/*
+ * What the API server's /openapi documents add to api_crd_openapi(): references to named
+ * types and per-property extensions. Either hook may be NULL.
+ *  - ref is asked about every node below the root before it is written out; o is the node's
+ *    (possibly non-empty: a property default) JSON object. Returning 1 means ref wrote the
+ *    node itself (a $ref) and its subtree is not walked; 0 writes it inline; < 0 fails.
+ *  - prop is called around each property of an object: with enter true before its schema is
+ *    written (the caller may track the path), then with enter false and the written child.
+ *    Returns 0 or < 0 to fail.
+ */
+struct api_openapi_hooks {
+    int (*ref)(const struct api_schema *s, cJSON *o, void *userdata);
+    int (*prop)(const struct api_prop *p, bool enter, cJSON *child, void *userdata);
+    void *userdata;
+};
+
+/* api_crd_openapi() with hooks (NULL: none). */
+int api_crd_openapi_hooked(const struct api_schema *s, const struct api_openapi_hooks *h,
+                           cJSON **ret);
+
 /* File name upstream uses for k's manifest: "<group>_<plural>.yaml". */
 void api_crd_file_name(const struct api_kind *k, struct strbuf *out);
 

@@ -113,6 +113,10 @@ struct api_schema {
     /* Filled only in trees built at run time (openapi.h); static tables leave them zero. */
     const void *pattern_re;      /* compiled `pattern` (regex_t), enforced when set */
     const char *const *map_keys; /* API_S_LIST_MAP: x-kubernetes-list-map-keys, NULL-terminated */
+    /* The OpenAPI definition name kube publishes this type under
+     * ("io.k8s.api.core.v1.Container"), or NULL: the API server's /openapi documents give a
+     * named node a component schema of its own and refer to it by $ref, as kube does. */
+    const char *def_name;
 };
 
 /* dflt_below bits, set by tree builders so defaulting needs no memo for their nodes. */

@@ -18,10 +18,14 @@ const struct api_schema api_bool = {.type = API_BOOL};
 const struct api_schema api_int32 = {.type = API_INT, .format = "int32"};
 const struct api_schema api_int64 = {.type = API_INT, .format = "int64"};
 const struct api_schema api_number = {.type = API_NUMBER, .format = "double"};
-const struct api_schema api_quantity = {.type = API_QUANTITY};
-const struct api_schema api_int_or_string = {.type = API_INT_OR_STRING};
+const struct api_schema api_quantity = {
+    .type = API_QUANTITY, .def_name = "io.k8s.apimachinery.pkg.api.resource.Quantity"};
+const struct api_schema api_int_or_string = {
+    .type = API_INT_OR_STRING, .def_name = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"};
 const struct api_schema api_duration = {.type = API_DURATION};
-const struct api_schema api_time = {.type = API_TIME, .format = "date-time"};
+const struct api_schema api_time = {.type = API_TIME,
+                                    .format = "date-time",
+                                    .def_name = "io.k8s.apimachinery.pkg.apis.meta.v1.Time"};
 const struct api_schema api_string_map = {.type = API_MAP, .items = &api_string};
 const struct api_schema api_string_list = {.type = API_ARRAY, .items = &api_string};
 
@@ -111,6 +115,7 @@ const struct api_schema api_label_selector = {
     .check = check_label_selector,
     .desc = "A label query over a set of resources. An empty selector matches everything; a null "
             "selector matches nothing.",
+    .def_name = "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
 };
 
 static const struct api_prop owner_reference_props[] = {
@@ -124,7 +129,10 @@ static const struct api_prop owner_reference_props[] = {
 };
 
 const struct api_schema api_owner_reference = {
-    .type = API_OBJECT, .props = owner_reference_props, .flags = API_S_ATOMIC};
+    .type = API_OBJECT,
+    .props = owner_reference_props,
+    .flags = API_S_ATOMIC,
+    .def_name = "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"};
 
 static const struct api_prop object_reference_props[] = {
     {"apiVersion", &api_string, API_VAL}, {"fieldPath", &api_string, API_VAL},
@@ -133,8 +141,10 @@ static const struct api_prop object_reference_props[] = {
     {"uid", &api_string, API_VAL},        {NULL},
 };
 
-const struct api_schema api_object_reference = {
-    .type = API_OBJECT, .props = object_reference_props, .flags = API_S_ATOMIC};
+const struct api_schema api_object_reference = {.type = API_OBJECT,
+                                                .props = object_reference_props,
+                                                .flags = API_S_ATOMIC,
+                                                .def_name = "io.k8s.api.core.v1.ObjectReference"};
 
 static const struct api_prop condition_props[] = {
     {"lastTransitionTime", &api_time, API_REQ},
@@ -156,7 +166,10 @@ static const struct api_prop condition_props[] = {
     {NULL},
 };
 
-const struct api_schema api_condition = {.type = API_OBJECT, .props = condition_props};
+const struct api_schema api_condition = {.type = API_OBJECT,
+                                         .props = condition_props,
+                                         .def_name =
+                                             "io.k8s.apimachinery.pkg.apis.meta.v1.Condition"};
 
 static const struct api_prop taint_props[] = {
     {"effect", API_ENUM("NoSchedule", "PreferNoSchedule", "NoExecute"), API_REQ},
@@ -166,7 +179,8 @@ static const struct api_prop taint_props[] = {
     {NULL},
 };
 
-const struct api_schema api_taint = {.type = API_OBJECT, .props = taint_props};
+const struct api_schema api_taint = {
+    .type = API_OBJECT, .props = taint_props, .def_name = "io.k8s.api.core.v1.Taint"};
 
 static const struct api_prop toleration_props[] = {
     {"effect", API_ENUM("NoSchedule", "PreferNoSchedule", "NoExecute")},
@@ -177,7 +191,8 @@ static const struct api_prop toleration_props[] = {
     {NULL},
 };
 
-const struct api_schema api_toleration = {.type = API_OBJECT, .props = toleration_props};
+const struct api_schema api_toleration = {
+    .type = API_OBJECT, .props = toleration_props, .def_name = "io.k8s.api.core.v1.Toleration"};
 
 const struct api_schema api_pod_template_spec = {
     .type = API_ANY,
@@ -272,4 +287,7 @@ static const struct api_prop object_meta_props[] = {
     {NULL},
 };
 
-const struct api_schema api_object_meta = {.type = API_OBJECT, .props = object_meta_props};
+const struct api_schema api_object_meta = {.type = API_OBJECT,
+                                           .props = object_meta_props,
+                                           .def_name =
+                                               "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"};

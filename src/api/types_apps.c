@@ -907,4 +907,6 @@ static const struct api_prop pod_template_props[] = {
     {NULL},
 };
 
-const struct api_schema api_pod_template = {.type = API_OBJECT, .props = pod_template_props};
+const struct api_schema api_pod_template = {.type = API_OBJECT,
+                                            .props = pod_template_props,
+                                            .def_name = "io.k8s.api.core.v1.PodTemplateSpec"};

@@ -53,6 +53,12 @@ static const struct api_prop resource_requirements_props[] = {
     {NULL},
 };
 
+static const struct api_schema resource_requirements = {
+    .type = API_OBJECT,
+    .props = resource_requirements_props,
+    .def_name = "io.k8s.api.core.v1.ResourceRequirements",
+};
+
 static const struct api_prop container_props[] = {
     {"name", &api_string, API_REQ | API_ALWAYS},
     {"image", &api_string, API_VAL},
@@ -62,7 +68,7 @@ static const struct api_prop container_props[] = {
     {"ports", API_ARR(&api_preserve_object)},
     {"envFrom", API_ARR(&api_preserve_object)},
     {"env", API_ARR(&api_preserve_object)},
-    {"resources", API_OBJ(resource_requirements_props), API_ALWAYS},
+    {"resources", &resource_requirements, API_ALWAYS},
     {"resizePolicy", API_ARR(&api_preserve_object)},
     {"restartPolicy", &api_string},
     {"volumeMounts", API_ARR(&api_preserve_object)},
@@ -82,7 +88,8 @@ static const struct api_prop container_props[] = {
     {NULL},
 };
 
-static const struct api_schema container = {.type = API_OBJECT, .props = container_props};
+static const struct api_schema container = {
+    .type = API_OBJECT, .props = container_props, .def_name = "io.k8s.api.core.v1.Container"};
 
 static const struct api_prop scheduling_gate_props[] = {
     {"name", &api_string, API_REQ | API_ALWAYS},
@@ -183,12 +190,14 @@ static const struct api_prop pod_spec_props[] = {
                                                    .items = API_OBJ(scheduling_gate_props),
                                                    .check = check_scheduling_gates}},
     {"resourceClaims", API_ARR(&api_preserve_object)},
-    {"resources", API_OBJ(resource_requirements_props)},
+    {"resources", &resource_requirements},
     {NULL},
 };
 
-const struct api_schema api_pod_spec = {
-    .type = API_OBJECT, .props = pod_spec_props, .check = check_pod_spec};
+const struct api_schema api_pod_spec = {.type = API_OBJECT,
+                                        .props = pod_spec_props,
+                                        .check = check_pod_spec,
+                                        .def_name = "io.k8s.api.core.v1.PodSpec"};
 
 static const struct api_prop pod_status_props[] = {
     {"observedGeneration", &api_int64},

@@ -32,6 +32,7 @@ struct api_registry {
     pthread_rwlock_t lock;
     struct entry **v;
     size_t n, alloc;
+    atomic_ulong generation; /* api_registry_generation() */
 };
 
 static const char *const verbs_all[] = {
@@ -158,6 +159,7 @@ static struct api_registry *registry_alloc(void)
     struct api_registry *r = xcalloc(1, sizeof(*r));
 
     CHECK(pthread_rwlock_init(&r->lock, NULL) == 0);
+    atomic_init(&r->generation, 0);
     return r;
 }
 
@@ -445,6 +447,7 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
         for (size_t i = 0; i < nadded; i++)
             append(r, added[i]);
         nadded = 0;
+        atomic_fetch_add(&r->generation, 1);
     }
     CHECK(pthread_rwlock_unlock(&r->lock) == 0);
     for (size_t i = 0; i < nadded; i++)
@@ -463,6 +466,7 @@ int api_registry_remove_crd(struct api_registry *r, const char *crd_name)
         if (r->v[j]->res.crd_name && !strcmp(r->v[j]->res.crd_name, crd_name)) {
             (void)api_resource_unref(&r->v[j]->res);
             rc = 0;
+            atomic_fetch_add(&r->generation, 1);
         } else {
             r->v[k++] = r->v[j];
         }
@@ -470,6 +474,11 @@ int api_registry_remove_crd(struct api_registry *r, const char *crd_name)
     r->n = k;
     CHECK(pthread_rwlock_unlock(&r->lock) == 0);
     return rc;
+}
+
+unsigned long api_registry_generation(struct api_registry *r)
+{
+    return atomic_load(&r->generation);
 }
 
 static bool has_name(const char *const *list, const char *name)
@@ -792,113 +801,6 @@ cJSON *api_registry_resource_list(struct api_registry *r, const char *group, con
     }
     CHECK(pthread_rwlock_unlock(&r->lock) == 0);
     strbuf_release(&gv);
-    if (!any) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
-/* ---- OpenAPI v3 ---- */
-
-cJSON *api_registry_openapi_index(struct api_registry *r)
-{
-    cJSON *o = obj(), *paths = cJSON_AddObjectToObject(o, "paths");
-    struct strbuf key = STRBUF_INIT, url = STRBUF_INIT;
-
-    CHECK(paths);
-    CHECK(pthread_rwlock_rdlock(&r->lock) == 0);
-    for (size_t j = 0; j < r->n; j++) {
-        const struct api_resource *a = &r->v[j]->res;
-        cJSON *p;
-        strbuf_reset(&key);
-        if (*a->group)
-            strbuf_addf(&key, "apis/%s/%s", a->group, a->version);
-        else
-            strbuf_addf(&key, "api/%s", a->version);
-        if (cJSON_GetObjectItemCaseSensitive(paths, key.buf))
-            continue;
-        strbuf_reset(&url);
-        strbuf_addf(&url, "/openapi/v3/%s", key.buf);
-        p = cJSON_AddObjectToObject(paths, key.buf);
-        CHECK(p);
-        add_s(p, "serverRelativeURL", url.buf);
-    }
-    CHECK(pthread_rwlock_unlock(&r->lock) == 0);
-    strbuf_release(&key);
-    strbuf_release(&url);
-    return o;
-}
-
-static cJSON *query_param(const char *name)
-{
-    cJSON *p = obj(), *schema = obj();
-    add_s(p, "name", name);
-    add_s(p, "in", "query");
-    add_s(schema, "type", "string");
-    CHECK(cJSON_AddItemToObject(p, "schema", schema));
-    return p;
-}
-
-static cJSON *patch_operation(const struct api_resource *a)
-{
-    cJSON *op = obj(), *gvk = obj(), *params, *body, *content, *resp, *ok, *mt, *schema;
-
-    add_s(gvk, "group", a->group);
-    add_s(gvk, "version", a->version);
-    add_s(gvk, "kind", a->kind);
-    CHECK(cJSON_AddItemToObject(op, "x-kubernetes-group-version-kind", gvk));
-    params = cJSON_AddArrayToObject(op, "parameters");
-    CHECK(params);
-    CHECK(cJSON_AddItemToArray(params, query_param("fieldValidation")));
-    CHECK(cJSON_AddItemToArray(params, query_param("fieldManager")));
-    body = cJSON_AddObjectToObject(op, "requestBody");
-    content = body ? cJSON_AddObjectToObject(body, "content") : NULL;
-    mt = content ? cJSON_AddObjectToObject(content, "application/merge-patch+json") : NULL;
-    schema = mt ? cJSON_AddObjectToObject(mt, "schema") : NULL;
-    CHECK(schema);
-    add_s(schema, "type", "object");
-    resp = cJSON_AddObjectToObject(op, "responses");
-    ok = resp ? cJSON_AddObjectToObject(resp, "200") : NULL;
-    CHECK(ok);
-    add_s(ok, "description", "OK");
-    return op;
-}
-
-cJSON *api_registry_openapi_gv(struct api_registry *r, const char *group, const char *version)
-{
-    cJSON *o = obj(), *info = obj(), *paths, *comps;
-    struct strbuf path = STRBUF_INIT;
-    bool any = false;
-
-    add_s(o, "openapi", "3.0.0");
-    add_s(info, "title", "Kubernetes");
-    add_s(info, "version", "v1.33.0");
-    CHECK(cJSON_AddItemToObject(o, "info", info));
-    paths = cJSON_AddObjectToObject(o, "paths");
-    comps = cJSON_AddObjectToObject(o, "components");
-    CHECK(paths && comps && cJSON_AddObjectToObject(comps, "schemas"));
-    CHECK(pthread_rwlock_rdlock(&r->lock) == 0);
-    for (size_t j = 0; j < r->n; j++) {
-        const struct api_resource *a = &r->v[j]->res;
-        cJSON *item;
-        if (strcmp(a->group, group) || strcmp(a->version, version))
-            continue;
-        any = true;
-        strbuf_reset(&path);
-        if (*a->group)
-            strbuf_addf(&path, "/apis/%s/%s", a->group, a->version);
-        else
-            strbuf_addf(&path, "/api/%s", a->version);
-        if (a->namespaced)
-            strbuf_addstr(&path, "/namespaces/{namespace}");
-        strbuf_addf(&path, "/%s/{name}", a->plural);
-        item = cJSON_AddObjectToObject(paths, path.buf);
-        CHECK(item);
-        CHECK(cJSON_AddItemToObject(item, "patch", patch_operation(a)));
-    }
-    CHECK(pthread_rwlock_unlock(&r->lock) == 0);
-    strbuf_release(&path);
     if (!any) {
         cJSON_Delete(o);
         return NULL;

@@ -70,6 +70,10 @@ int api_registry_add_crd(struct api_registry *r, const cJSON *crd, struct field_
 /* Stops serving the CRD named "<plural>.<group>"; -ENOENT when it is not served. */
 int api_registry_remove_crd(struct api_registry *r, const char *crd_name);
 
+/* A number that changes whenever the served resources do (a CRD added, replaced or removed):
+ * documents generated from the registry (openapi.h) are current while it stays the same. */
+unsigned long api_registry_generation(struct api_registry *r);
+
 /*
  * Finds a resource by group, version and plural (or a short name, or the singular name, as
  * kubectl may send them resolved). Returns a reference (release with api_resource_unref) or
@@ -111,14 +115,5 @@ cJSON *api_registry_group(struct api_registry *r, const char *group);
 void api_registry_sort_groups(struct api_registry *r, cJSON *groups,
                               int (*prio)(const char *group, void *userdata), void *userdata);
 cJSON *api_registry_resource_list(struct api_registry *r, const char *group, const char *version);
-
-/*
- * The OpenAPI v3 documents kubectl reads before it sends objects (reference 10.5): the index
- * of group-versions, and per group-version one PATCH operation per kind carrying
- * x-kubernetes-group-version-kind and the fieldValidation parameter, so kubectl leaves
- * validation to the server. NULL for a group-version that is not served.
- */
-cJSON *api_registry_openapi_index(struct api_registry *r);
-cJSON *api_registry_openapi_gv(struct api_registry *r, const char *group, const char *version);
 
 #endif

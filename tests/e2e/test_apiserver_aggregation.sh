@@ -7,7 +7,8 @@
 # Registered through a Service, its Endpoints and an APIService, the group-version shows in
 # discovery and kubectl get, create, patch, watch and delete go through the front server;
 # killing the backend makes the APIService unavailable (FailedDiscoveryCheck) and requests 503;
-# restarting it on the same port brings both back.
+# restarting it on the same port brings both back. kubectl explain reads the backend's OpenAPI
+# document through the front server.
 . "$(dirname "$0")/lib.sh"
 cd "$KOORD_SOURCE_DIR"
 command -v kubectl >/dev/null || { echo "kubectl not installed; skipping"; exit 0; }
@@ -104,6 +105,11 @@ k label nodemetric n1 via=proxy
 expect_rc 0 "patch through the proxy"
 k get nodemetrics --show-labels
 expect_out "via=proxy" "get through the proxy"
+# kubectl explain reads the group-version's OpenAPI document from the backend, proxied.
+k explain nodemetrics.status
+expect_rc 0 "explain an aggregated kind"
+expect_out "GROUP:      slo.koordinator.sh" "explain an aggregated kind"
+expect_out "nodeMetric	<Object>" "explain an aggregated kind"
 
 # A watch through the proxy sees what happens on the backend while it streams.
 kubectl --request-timeout=0 get nodemetrics -w -o name >"$TMP/watch" 2>&1 &
