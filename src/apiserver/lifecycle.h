@@ -7,8 +7,12 @@
  *   deleted (objects holding finalizers stay, marked, until their controllers remove them),
  *   the deletion conditions kube's namespace controller writes are kept on it, and once it is
  *   empty the `kubernetes` finalizer is removed and the namespace goes;
- * - a pod bound to a node is deleted gracefully (deletionTimestamp = now + grace period);
- *   what the kubelet does at the end of the period (the final delete) a sweep here does.
+ * - a pod bound to a node is deleted gracefully (deletionTimestamp = now + grace period), by a
+ *   DELETE or by pods/eviction alike (lifecycle_pod_delete); what the kubelet does at the end
+ *   of the period (the final delete) a sweep here does;
+ * - a namespace goes only once its finalizers (removed by the sweep for `kubernetes`, by the
+ *   namespaces/finalize subresource for others) and its content are all gone, never in the
+ *   update that removes the last finalizer, so no content outlives it.
  *
  * A worker thread runs the sweeps: woken by the writes that start such work, then once a
  * second while any remains, idle otherwise. The decisions are plain functions over objects so
