@@ -109,11 +109,15 @@ crds: build
 
 # The container image deploy/ runs (Dockerfile). IMAGE names it; IMAGE_BUILDER picks the tool,
 # default the first usable of podman, buildah and docker (docker only with a reachable daemon).
+# DRY_RUN=1 builds nothing: it checks the build context (the Dockerfile's COPY sources and
+# that its runtime stage installs the libraries the koord binary links; KOORD_BINARY, default
+# build/gcc/koord) and names the builder it would use.
 IMAGE ?= koord:latest
 IMAGE_BUILDER ?=
+DRY_RUN ?=
 
 image:
-	@scripts/build-image.sh "$(IMAGE)" $(IMAGE_BUILDER)
+	@scripts/build-image.sh $(if $(DRY_RUN),--dry-run) "$(IMAGE)" $(IMAGE_BUILDER)
 
 clean:
 	rm -rf build

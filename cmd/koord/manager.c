@@ -84,6 +84,9 @@ static const char usage_more[] =
     "                                    one memory peak per S s (default 86400; tests)\n"
     "  --recommendation-min-samples N    CPU samples before a first recommendation\n"
     "                                    (default 10)\n"
+    "  --nodemetric-crd auto|true|false  keep one slo.koordinator.sh NodeMetric object per\n"
+    "                                    Node, for agents in --report-mode crd (upstream's\n"
+    "                                    koordlet); auto (default): when that CRD is installed\n"
     "  --cert-secret NAME                share the serving CAs of --cert-dir and "
     "--webhook-cert-dir\n"
     "                                    among replicas through this Secret in --config-namespace\n"
@@ -218,6 +221,7 @@ enum {
     OPT_DEGRADE_MS,
     OPT_LOG_LEVEL,
     OPT_REC,
+    OPT_NODEMETRIC_CRD,
     OPT_REC_INTERVAL,
     OPT_REC_CKPT,
     OPT_REC_HALF_LIFE,
@@ -501,6 +505,7 @@ int cmd_manager(int argc, char **argv)
         {"degrade-minute-ms", required_argument, NULL, OPT_DEGRADE_MS},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"recommendation-controller", required_argument, NULL, OPT_REC},
+        {"nodemetric-crd", required_argument, NULL, OPT_NODEMETRIC_CRD},
         {"recommendation-interval", required_argument, NULL, OPT_REC_INTERVAL},
         {"recommendation-checkpoint-interval", required_argument, NULL, OPT_REC_CKPT},
         {"recommendation-half-life", required_argument, NULL, OPT_REC_HALF_LIFE},
@@ -637,6 +642,16 @@ int cmd_manager(int argc, char **argv)
             if (strcmp(optarg, "true") && strcmp(optarg, "false"))
                 goto bad;
             mo.recommendation_off = !strcmp(optarg, "false");
+            break;
+        case OPT_NODEMETRIC_CRD:
+            if (!strcmp(optarg, "auto"))
+                mo.nodemetric_crd = MANAGER_NODEMETRIC_CRD_AUTO;
+            else if (!strcmp(optarg, "true"))
+                mo.nodemetric_crd = MANAGER_NODEMETRIC_CRD_ON;
+            else if (!strcmp(optarg, "false"))
+                mo.nodemetric_crd = MANAGER_NODEMETRIC_CRD_OFF;
+            else
+                goto bad;
             break;
         case OPT_REC_INTERVAL:
             if (!parse_seconds(optarg, &mo.recommendation_interval_ms))

@@ -22,6 +22,7 @@
 #include "api/workloads.h"
 #include "apiserver/admit.h"
 #include "apiserver/aggregator.h"
+#include "apiserver/apply.h"
 #include "apiserver/auth.h"
 #include "apiserver/authz.h"
 #include "apiserver/body.h"
@@ -95,6 +96,9 @@ struct call {
                                   * retried on a newer object answers with that attempt's */
     struct strbuf wh_warnings;   /* the admission webhooks' Warning values, likewise */
     struct strbuf dups;          /* paths of keys the body repeated, one a line (body.h) */
+    bool applied;                /* an apply patch: managedFields already set (apply.h) */
+    const char *mf_subresource;  /* the subresource managedFields record when a write runs as
+                                  * the main resource's (scale), else NULL */
 };
 
 static bool node_may(struct call *c, const cJSON *obj);
@@ -1736,9 +1740,73 @@ static bool crd_servable(struct call *c, const cJSON *crd)
     return ok;
 }
 
+/*
+ * The managedFields a write leaves on obj (apply.h), computed from the client's object before
+ * admission as kube's handlers do; *ret_mf is set on the object just before validation. An
+ * apply brought its own. Replies 422 and returns false for a bad fieldManager or malformed
+ * managedFields.
+ */
+static bool managed_fields(struct call *c, const cJSON *live, const cJSON *obj, cJSON **ret_mf)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf manager = STRBUF_INIT;
+    const char *q = http_request_query(c->req, "fieldManager");
+    char now[RFC3339_STR_MAX];
+    bool ok;
+    int r = 0;
+
+    *ret_mf = NULL;
+    /* Read-only kinds (the manager's NodeMetrics, written only by their agents' status reports
+     * on the ingest path, which splices bytes) keep whatever entries they have. */
+    if (c->applied || c->res->read_only) {
+        const cJSON *mf = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "managedFields");
+        if (mf)
+            CHECK(*ret_mf = cJSON_Duplicate(mf, true));
+        return true;
+    }
+    apply_check_field_manager(q, &errs);
+    if (!field_errors_count(&errs)) {
+        apply_field_manager(q, http_request_header(c->req, "User-Agent"), &manager);
+        (void)rfc3339_format((int64_t)time(NULL), now);
+        r = apply_update_managed_fields(c->res,
+                                        c->mf_subresource ? c->mf_subresource : c->ri.subresource,
+                                        live, obj, manager.buf, now, ret_mf, &errs);
+    }
+    ok = r == 0 && !field_errors_count(&errs);
+    if (!ok)
+        reply_status(c, api_status_invalid(c->res->kind, c->res->group,
+                                           get_string(cJSON_GetObjectItem(obj, "metadata"), "name"),
+                                           &errs));
+    strbuf_release(&manager);
+    field_errors_release(&errs);
+    return ok;
+}
+
+/* Puts mf (taken) as obj's metadata.managedFields, or removes them when NULL. */
+static void set_managed_fields(cJSON *obj, cJSON *mf)
+{
+    cJSON *meta = meta_of(obj);
+
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    if (mf)
+        CHECK(cJSON_AddItemToObject(meta, "managedFields", mf));
+}
+
+static void create_object(struct call *c, cJSON *obj);
+
 static void do_create(struct call *c)
 {
-    cJSON *obj = read_body(c), *meta;
+    cJSON *obj = read_body(c);
+
+    if (obj)
+        create_object(c, obj);
+}
+
+/* Create of obj (taken): a POST's body, or the object an apply creates. */
+static void create_object(struct call *c, cJSON *obj)
+{
+    cJSON *meta, *mf = NULL;
     struct webhook_attrs wa;
     const char *name, *gen;
     struct strbuf bytes = STRBUF_INIT;
@@ -1746,8 +1814,6 @@ static void do_create(struct call *c)
     uint64_t rv = 0;
     int r;
 
-    if (!obj)
-        return;
     if (is_crd_resource(c->res))
         api_crd_default(obj);
     if (*c->ri.subresource) {
@@ -1790,6 +1856,8 @@ static void do_create(struct call *c)
         set_string(meta, "name", g);
         free(g);
     }
+    if (!managed_fields(c, NULL, obj, &mf))
+        goto out;
     if (!node_may(c, obj) || !admit(c, NULL, obj))
         goto out;
     wh_attrs(c, WEBHOOK_CREATE, NULL, &wa);
@@ -1808,6 +1876,8 @@ static void do_create(struct call *c)
         c->res->builtin->prepare_create(obj);
     if (is_namespaces(c->res))
         lifecycle_ns_prepare_create(obj);
+    set_managed_fields(obj, mf);
+    mf = NULL;
     if (!validate(c, obj))
         goto out;
     meta = meta_of(obj);
@@ -1874,6 +1944,7 @@ static void do_create(struct call *c)
 out:
     strbuf_release(&bytes);
     cJSON_Delete(obj);
+    cJSON_Delete(mf);
 }
 
 /* The object's "spec", made when missing. */
@@ -1926,7 +1997,7 @@ static cJSON *read_current(struct call *c, uint64_t *ret_rv)
  */
 static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_retry)
 {
-    cJSON *meta, *old = NULL, *old_meta, *prev = NULL;
+    cJSON *meta, *old = NULL, *old_meta, *prev = NULL, *mf = NULL;
     struct webhook_attrs wa;
     struct store_item it = {0};
     struct strbuf bytes = STRBUF_INIT;
@@ -1986,6 +2057,8 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         const cJSON *gen = cJSON_GetObjectItemCaseSensitive(old_meta, "generation");
         old_gen = cJSON_IsNumber(gen) ? gen->valuedouble : 1;
     }
+    if (!managed_fields(c, old, obj, &mf))
+        goto out;
     wh_attrs(c, WEBHOOK_UPDATE, NULL, &wa);
     if (!strcmp(c->ri.subresource, "status") && webhooks_wanted(c->srv->webhooks, &wa))
         CHECK(prev = cJSON_Duplicate(old, true)); /* the status write takes old over */
@@ -2055,6 +2128,8 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         }
         field_errors_release(&errs);
     }
+    set_managed_fields(obj, mf);
+    mf = NULL;
     if (!validate(c, obj))
         goto out;
     if ((r = finish_object(c, obj)) < 0) {
@@ -2157,6 +2232,7 @@ out:
     cJSON_Delete(obj);
     cJSON_Delete(old);
     cJSON_Delete(prev);
+    cJSON_Delete(mf);
     return again;
 }
 
@@ -2305,7 +2381,9 @@ static void do_scale(struct call *c)
     if (!want_rv || !*want_rv)
         cJSON_DeleteItemFromObjectCaseSensitive(meta_of(obj), "resourceVersion");
     c->ri.subresource = (char *)"";
+    c->mf_subresource = "scale";
     (void)update_once(c, obj, want_rv && *want_rv ? 0 : rv, false);
+    c->mf_subresource = NULL;
     c->ri.subresource = sub;
     obj = NULL;
 out:
@@ -2540,6 +2618,127 @@ static bool patch_sets_rv(const cJSON *patch, bool json_patch)
     return false;
 }
 
+/*
+ * Server-side apply (apply.h): PATCH with Content-Type application/apply-patch+yaml. The body
+ * is the applied configuration in YAML or JSON; fieldManager is required (422 on PatchOptions
+ * otherwise, as ValidatePatchOptions); force=true takes conflicting fields over. The object is
+ * created when absent (201), left unwritten when nothing changes, and otherwise written
+ * through the update path (admission, validation, optimistic concurrency with retries).
+ */
+static void do_apply(struct call *c)
+{
+    const char *fm = http_request_query(c->req, "fieldManager");
+    const char *fs = http_request_query(c->req, "force");
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct codec_error err = {0};
+    struct strbuf msg = STRBUF_INIT, want = STRBUF_INIT;
+    size_t len, ndocs = 0;
+    const char *body = http_request_body(c->req, &len), *av, *kind, *name;
+    cJSON **docs = NULL, *config, *obj = NULL, *st = NULL;
+    bool force = fs && (!strcmp(fs, "true") || !strcmp(fs, "1"));
+    char now[RFC3339_STR_MAX];
+    int r;
+
+    if (!fm || !*fm)
+        field_error_add(&errs, FIELD_REQUIRED, "fieldManager", NULL, "is required for apply patch");
+    apply_check_field_manager(fm, &errs);
+    if (fs && !force && strcmp(fs, "false") && strcmp(fs, "0"))
+        field_error_add(&errs, FIELD_INVALID, "force", fs, "must be true or false");
+    if (field_errors_count(&errs)) {
+        reply_status(c, api_status_invalid("PatchOptions", "meta.k8s.io", "", &errs));
+        goto out;
+    }
+    if (yaml_parse_stream(body, len, NULL, &docs, &ndocs, &err) < 0 || ndocs != 1 ||
+        !cJSON_IsObject(docs[0])) {
+        strbuf_addf(&msg, "error decoding YAML: %s",
+                    err.msg[0] ? err.msg : "the body must hold exactly one object");
+        reply_bad_request(c, msg.buf);
+        goto out;
+    }
+    config = docs[0];
+    av = get_string(config, "apiVersion");
+    kind = get_string(config, "kind");
+    strbuf_addf(&want, "%s%s%s", c->res->group, *c->res->group ? "/" : "", c->res->version);
+    if (!kind || !*kind || !av || !*av) {
+        strbuf_addf(&msg, "Object '%s' is missing in the applied configuration",
+                    !kind || !*kind ? "Kind" : "apiVersion");
+        reply_bad_request(c, msg.buf);
+        goto out;
+    }
+    if (strcmp(av, want.buf) || strcmp(kind, c->res->kind)) {
+        strbuf_addf(&msg,
+                    "the apiVersion and kind of the applied configuration (%s, %s) do not match "
+                    "the resource (%s, %s)",
+                    av, kind, want.buf, c->res->kind);
+        reply_bad_request(c, msg.buf);
+        goto out;
+    }
+    name = get_string(cJSON_GetObjectItem(config, "metadata"), "name");
+    if (!name || strcmp(name, c->ri.name)) {
+        strbuf_addf(&msg, "the name of the object (%s) does not match the name on the URL (%s)",
+                    name ? name : "", c->ri.name);
+        reply_bad_request(c, msg.buf);
+        goto out;
+    }
+    for (int i = 1;; i++) {
+        struct store_item it = {0};
+        cJSON *live = NULL;
+        bool unchanged = false;
+
+        r = store_get(c->srv->store, c->key.buf, &it);
+        if (r < 0 && r != -ENOENT) {
+            reply_status(c, api_status_from_errno(r, NULL, &c->target));
+            break;
+        }
+        if (r == 0 && !(live = decode_stored(it.value, it.len, it.rv))) {
+            store_item_release(&it);
+            reply_status(c, api_status_from_errno(-EIO, "stored object is corrupt", NULL));
+            break;
+        }
+        restamp(c->res, live);
+        (void)rfc3339_format((int64_t)time(NULL), now);
+        r = apply_patch(c->res, c->ri.subresource, live, config, fm, force, now, &obj, &unchanged,
+                        &st);
+        cJSON_Delete(live);
+        if (r < 0) {
+            store_item_release(&it);
+            reply_status(c, st);
+            break;
+        }
+        if (unchanged) {
+            store_item_release(&it);
+            reply(c, 200, obj);
+            obj = NULL;
+            break;
+        }
+        c->applied = true;
+        /* Only a resourceVersion the configuration itself sets is a precondition. */
+        if (!get_string(cJSON_GetObjectItem(config, "metadata"), "resourceVersion"))
+            cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItem(obj, "metadata"),
+                                                    "resourceVersion");
+        if (!it.value) {
+            if (*c->ri.subresource) {
+                reply_status(c, api_status_not_found(&c->target));
+                break;
+            }
+            create_object(c, obj);
+            obj = NULL;
+            break;
+        }
+        r = update_once(c, obj, it.rv, i < UPDATE_TRIES);
+        obj = NULL;
+        store_item_release(&it);
+        if (!r)
+            break;
+    }
+out:
+    cJSON_Delete(obj);
+    codec_docs_free(docs, ndocs);
+    field_errors_release(&errs);
+    strbuf_release(&msg);
+    strbuf_release(&want);
+}
+
 static void do_patch(struct call *c)
 {
     const char *ct = http_request_header(c->req, "Content-Type");
@@ -2555,14 +2754,28 @@ static void do_patch(struct call *c)
     bool smp = ct && !strncmp(ct, "application/strategic-merge-patch+json", 38);
     int r;
 
+    if (ct && !strncmp(ct, "application/apply-patch+yaml", 28)) {
+        do_apply(c);
+        return;
+    }
     if (!json_patch && !merge && !smp) {
+        /* application/apply-patch+cbor included: koord has no CBOR codec. */
         reply_status(c, api_status_failure(415, "UnsupportedMediaType",
                                            "the body of the request was in an unknown format - "
                                            "accepted media types include: "
                                            "application/json-patch+json, "
                                            "application/merge-patch+json, "
+                                           "application/apply-patch+yaml, "
                                            "application/strategic-merge-patch+json",
                                            NULL));
+        return;
+    }
+    if (http_request_query(c->req, "force")) {
+        struct field_errors errs = FIELD_ERRORS_INIT;
+        field_error_add(&errs, FIELD_FORBIDDEN, "force", NULL,
+                        "may not be specified for non-apply patch");
+        reply_status(c, api_status_invalid("PatchOptions", "meta.k8s.io", "", &errs));
+        field_errors_release(&errs);
         return;
     }
     if (json_parse(body, len, NULL, &patch, &err) < 0) {
@@ -3728,7 +3941,7 @@ static void do_token_request(struct call *c)
     struct field_errors errs = FIELD_ERRORS_INIT;
     struct strbuf why = STRBUF_INIT;
     struct store_item it = {0};
-    cJSON *body = decode_body(c), *sa = NULL, *ans = NULL;
+    cJSON *body = decode_body(c), *sa = NULL, *ans = NULL, *st = NULL;
     const char *kind, *av;
     int r;
 
@@ -3748,7 +3961,8 @@ static void do_token_request(struct call *c)
         goto out;
     }
     sa = decode_stored(it.value, it.len, it.rv);
-    r = sa ? api_token_request(c->srv->sat, sa, body, (int64_t)time(NULL), &ans, &errs, &why)
+    r = sa ? api_token_request(c->srv->sat, c->srv->store, sa, body, (int64_t)time(NULL), &ans,
+                               &errs, &st, &why)
            : -EIO;
     if (r == 0) {
         CHECK(cJSON_AddStringToObject(ans, "kind", "TokenRequest"));
@@ -3757,6 +3971,8 @@ static void do_token_request(struct call *c)
     } else if (r == -EINVAL) {
         reply_status(
             c, api_status_invalid("TokenRequest", "authentication.k8s.io", c->ri.name, &errs));
+    } else if (r == -EBADMSG) {
+        reply_status(c, st);
     } else {
         reply_status(c, api_status_from_errno(r, why.len ? why.buf : NULL, NULL));
     }

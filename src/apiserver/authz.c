@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "api/rfc3339.h"
 #include "apiserver/auth.h"
 #include "apiserver/rbac.h"
 #include "apiserver/registry.h"
@@ -313,7 +314,58 @@ static char **strv_new(size_t n)
     return xcalloc(n + 1, sizeof(char *));
 }
 
-/* The identity of a service-account token, or -EINVAL/-EACCES as api_satokens_verify. */
+/* How long a bound object may have been deleting before its tokens stop working (kube's
+ * pkg/serviceaccount/claims.go: deletionTimestamp more than 60 s in the past). */
+#define BOUND_DELETE_GRACE 60
+/* Extras of a service-account identity, keys and values: pod-name, pod-uid, credential-id,
+ * node-name, node-uid. */
+#define MAX_SA_EXTRA ((size_t)2 * 5)
+
+/*
+ * Whether the object a token is bound to (at key, with uid) is still there as it was: present,
+ * the same uid, and not deleting for longer than BOUND_DELETE_GRACE. A pod replaced by another
+ * of the same name has another uid, so the old pod's tokens stop working.
+ */
+static bool bound_object_valid(struct api_authz *az, const char *key, const char *uid, int64_t now)
+{
+    struct store_item it = {0};
+    cJSON *o = NULL;
+    const cJSON *meta;
+    const char *got, *del;
+    int64_t t;
+    int32_t nsec;
+    bool ok = false;
+
+    if (store_get(az->store, key, &it) < 0 || json_parse(it.value, it.len, NULL, &o, NULL) < 0)
+        goto out;
+    meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    got = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "uid"));
+    del = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp"));
+    if (!got || strcmp(got, uid))
+        goto out;
+    if (del && rfc3339_parse(del, &t, &nsec) == 0 && t + BOUND_DELETE_GRACE < now)
+        goto out;
+    ok = true;
+out:
+    cJSON_Delete(o);
+    store_item_release(&it);
+    return ok;
+}
+
+/* Adds key = value to a NULL-terminated key, value list with room for it. */
+static void extra_add(char **kv, size_t *n, const char *key, const char *value)
+{
+    kv[(*n)++] = xstrdup(key);
+    kv[(*n)++] = xstrdup(value);
+}
+
+/*
+ * The identity of a service-account token, or -EINVAL/-EACCES as api_satokens_verify. A token
+ * bound to objects (satoken.h) is good only while they exist as they were when it was issued
+ * (the pod, secret, or node of a node-bound token; a pod-bound token's node is not checked, as
+ * kube does not), and carries them as extras: pod-name, pod-uid, node-name, node-uid
+ * (k8s.io/apiserver/pkg/authentication/serviceaccount ServiceAccountInfo.UserInfo).
+ */
 static int sa_authenticate(struct api_authz *az, const char *token, const char *const *audiences,
                            struct api_ident **ret)
 {
@@ -323,7 +375,9 @@ static int sa_authenticate(struct api_authz *az, const char *token, const char *
     struct api_ident *id;
     cJSON *sa = NULL;
     const char *uid;
-    int r = api_satokens_verify(az->sat, token, audiences, (int64_t)time(NULL), &c, &why);
+    int64_t now = (int64_t)time(NULL);
+    size_t n = 0;
+    int r = api_satokens_verify(az->sat, token, audiences, now, &c, &why);
 
     if (r < 0)
         goto out;
@@ -338,6 +392,22 @@ static int sa_authenticate(struct api_authz *az, const char *token, const char *
     }
     if (r < 0)
         goto out;
+    /* And the object it is bound to. */
+    strbuf_reset(&key);
+    if (c.bound.pod.name) {
+        strbuf_addf(&key, "/core/pods/%s/%s", c.ns, c.bound.pod.name);
+        uid = c.bound.pod.uid;
+    } else if (c.bound.secret.name) {
+        strbuf_addf(&key, "/core/secrets/%s/%s", c.ns, c.bound.secret.name);
+        uid = c.bound.secret.uid;
+    } else if (c.bound.node.name) {
+        strbuf_addf(&key, "/core/nodes//%s", c.bound.node.name);
+        uid = c.bound.node.uid;
+    }
+    if (key.len && !bound_object_valid(az, key.buf, uid, now)) {
+        r = -EACCES;
+        goto out;
+    }
     id = xcalloc(1, sizeof(*id));
     strbuf_addf(&val, SA_PREFIX "%s:%s", c.ns, c.name);
     id->name = strbuf_detach(&val, NULL);
@@ -346,10 +416,17 @@ static int sa_authenticate(struct api_authz *az, const char *token, const char *
     id->groups[0] = xstrdup("system:serviceaccounts");
     strbuf_addf(&val, "system:serviceaccounts:%s", c.ns);
     id->groups[1] = strbuf_detach(&val, NULL);
-    id->extra = strv_new(2);
-    id->extra[0] = xstrdup("authentication.kubernetes.io/credential-id");
+    id->extra = strv_new(MAX_SA_EXTRA);
+    if (c.bound.pod.name) {
+        extra_add(id->extra, &n, "authentication.kubernetes.io/pod-name", c.bound.pod.name);
+        extra_add(id->extra, &n, "authentication.kubernetes.io/pod-uid", c.bound.pod.uid);
+    }
     strbuf_addf(&val, "JTI=%s", c.jti ? c.jti : "");
-    id->extra[1] = strbuf_detach(&val, NULL);
+    extra_add(id->extra, &n, "authentication.kubernetes.io/credential-id", val.buf);
+    if (c.bound.node.name) {
+        extra_add(id->extra, &n, "authentication.kubernetes.io/node-name", c.bound.node.name);
+        extra_add(id->extra, &n, "authentication.kubernetes.io/node-uid", c.bound.node.uid);
+    }
     *ret = id;
 out:
     cJSON_Delete(sa);

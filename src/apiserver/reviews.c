@@ -11,7 +11,10 @@
 #include "apiserver/registry.h"
 #include "apiserver/reqinfo.h"
 #include "apiserver/satoken.h"
+#include "apiserver/status.h"
+#include "apiserver/store.h"
 #include "base/base.h"
+#include "codec/codec.h"
 
 #define MAX_AUDIENCES ((size_t)64)
 
@@ -241,17 +244,145 @@ int api_review(struct api_authz *az, const struct api_tokens *tokens,
     return access_review(az, res, ri, u, body, ret, errs);
 }
 
-int api_token_request(const struct api_satokens *sat, const cJSON *sa, const cJSON *body,
-                      int64_t now, cJSON **ret, struct field_errors *errs, struct strbuf *why)
+/* The stored object at key, parsed; NULL when absent or unreadable (*ret_r says which). */
+static cJSON *get_object(struct store *store, const char *key, int *ret_r)
+{
+    struct store_item it = {0};
+    cJSON *o = NULL;
+
+    *ret_r = store_get(store, key, &it);
+    if (*ret_r == 0 && json_parse(it.value, it.len, NULL, &o, NULL) < 0)
+        *ret_r = -EIO;
+    store_item_release(&it);
+    return o;
+}
+
+static const char *meta_str(const cJSON *o, const char *k)
+{
+    return str(cJSON_GetObjectItemCaseSensitive(o, "metadata"), k);
+}
+
+static void set_ref(struct api_satoken_ref *ref, const char *name, const cJSON *o)
+{
+    ref->name = xstrdup(name);
+    ref->uid = xstrdup(meta_str(o, "uid"));
+}
+
+/*
+ * Resolves spec.boundObjectRef (ref) of a TokenRequest for the service account ns/sa_name into
+ * *bound, as pkg/registry/core/serviceaccount/storage/token.go does: a Pod (running as that
+ * service account; the node it is bound to named too when that Node exists), a Secret, or a
+ * Node (kube 1.32 allows it: ServiceAccountTokenNodeBinding is on by default), each of which
+ * must exist and have ref.uid when one is given. 0, or -EBADMSG with *ret_status.
+ */
+static int resolve_bound(struct store *store, const char *ns, const char *sa_name, const cJSON *ref,
+                         struct api_satoken_binding *bound, cJSON **ret_status)
+{
+    const char *av = str(ref, "apiVersion"), *kind = str(ref, "kind"), *name = str(ref, "name");
+    const char *want_uid = str(ref, "uid"), *slash = strchr(av, '/');
+    struct api_status_target t = {.group = "", .name = name};
+    struct strbuf key = STRBUF_INIT, msg = STRBUF_INIT;
+    struct api_satoken_ref *got = NULL;
+    cJSON *o = NULL;
+    int r = -EBADMSG;
+
+    /* The group of apiVersion "v1" is core; of "g/v" it is g. */
+    if (slash || (strcmp(kind, "Pod") && strcmp(kind, "Secret") && strcmp(kind, "Node"))) {
+        strbuf_addf(&msg,
+                    "cannot bind token for serviceaccount \"%s\" to object of type %.*s/%s, "
+                    "Kind=%s",
+                    sa_name, slash ? (int)(slash - av) : 0, av, slash ? slash + 1 : av, kind);
+        *ret_status = api_status_failure(400, "BadRequest", msg.buf, NULL);
+        goto out;
+    }
+    if (!*name) {
+        *ret_status =
+            api_status_failure(400, "BadRequest", "spec.boundObjectRef.name: Required value", NULL);
+        goto out;
+    }
+    if (!strcmp(kind, "Pod")) {
+        t.resource = "pods";
+        strbuf_addf(&key, "/core/pods/%s/%s", ns, name);
+        got = &bound->pod;
+    } else if (!strcmp(kind, "Secret")) {
+        t.resource = "secrets";
+        strbuf_addf(&key, "/core/secrets/%s/%s", ns, name);
+        got = &bound->secret;
+    } else {
+        t.resource = "nodes";
+        strbuf_addf(&key, "/core/nodes//%s", name);
+        got = &bound->node;
+    }
+    o = get_object(store, key.buf, &r);
+    if (r == -ENOENT) {
+        *ret_status = api_status_not_found(&t);
+        r = -EBADMSG;
+        goto out;
+    }
+    if (r < 0) {
+        *ret_status = api_status_from_errno(r, NULL, &t);
+        r = -EBADMSG;
+        goto out;
+    }
+    r = -EBADMSG;
+    if (!strcmp(kind, "Pod")) {
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+        const char *pod_sa = str(spec, "serviceAccountName");
+        if (strcmp(*pod_sa ? pod_sa : "default", sa_name)) {
+            strbuf_addf(&msg,
+                        "cannot bind token for serviceaccount \"%s\" to pod running with "
+                        "different serviceaccount name.",
+                        sa_name);
+            *ret_status = api_status_failure(400, "BadRequest", msg.buf, NULL);
+            goto out;
+        }
+    }
+    if (*want_uid && strcmp(want_uid, meta_str(o, "uid"))) {
+        strbuf_addf(&msg,
+                    "Operation cannot be fulfilled on %s \"%s\": the UID in the bound object "
+                    "reference (%s) does not match the UID in record. The object might have been "
+                    "deleted and then recreated",
+                    kind, name, want_uid);
+        *ret_status = api_status_failure(409, "Conflict", msg.buf, &t);
+        goto out;
+    }
+    set_ref(got, name, o);
+    if (got == &bound->pod) {
+        /* The pod's node, when it is bound to one that exists (a deleted node is no error). */
+        const char *node = str(cJSON_GetObjectItemCaseSensitive(o, "spec"), "nodeName");
+        cJSON *n = NULL;
+        int nr;
+        if (*node) {
+            strbuf_reset(&key);
+            strbuf_addf(&key, "/core/nodes//%s", node);
+            if ((n = get_object(store, key.buf, &nr)) && nr == 0)
+                set_ref(&bound->node, node, n);
+            cJSON_Delete(n);
+        }
+    }
+    r = 0;
+out:
+    cJSON_Delete(o);
+    strbuf_release(&key);
+    strbuf_release(&msg);
+    return r;
+}
+
+int api_token_request(const struct api_satokens *sat, struct store *store, const cJSON *sa,
+                      const cJSON *body, int64_t now, cJSON **ret, struct field_errors *errs,
+                      cJSON **ret_status, struct strbuf *why)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(body, "spec");
     const cJSON *exp = cJSON_GetObjectItemCaseSensitive(spec, "expirationSeconds");
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(spec, "boundObjectRef");
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(sa, "metadata");
+    struct api_satoken_binding bound = {0};
     const char **audiences;
     struct strbuf token = STRBUF_INIT;
     char ts[RFC3339_STR_MAX];
     int64_t seconds = API_SA_DEFAULT_EXPIRATION;
     cJSON *a, *status, *s, *m;
+    int r;
 
     if (!sat) {
         strbuf_addstr(why, "the server issues no service account tokens");
@@ -274,16 +405,21 @@ int api_token_request(const struct api_satokens *sat, const cJSON *sa, const cJS
         if (seconds > API_SA_MAX_EXPIRATION)
             seconds = API_SA_MAX_EXPIRATION;
     }
-    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(spec, "boundObjectRef"))) {
-        field_error_add(errs, FIELD_NOT_SUPPORTED, "spec.boundObjectRef", NULL,
-                        "koord apiserver does not bind service account tokens to objects");
-        return -EINVAL;
+    if (ref && !cJSON_IsNull(ref)) {
+        if (!cJSON_IsObject(ref)) {
+            field_error_add(errs, FIELD_INVALID, "spec.boundObjectRef", NULL, "must be an object");
+            return -EINVAL;
+        }
+        r = resolve_bound(store, str(meta, "namespace"), str(meta, "name"), ref, &bound,
+                          ret_status);
+        if (r < 0)
+            return r;
     }
     audiences = strings(cJSON_GetObjectItemCaseSensitive(spec, "audiences"));
     if (!*audiences)
         audiences[0] = API_SA_ISSUER;
-    api_satokens_issue(sat, str(meta, "namespace"), str(meta, "name"), str(meta, "uid"), audiences,
-                       now, seconds, &token);
+    api_satokens_issue(sat, str(meta, "namespace"), str(meta, "name"), str(meta, "uid"), &bound,
+                       audiences, now, seconds, &token);
     a = cJSON_Duplicate(body, true);
     CHECK(a);
     cJSON_DeleteItemFromObjectCaseSensitive(a, "metadata");
@@ -300,13 +436,20 @@ int api_token_request(const struct api_satokens *sat, const cJSON *sa, const cJS
             CHECK(cJSON_AddItemToArray(aud, cJSON_CreateString(*p)));
     }
     CHECK(cJSON_AddNumberToObject(s, "expirationSeconds", (double)seconds));
-    CHECK(cJSON_AddNullToObject(s, "boundObjectRef"));
+    if (cJSON_IsObject(ref)) {
+        cJSON *copy = cJSON_Duplicate(ref, true);
+        CHECK(copy);
+        CHECK(cJSON_AddItemToObject(s, "boundObjectRef", copy));
+    } else {
+        CHECK(cJSON_AddNullToObject(s, "boundObjectRef"));
+    }
     CHECK(status = cJSON_AddObjectToObject(a, "status"));
     CHECK(cJSON_AddStringToObject(status, "token", token.buf));
     (void)rfc3339_format(now + seconds, ts);
     CHECK(cJSON_AddStringToObject(status, "expirationTimestamp", ts));
     free(audiences);
     strbuf_release(&token);
+    api_satoken_binding_release(&bound);
     *ret = a;
     return 0;
 }

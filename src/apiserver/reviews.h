@@ -23,6 +23,7 @@ struct api_resource;
 struct api_satokens;
 struct api_tokens;
 struct api_user;
+struct store;
 
 /* Resources whose create is answered by api_review(), for the registry (NULL-terminated by
  * kind NULL): group, plural, kind, namespaced. */
@@ -46,10 +47,15 @@ int api_review(struct api_authz *az, const struct api_tokens *tokens,
 /*
  * TokenRequest for the stored ServiceAccount sa (validated spec: expirationSeconds at least
  * 600 s, defaulted to 3600, capped at API_SA_MAX_EXPIRATION; audiences defaulted to the API's;
- * boundObjectRef refused): *ret is the TokenRequest answered. now is the Unix time. 0;
- * -EINVAL with errs (422); -ENOTSUP with why when the server issues no tokens (500).
+ * boundObjectRef, when set, a Pod running as sa, a Secret or a Node read from store, which must
+ * exist and carry the ref's uid when one is given; the token then names it, and a pod's node):
+ * *ret is the TokenRequest answered. now is the Unix time. 0; -EINVAL with errs (422);
+ * -ENOTSUP with why when the server issues no tokens (500); -EBADMSG with *ret_status, kube's
+ * answer for a bound object that cannot be had (400 BadRequest for another kind or a pod of
+ * another service account, 404 NotFound, 409 Conflict for another uid).
  */
-int api_token_request(const struct api_satokens *sat, const cJSON *sa, const cJSON *body,
-                      int64_t now, cJSON **ret, struct field_errors *errs, struct strbuf *why);
+int api_token_request(const struct api_satokens *sat, struct store *store, const cJSON *sa,
+                      const cJSON *body, int64_t now, cJSON **ret, struct field_errors *errs,
+                      cJSON **ret_status, struct strbuf *why);
 
 #endif

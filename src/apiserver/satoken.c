@@ -115,8 +115,21 @@ static void sign(const struct api_satokens *s, const char *data, size_t len, str
     base64url_encode(mac, sizeof(mac), out);
 }
 
+/* ,"<key>":{"name":..,"uid":..} for a bound object, nothing for none. */
+static void add_ref(struct strbuf *claims, const char *key, const struct api_satoken_ref *ref)
+{
+    if (!ref->name)
+        return;
+    strbuf_addf(claims, ",\"%s\":{\"name\":", key);
+    strbuf_add_json_str(claims, ref->name);
+    strbuf_addstr(claims, ",\"uid\":");
+    strbuf_add_json_str(claims, ref->uid ? ref->uid : "");
+    strbuf_addch(claims, '}');
+}
+
 void api_satokens_issue(const struct api_satokens *s, const char *ns, const char *name,
-                        const char *uid, const char *const *audiences, int64_t now, int64_t seconds,
+                        const char *uid, const struct api_satoken_binding *bound,
+                        const char *const *audiences, int64_t now, int64_t seconds,
                         struct strbuf *out)
 {
     struct strbuf claims = STRBUF_INIT, sub = STRBUF_INIT, tok = STRBUF_INIT;
@@ -142,7 +155,14 @@ void api_satokens_issue(const struct api_satokens *s, const char *ns, const char
     strbuf_add_json_str(&claims, name);
     strbuf_addstr(&claims, ",\"uid\":");
     strbuf_add_json_str(&claims, uid);
-    strbuf_addf(&claims, "}},\"nbf\":%" PRId64 ",\"sub\":", now);
+    strbuf_addch(&claims, '}');
+    /* kube's order (pkg/serviceaccount/claims.go): serviceaccount, pod, secret, node. */
+    if (bound) {
+        add_ref(&claims, "pod", &bound->pod);
+        add_ref(&claims, "secret", &bound->secret);
+        add_ref(&claims, "node", &bound->node);
+    }
+    strbuf_addf(&claims, "},\"nbf\":%" PRId64 ",\"sub\":", now);
     strbuf_addf(&sub, "system:serviceaccount:%s:%s", ns, name);
     strbuf_add_json_str(&claims, sub.buf);
     strbuf_addch(&claims, '}');
@@ -166,10 +186,36 @@ static char *dup_str(const cJSON *o, const char *k)
     return v ? xstrdup(v) : NULL;
 }
 
+void api_satoken_binding_release(struct api_satoken_binding *b)
+{
+    if (!b)
+        return;
+    free(b->pod.name);
+    free(b->pod.uid);
+    free(b->secret.name);
+    free(b->secret.uid);
+    free(b->node.name);
+    free(b->node.uid);
+    *b = (struct api_satoken_binding){0};
+}
+
+/* A bound-object claim: absent is fine, present needs a name and a uid. */
+static int read_ref(const cJSON *k8s, const char *key, struct api_satoken_ref *ret)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(k8s, key);
+
+    if (!o)
+        return 0;
+    ret->name = dup_str(o, "name");
+    ret->uid = dup_str(o, "uid");
+    return ret->name && *ret->name && ret->uid && *ret->uid ? 0 : -EINVAL;
+}
+
 void api_satoken_claims_release(struct api_satoken_claims *c)
 {
     if (!c)
         return;
+    api_satoken_binding_release(&c->bound);
     free(c->ns);
     free(c->name);
     free(c->uid);
@@ -223,7 +269,9 @@ int api_satokens_verify(const struct api_satokens *s, const char *token,
     c.uid = dup_str(sa, "uid");
     c.jti = dup_str(claims, "jti");
     if (!c.ns || !c.name || !c.uid || !cJSON_IsNumber(cJSON_GetObjectItem(claims, "exp")) ||
-        !cJSON_IsNumber(cJSON_GetObjectItem(claims, "nbf"))) {
+        !cJSON_IsNumber(cJSON_GetObjectItem(claims, "nbf")) ||
+        read_ref(k8s, "pod", &c.bound.pod) < 0 || read_ref(k8s, "secret", &c.bound.secret) < 0 ||
+        read_ref(k8s, "node", &c.bound.node) < 0) {
         strbuf_addstr(why, "malformed claims");
         goto out;
     }

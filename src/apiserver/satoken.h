@@ -3,7 +3,10 @@
  * create token`) issues and what authentication and TokenReview accept, as kube-apiserver's
  * pkg/serviceaccount/jwt.go and claims.go shape them: a JWT whose claims are iss, sub
  * ("system:serviceaccount:<ns>:<name>"), aud (the requested audiences), iat, nbf, exp, jti and
- * "kubernetes.io": {namespace, serviceaccount: {name, uid}}.
+ * "kubernetes.io": {namespace, serviceaccount: {name, uid}}, plus, for a token bound to an
+ * object (TokenRequest's spec.boundObjectRef, what the kubelet asks for a pod's projected
+ * token), the private claims pod / secret / node: {name, uid} (a pod-bound token also names the
+ * node the pod was bound to at issue, KEP-4193's ServiceAccountTokenPodNodeInfo).
  *
  * kube signs with an RSA or ECDSA key so that others can verify tokens through the issuer's
  * OIDC discovery document; koord signs with HMAC-SHA256 (HS256) under a 256-bit key kept in
@@ -40,18 +43,35 @@ void api_satokens_free(struct api_satokens *s);
  * is appended to key. 0, -EINVAL (a file that is not 64 hex digits), -errno. */
 int api_satokens_load_key(const char *path, struct strbuf *key);
 
+/* An object a token is bound to (name NULL: none). Strings owned by whoever holds it. */
+struct api_satoken_ref {
+    char *name, *uid;
+};
+
+/* The objects a token is bound to: a pod (and the node it runs on), a secret, or a node. */
+struct api_satoken_binding {
+    struct api_satoken_ref pod, secret, node;
+};
+
+/* Frees the strings of b and zeroes it. NULL and a zeroed binding are fine. */
+void api_satoken_binding_release(struct api_satoken_binding *b);
+
 /*
  * Issues a token for service account ns/name (uid) good for audiences (a NULL-terminated list,
- * not empty) from now for seconds; the JWT is appended to out. jti is a fresh random id.
+ * not empty) from now for seconds, bound to the objects of bound (NULL: none); the JWT is
+ * appended to out. jti is a fresh random id.
  */
 void api_satokens_issue(const struct api_satokens *s, const char *ns, const char *name,
-                        const char *uid, const char *const *audiences, int64_t now, int64_t seconds,
+                        const char *uid, const struct api_satoken_binding *bound,
+                        const char *const *audiences, int64_t now, int64_t seconds,
                         struct strbuf *out);
 
 /* What a verified token says. Strings owned by the struct; release with
  * api_satoken_claims_release. */
 struct api_satoken_claims {
     char *ns, *name, *uid, *jti;
+    struct api_satoken_binding
+        bound;        /* the bound-object claims (a name without uid is malformed) */
     char **audiences; /* NULL-terminated */
     int64_t exp;
 };

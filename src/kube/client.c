@@ -1,8 +1,8 @@
 /*
  * The REST client (see client.h): URL building, headers (JSON only, the koord API server
  * answers 415 to protobuf), the client-side token bucket, bearer tokens re-read from their
- * file the way client-go's cachingTokenSource does (transport/token_source.go), and Status
- * decoding.
+ * file the way client-go's cachingTokenSource does (transport/token_source.go: every minute,
+ * and on the request after a 401), and Status decoding.
  */
 #include "kube/client.h"
 
@@ -182,6 +182,20 @@ static void rate_wait(struct kube_client *c)
     }
 }
 
+/*
+ * After a 401 to a request that started at start: a token read from its file before then is
+ * stale (the kubelet rotated it, and the old one stopped working), so the next request re-reads
+ * the file instead of waiting out TOKEN_REFRESH_S, as client-go's cachingTokenSource does
+ * (ResetTokenOlderThan in transport/token_source.go).
+ */
+static void token_reset_older_than(struct kube_client *c, double start)
+{
+    (void)pthread_mutex_lock(&c->lock);
+    if (c->cfg->token_file && c->token_read < start)
+        c->token_read = start - TOKEN_REFRESH_S - 1;
+    (void)pthread_mutex_unlock(&c->lock);
+}
+
 /* The Authorization header value, or "" for none. */
 static void auth_header(struct kube_client *c, struct strbuf *out)
 {
@@ -347,6 +361,7 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
     struct http_client_resp resp = HTTP_CLIENT_RESP_INIT;
     const char *hv[5];
     struct http_client_req req = {0};
+    double start = kube__now();
     int r;
 
     if (body && !content_type)
@@ -365,6 +380,8 @@ int kube_request(struct kube_client *c, const char *method, const char *path, co
         transport_status(r, st, method, url.buf);
         goto out;
     }
+    if (resp.status == 401)
+        token_reset_older_than(c, start);
     if (resp.status >= 400 || resp.status < 200) {
         r = kube_status_decode(resp.status < 200 ? 500 : (int)resp.status, resp.body.buf,
                                resp.body.len, st);
@@ -404,6 +421,7 @@ int kube_stream(struct kube_client *c, const char *path,
     struct strbuf url = STRBUF_INIT;
     const char *hv[5];
     struct http_client_req req = {0};
+    double start = kube__now();
     int r;
 
     strbuf_addf(&url, "%s%s", c->cfg->server, path);
@@ -416,6 +434,8 @@ int kube_stream(struct kube_client *c, const char *path,
     req.cancel = cancel;
     rate_wait(c);
     r = http_client_do(c->http, &req, resp);
+    if (r >= 0 && resp->status == 401)
+        token_reset_older_than(c, start);
     for (size_t i = 0; i < ARRAY_SIZE(hs); i++)
         strbuf_release(&hs[i]);
     strbuf_release(&url);

@@ -28,7 +28,8 @@ struct kube_config {
     char *cert_file; /* client certificate and key (PEM); both or neither */
     char *key_file;
     char *token;      /* bearer token, or NULL */
-    char *token_file; /* re-read every minute when set (projected tokens rotate) */
+    char *token_file; /* re-read every minute, and after a 401, when set (projected tokens
+                         rotate: the kubelet replaces the file) */
     char *username;   /* basic auth (legacy); both or neither */
     char *password;
     bool insecure;    /* insecure-skip-tls-verify */

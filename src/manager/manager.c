@@ -29,6 +29,7 @@
 #include "kube/workqueue.h"
 #include "manager/metricsk8s/metricsk8s.h"
 #include "manager/nodemetric/auth.h"
+#include "manager/nodemetric/crd.h"
 #include "manager/nodemetric/nodemetric.h"
 #include "manager/noderesource/controller.h"
 #include "manager/nodeslo/nodeslo.h"
@@ -54,6 +55,7 @@ struct manager {
     struct kube_workqueue *specq;
     pthread_t spec_worker;
     bool spec_worker_started;
+    atomic_bool crd; /* the slo.koordinator.sh NodeMetric objects follow the specs too */
 
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -86,16 +88,28 @@ static void on_node(void *userdata, const char *node, bool added)
     noderesource_controller_enqueue(m->nr, node);
 }
 
-static int sync_spec(struct manager *m, const char *node)
+/*
+ * The NodeMetric spec of node in the in-memory API and, with crd, in the slo.koordinator.sh
+ * object (created, updated, or deleted with its Node, as upstream's NodeMetric controller does;
+ * while colocation-config is in error an existing object's spec is kept, manager-behaviour.md 3).
+ */
+static int sync_spec(struct manager *m, const char *node, bool crd)
 {
     cJSON *spec = NULL;
     int r = nodeslo_controller_nodemetric_spec(m->slo, node, &spec);
 
-    if (r == -ENOENT)
-        return nodemetric_server_remove(m->nm, node);
+    if (r == -ENOENT) {
+        r = nodemetric_server_remove(m->nm, node);
+        if (r == 0 && crd)
+            r = nodemetric_crd_delete(m->o.client, node);
+        return r;
+    }
     if (r < 0)
         return r;
     r = nodemetric_server_set_spec(m->nm, node, spec);
+    if (r == 0 && crd)
+        r = nodemetric_crd_apply(m->o.client, node, spec,
+                                 nodeslo_controller_colocation_error(m->slo));
     cJSON_Delete(spec);
     return r;
 }
@@ -106,7 +120,7 @@ static void *spec_worker(void *arg)
     char *key;
 
     while (kube_workqueue_get(m->specq, &key) == 0) {
-        int r = sync_spec(m, key);
+        int r = sync_spec(m, key, atomic_load(&m->crd));
         if (r == 0) {
             kube_workqueue_forget(m->specq, key);
         } else {
@@ -263,6 +277,41 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Whether this leader keeps the slo.koordinator.sh NodeMetric objects (the option; auto: the
+ * CRD is served now). When it does, the objects of nodes that are gone go to the spec worker,
+ * which deletes them (upstream's controller sees them in its NodeMetric informer's first list).
+ */
+static bool start_crd(struct manager *m)
+{
+    char **names = NULL;
+    int r;
+
+    if (m->o.nodemetric_crd == MANAGER_NODEMETRIC_CRD_OFF)
+        return false;
+    if (m->o.nodemetric_crd == MANAGER_NODEMETRIC_CRD_AUTO) {
+        r = nodemetric_crd_served(m->o.client);
+        if (r < 0)
+            log_warn("manager",
+                     "cannot tell whether the slo.koordinator.sh NodeMetric CRD is installed: "
+                     "%s; not keeping NodeMetric objects, ignoring",
+                     err_str(r));
+        if (r <= 0)
+            return false;
+    }
+    atomic_store(&m->crd, true);
+    log_info("manager", "keeping one slo.koordinator.sh NodeMetric object per Node");
+    r = nodemetric_crd_names(m->o.client, &names);
+    if (r < 0)
+        log_warn("manager", "cannot list slo.koordinator.sh NodeMetrics: %s, ignoring", err_str(r));
+    for (int i = 0; i < r; i++)
+        kube_workqueue_add(m->specq, names[i]);
+    for (int i = 0; i < r; i++)
+        free(names[i]);
+    free(names);
+    return true;
+}
+
 static int lead(struct manager *m)
 {
     uint64_t epoch = (uint64_t)kube_leader_transitions(m->le) + 1;
@@ -285,7 +334,10 @@ static int lead(struct manager *m)
         goto fail;
     n = nodeslo_controller_nodes(m->slo, &nodes);
     for (size_t i = 0; i < n; i++)
-        (void)sync_spec(m, kube_object_name(nodes[i]));
+        (void)sync_spec(m, kube_object_name(nodes[i]), false);
+    if (start_crd(m))
+        for (size_t i = 0; i < n; i++)
+            kube_workqueue_add(m->specq, kube_object_name(nodes[i]));
     kube_objects_free(nodes, n);
     what = "start the NodeResource controller";
     if ((r = noderesource_controller_start(m->nr, now_ms())) < 0)

@@ -9,7 +9,8 @@
  * Parts, one directory each:
  *   nodeslo/       slo-controller-config -> one NodeSLO per Node (manager-behaviour.md 2)
  *   nodemetric/    the metrics.koordinator.sh NodeMetric API over the memory store, its
- *                  authentication, and the spec of each node's NodeMetric (section 3)
+ *                  authentication, and the spec of each node's NodeMetric (section 3), also
+ *                  kept in the slo.koordinator.sh NodeMetric objects for agents in crd mode
  *   noderesource/  NodeMetrics, Pods, Nodes -> kubernetes.io/batch-cpu, batch-memory (4.4)
  *   quotaprofile/  ElasticQuotaProfile -> the root ElasticQuota of its quota tree (8)
  *   recommendation/ NodeMetric pod usage -> Recommendation status, VPA's algorithm (9;
@@ -39,6 +40,14 @@ struct rec_params;
  * server checks the serving certificate for (<service>.<namespace>.svc). */
 #define MANAGER_SERVICE_NAME "koord-manager"
 #define MANAGER_SERVICE_DNS  MANAGER_SERVICE_NAME "." MANAGER_DEFAULT_NAMESPACE ".svc"
+
+/* Whether the leader keeps the slo.koordinator.sh NodeMetric objects (nodemetric/crd.h). */
+enum manager_nodemetric_crd {
+    MANAGER_NODEMETRIC_CRD_AUTO, /* when the API server serves the CRD as the manager starts
+                                    leading */
+    MANAGER_NODEMETRIC_CRD_ON,   /* always (failures are retried with backoff) */
+    MANAGER_NODEMETRIC_CRD_OFF,  /* never */
+};
 
 struct manager_opts {
     struct kube_client *client; /* borrowed; must outlive the manager */
@@ -100,6 +109,7 @@ struct manager_opts {
     struct webhook_config webhook_config;
 
     /* The small members together, after the pointers (no padding between them). */
+    enum manager_nodemetric_crd nodemetric_crd;
     uint16_t port;           /* the HTTPS port; 0 = any */
     uint16_t webhook_port;   /* the webhook port */
     bool token_review;       /* check bearer tokens with TokenReview */

@@ -3,7 +3,8 @@
  * SubjectAccessReview for the user it names, LocalSubjectAccessReview only in its namespace, with
  * kube's validation messages; SelfSubjectRulesReview and SelfSubjectReview; TokenReview of a
  * static token (API audience only) and of a service-account token issued by TokenRequest, which
- * stops verifying once its account is replaced; TokenRequest's expiration and binding rules.
+ * stops verifying once its account is replaced; TokenRequest's expiration and binding rules;
+ * tokens bound to a pod, secret or node and the extras they carry.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -230,6 +231,12 @@ static void put_sa(struct env *e, const char *uid, bool replace)
     }
 }
 
+static int token_request(struct env *e, const cJSON *sa, const cJSON *req, cJSON **ret,
+                         struct field_errors *errs, cJSON **ret_status, struct strbuf *why)
+{
+    return api_token_request(e->sat, e->store, sa, req, time(NULL), ret, errs, ret_status, why);
+}
+
 static void test_tokens(void **state)
 {
     struct env *e = *state;
@@ -237,7 +244,7 @@ static void test_tokens(void **state)
     struct strbuf why = STRBUF_INIT, body = STRBUF_INIT;
     cJSON *sa =
         parse("{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"robot\",\"uid\":\"u1\"}}");
-    cJSON *req, *tr = NULL, *a;
+    cJSON *req, *tr = NULL, *a, *st = NULL;
     const char *token;
 
     /* the static token: API audience only */
@@ -257,20 +264,22 @@ static void test_tokens(void **state)
 
     /* TokenRequest: validation */
     req = parse("{\"spec\":{\"expirationSeconds\":599}}");
-    assert_int_equal(api_token_request(e->sat, sa, req, time(NULL), &tr, &errs, &why), -EINVAL);
+    assert_int_equal(token_request(e, sa, req, &tr, &errs, &st, &why), -EINVAL);
     assert_string_equal(errs.v[0].detail, "may not specify a duration less than 10 minutes");
     field_errors_release(&errs);
     cJSON_Delete(req);
-    req = parse("{\"spec\":{\"boundObjectRef\":{\"kind\":\"Pod\",\"name\":\"p\"}}}");
-    assert_int_equal(api_token_request(e->sat, sa, req, time(NULL), &tr, &errs, &why), -EINVAL);
+    req = parse("{\"spec\":{\"boundObjectRef\":\"p\"}}");
+    assert_int_equal(token_request(e, sa, req, &tr, &errs, &st, &why), -EINVAL);
+    assert_string_equal(errs.v[0].field, "spec.boundObjectRef");
     field_errors_release(&errs);
-    assert_int_equal(api_token_request(NULL, sa, req, time(NULL), &tr, &errs, &why), -ENOTSUP);
+    assert_int_equal(api_token_request(NULL, e->store, sa, req, time(NULL), &tr, &errs, &st, &why),
+                     -ENOTSUP);
     cJSON_Delete(req);
     strbuf_reset(&why);
 
     /* a token for vault, one hour by default */
     req = parse("{\"spec\":{\"audiences\":[\"vault\"]}}");
-    assert_int_equal(api_token_request(e->sat, sa, req, time(NULL), &tr, &errs, &why), 0);
+    assert_int_equal(token_request(e, sa, req, &tr, &errs, &st, &why), 0);
     cJSON_Delete(req);
     assert_int_equal(
         cJSON_GetObjectItem(cJSON_GetObjectItem(tr, "spec"), "expirationSeconds")->valueint, 3600);
@@ -310,12 +319,243 @@ static void test_tokens(void **state)
     strbuf_release(&body);
 }
 
+/* put(e, key, json): creates or replaces the object at key. */
+static void put(struct env *e, const char *key, const char *json)
+{
+    struct store_item it = {0};
+
+    if (store_get(e->store, key, &it) == 0)
+        assert_int_equal(store_update(e->store, key, json, strlen(json), it.rv, NULL), 0);
+    else
+        assert_int_equal(store_create(e->store, key, json, strlen(json), NULL), 0);
+    store_item_release(&it);
+}
+
+/* The TokenReview of token for the API's audience: the answer's status.user, owned by *keep. */
+static const cJSON *review_user(struct env *e, const char *token, cJSON **keep)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf why = STRBUF_INIT, body = STRBUF_INIT;
+    const cJSON *status;
+
+    strbuf_addf(&body, "{\"spec\":{\"token\":\"%s\"}}", token);
+    assert_int_equal(review(e, "TokenReview", NULL, body.buf, keep, &errs, &why), 0);
+    strbuf_release(&why);
+    strbuf_release(&body);
+    status = cJSON_GetObjectItem(*keep, "status");
+    return cJSON_IsTrue(cJSON_GetObjectItem(status, "authenticated"))
+               ? cJSON_GetObjectItem(status, "user")
+               : NULL;
+}
+
+/* The single value of extra key of user, or NULL. */
+static const char *extra_of(const cJSON *user, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(user, "extra"), key);
+    return cJSON_GetArraySize(v) == 1 ? cJSON_GetStringValue(cJSON_GetArrayItem(v, 0)) : NULL;
+}
+
+/* Issues a token for team-a/robot bound by ref (JSON); 0 with the token in out, or the HTTP
+ * code of the Status kube would answer (its message in why). */
+static int bound_token(struct env *e, const char *ref, struct strbuf *out, struct strbuf *why)
+{
+    struct field_errors errs = FIELD_ERRORS_INIT;
+    struct strbuf body = STRBUF_INIT;
+    cJSON *sa =
+        parse("{\"metadata\":{\"namespace\":\"team-a\",\"name\":\"robot\",\"uid\":\"u1\"}}");
+    cJSON *req, *tr = NULL, *st = NULL;
+    int r;
+
+    strbuf_addf(&body, "{\"spec\":{\"boundObjectRef\":%s}}", ref);
+    req = parse(body.buf);
+    r = token_request(e, sa, req, &tr, &errs, &st, why);
+    if (r == 0) {
+        strbuf_addstr(out, at(tr, "status", "token"));
+        /* the reference is echoed as asked */
+        assert_string_equal(
+            cJSON_GetStringValue(cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(tr, "spec"), "boundObjectRef"), "name")),
+            cJSON_GetStringValue(cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(req, "spec"), "boundObjectRef"), "name")));
+    } else {
+        assert_int_equal(r, -EBADMSG);
+        assert_int_equal(field_errors_count(&errs), 0);
+        strbuf_addstr(why, cJSON_GetStringValue(cJSON_GetObjectItem(st, "message")));
+        r = cJSON_GetObjectItem(st, "code")->valueint;
+    }
+    cJSON_Delete(st);
+    cJSON_Delete(tr);
+    cJSON_Delete(req);
+    cJSON_Delete(sa);
+    strbuf_release(&body);
+    return r;
+}
+
+#define POD_KEY "/core/pods/team-a/agent-x"
+#define POD_JSON                                                                                   \
+    "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"team-a\",\"name\":\"agent-x\","               \
+    "\"uid\":\"%s\"},\"spec\":{\"serviceAccountName\":\"robot\",\"nodeName\":\"n1\"}}"
+
+static void put_pod(struct env *e, const char *uid, const char *deletion)
+{
+    char v[512];
+    int n = snprintf(v, sizeof(v), POD_JSON, uid);
+
+    if (deletion) /* metadata gets a deletionTimestamp */
+        (void)snprintf(v, sizeof(v),
+                       "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"team-a\",\"name\":"
+                       "\"agent-x\",\"uid\":\"%s\",\"deletionTimestamp\":\"%s\"},\"spec\":{"
+                       "\"serviceAccountName\":\"robot\",\"nodeName\":\"n1\"}}",
+                       uid, deletion);
+    assert_true(n > 0 && (size_t)n < sizeof(v));
+    put(e, POD_KEY, v);
+}
+
+/*
+ * Tokens bound to a pod, a secret or a node (kubectl create token --bound-object-kind): what
+ * TokenRequest refuses with kube's codes and messages, the extras TokenReview gives (pod name
+ * and uid, the node of the pod), and that the token stops working once the pod is deleted, is
+ * replaced by one with another uid, or has been deleting for more than 60 s.
+ */
+static void test_bound_tokens(void **state)
+{
+    struct env *e = *state;
+    struct strbuf why = STRBUF_INIT, tok = STRBUF_INIT;
+    const cJSON *u;
+    cJSON *a = NULL;
+    char past[32];
+    time_t t;
+
+    put_sa(e, "u1", false);
+    /* refused: kinds kube cannot bind, missing objects, another uid, another account's pod */
+    assert_int_equal(
+        bound_token(e, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"c\"}", &tok, &why),
+        400);
+    assert_string_equal(why.buf, "cannot bind token for serviceaccount \"robot\" to object of "
+                                 "type /v1, Kind=ConfigMap");
+    strbuf_reset(&why);
+    assert_int_equal(
+        bound_token(e, "{\"apiVersion\":\"apps/v1\",\"kind\":\"Pod\",\"name\":\"p\"}", &tok, &why),
+        400);
+    assert_string_equal(why.buf, "cannot bind token for serviceaccount \"robot\" to object of "
+                                 "type apps/v1, Kind=Pod");
+    strbuf_reset(&why);
+    assert_int_equal(
+        bound_token(e, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"agent-x\"}", &tok, &why),
+        404);
+    assert_string_equal(why.buf, "pods \"agent-x\" not found");
+    strbuf_reset(&why);
+    put(e, POD_KEY,
+        "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"team-a\",\"name\":\"agent-x\",\"uid\":"
+        "\"p0\"},\"spec\":{\"serviceAccountName\":\"other\"}}");
+    assert_int_equal(
+        bound_token(e, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"agent-x\"}", &tok, &why),
+        400);
+    assert_string_equal(why.buf, "cannot bind token for serviceaccount \"robot\" to pod running "
+                                 "with different serviceaccount name.");
+    strbuf_reset(&why);
+    put_pod(e, "p1", NULL);
+    assert_int_equal(bound_token(e,
+                                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"agent-x\","
+                                 "\"uid\":\"p0\"}",
+                                 &tok, &why),
+                     409);
+    assert_string_equal(why.buf, "Operation cannot be fulfilled on Pod \"agent-x\": the UID in "
+                                 "the bound object reference (p0) does not match the UID in "
+                                 "record. The object might have been deleted and then recreated");
+    strbuf_reset(&why);
+
+    /* bound to the pod, whose node n1 does not exist yet: no node in the token */
+    assert_int_equal(bound_token(e,
+                                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"agent-x\","
+                                 "\"uid\":\"p1\"}",
+                                 &tok, &why),
+                     0);
+    assert_non_null(u = review_user(e, tok.buf, &a));
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(u, "username")),
+                        "system:serviceaccount:team-a:robot");
+    assert_string_equal(extra_of(u, "authentication.kubernetes.io/pod-name"), "agent-x");
+    assert_string_equal(extra_of(u, "authentication.kubernetes.io/pod-uid"), "p1");
+    assert_null(extra_of(u, "authentication.kubernetes.io/node-name"));
+    assert_non_null(extra_of(u, "authentication.kubernetes.io/credential-id"));
+    cJSON_Delete(a);
+
+    /* with node n1: its name and uid */
+    put(e, "/core/nodes//n1", "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"uid\":\"n-1\"}}");
+    strbuf_reset(&tok);
+    assert_int_equal(
+        bound_token(e, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"agent-x\"}", &tok, &why),
+        0);
+    assert_non_null(u = review_user(e, tok.buf, &a));
+    assert_string_equal(extra_of(u, "authentication.kubernetes.io/node-name"), "n1");
+    assert_string_equal(extra_of(u, "authentication.kubernetes.io/node-uid"), "n-1");
+    assert_string_equal(extra_of(u, "authentication.kubernetes.io/pod-uid"), "p1");
+    cJSON_Delete(a);
+    /* the node is not checked for a pod-bound token (kube does not either) */
+    assert_int_equal(store_delete(e->store, "/core/nodes//n1", 0, NULL, NULL), 0);
+    assert_non_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+    /* deleting: good for 60 s after the deletionTimestamp, then not */
+    t = time(NULL) - 30;
+    assert_true(strftime(past, sizeof(past), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t)) > 0);
+    put_pod(e, "p1", past);
+    assert_non_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+    t = time(NULL) - 90;
+    assert_true(strftime(past, sizeof(past), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t)) > 0);
+    put_pod(e, "p1", past);
+    assert_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+    /* replaced by a pod of the same name: another uid, not good */
+    put_pod(e, "p2", NULL);
+    assert_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+    /* deleted: not good */
+    put_pod(e, "p1", NULL);
+    assert_non_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+    assert_int_equal(store_delete(e->store, POD_KEY, 0, NULL, NULL), 0);
+    assert_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+
+    /* a secret: good while it exists, no pod or node extras */
+    put(e, "/core/secrets/team-a/s", "{\"kind\":\"Secret\",\"metadata\":{\"uid\":\"s-1\"}}");
+    strbuf_reset(&tok);
+    assert_int_equal(
+        bound_token(e, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"name\":\"s\"}", &tok, &why),
+        0);
+    assert_non_null(u = review_user(e, tok.buf, &a));
+    assert_null(extra_of(u, "authentication.kubernetes.io/pod-name"));
+    assert_null(extra_of(u, "authentication.kubernetes.io/node-name"));
+    cJSON_Delete(a);
+    assert_int_equal(store_delete(e->store, "/core/secrets/team-a/s", 0, NULL, NULL), 0);
+    assert_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+
+    /* a node: its name and uid; good while it exists */
+    put(e, "/core/nodes//n2", "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"uid\":\"n-2\"}}");
+    strbuf_reset(&tok);
+    assert_int_equal(
+        bound_token(e, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"n2\"}", &tok, &why), 0);
+    assert_non_null(u = review_user(e, tok.buf, &a));
+    assert_string_equal(extra_of(u, "authentication.kubernetes.io/node-name"), "n2");
+    assert_string_equal(extra_of(u, "authentication.kubernetes.io/node-uid"), "n-2");
+    assert_null(extra_of(u, "authentication.kubernetes.io/pod-name"));
+    cJSON_Delete(a);
+    assert_int_equal(store_delete(e->store, "/core/nodes//n2", 0, NULL, NULL), 0);
+    assert_null(review_user(e, tok.buf, &a));
+    cJSON_Delete(a);
+    strbuf_release(&why);
+    strbuf_release(&tok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_access_reviews, setup, teardown),
         cmocka_unit_test_setup_teardown(test_self_reviews, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bound_tokens, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

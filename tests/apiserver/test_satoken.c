@@ -28,7 +28,7 @@ static const char key_b[] = "fedcba9876543210fedcba9876543210";
 static void issue(const struct api_satokens *s, const char *const *aud, int64_t now,
                   struct strbuf *out)
 {
-    api_satokens_issue(s, "team-a", "robot", "uid-1", aud, now, 3600, out);
+    api_satokens_issue(s, "team-a", "robot", "uid-1", NULL, aud, now, 3600, out);
 }
 
 static void test_round_trip(void **state)
@@ -51,10 +51,52 @@ static void test_round_trip(void **state)
     assert_string_equal(c.audiences[1], "vault");
     assert_null(c.audiences[2]);
     assert_int_equal(strlen(c.jti), 36);
+    assert_null(c.bound.pod.name);
+    assert_null(c.bound.node.name);
     api_satoken_claims_release(&c);
     api_satoken_claims_release(&c); /* released twice is fine */
     strbuf_release(&tok);
     strbuf_release(&why);
+    api_satokens_free(s);
+}
+
+/* The bound-object claims as kube writes them ("kubernetes.io": {..., "pod": {name, uid},
+ * "node": {name, uid}}) come back from verification. */
+static void test_bound_claims(void **state)
+{
+    static const char *const aud[] = {API_SA_ISSUER, NULL};
+    char pod[] = "agent-x", pod_uid[] = "p-1", node[] = "n1", node_uid[] = "n-1";
+    struct api_satoken_binding b = {.pod = {.name = pod, .uid = pod_uid},
+                                    .node = {.name = node, .uid = node_uid}};
+    struct api_satokens *s = api_satokens_new(key_a, 32);
+    struct api_satoken_claims c = {0};
+    struct strbuf tok = STRBUF_INIT, why = STRBUF_INIT, claims = STRBUF_INIT;
+    const char *d1;
+    (void)state;
+
+    api_satokens_issue(s, "team-a", "robot", "uid-1", &b, aud, NOW, 3600, &tok);
+    d1 = strchr(tok.buf, '.');
+    assert_non_null(d1);
+    {
+        struct strbuf part = STRBUF_INIT;
+        strbuf_add(&part, d1 + 1, (size_t)(strchr(d1 + 1, '.') - d1 - 1));
+        assert_int_equal(base64url_decode(part.buf, &claims), 0);
+        strbuf_release(&part);
+    }
+    assert_non_null(strstr(claims.buf, "\"kubernetes.io\":{\"namespace\":\"team-a\","
+                                       "\"serviceaccount\":{\"name\":\"robot\",\"uid\":\"uid-1\"},"
+                                       "\"pod\":{\"name\":\"agent-x\",\"uid\":\"p-1\"},"
+                                       "\"node\":{\"name\":\"n1\",\"uid\":\"n-1\"}}"));
+    assert_int_equal(api_satokens_verify(s, tok.buf, NULL, NOW, &c, &why), 0);
+    assert_string_equal(c.bound.pod.name, "agent-x");
+    assert_string_equal(c.bound.pod.uid, "p-1");
+    assert_string_equal(c.bound.node.name, "n1");
+    assert_string_equal(c.bound.node.uid, "n-1");
+    assert_null(c.bound.secret.name);
+    api_satoken_claims_release(&c);
+    strbuf_release(&tok);
+    strbuf_release(&why);
+    strbuf_release(&claims);
     api_satokens_free(s);
 }
 
@@ -151,9 +193,8 @@ static void test_key_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_default_audience),
+        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_bound_claims),
+        cmocka_unit_test(test_refused),    cmocka_unit_test(test_default_audience),
         cmocka_unit_test(test_key_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,7 +159,7 @@ expect_out '  name: from-yaml' "YAML answer"
 expect_out '  "true": "yes"' "YAML answer quotes what would not read back"
 grep -qi '^content-type: application/yaml' "$TMP/headers" || fail "YAML answer Content-Type"
 cp "$TMP/out" "$TMP/get.yaml"
-kubectl get configmap from-yaml -n team-a -o json >"$TMP/get.json"
+kubectl get configmap from-yaml -n team-a -o json --show-managed-fields >"$TMP/get.json"
 if python3 -c 'import yaml' 2>/dev/null; then
     python3 -c 'import sys, json, yaml
 sys.exit(yaml.safe_load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \

@@ -4,7 +4,8 @@
 # component run with nothing but a `kubectl create token` of its own ServiceAccount. Each must
 # do its whole job under those rules, and be refused (403) a listed set of requests beyond them:
 #
-#  - koord manager: leads on its Lease, renders the NodeSLO from slo-controller-config, writes
+#  - koord manager: leads on its Lease, renders the NodeSLO from slo-controller-config, keeps
+#    one slo.koordinator.sh NodeMetric per Node (created, deleted with the Node), writes
 #    the batch resources on the Node status from a NodeMetric report (whose client certificate it
 #    checks against the CA it reads from kube-system/extension-apiserver-authentication),
 #    keeps the caBundle of the two webhook configurations of deploy/webhooks.yaml, shares its
@@ -12,11 +13,14 @@
 #    ElasticQuota;
 #  - koord scheduler: leads on its Lease, binds a pod and records the Scheduled Event, preempts
 #    the pod no PodDisruptionBudget protects and records Preempted;
-#  - koord agent (koordlet): reads its Node, pods and NodeSLO, evicts a BE pod under memory
-#    pressure through pods/eviction and records the Event, and reports its usage in the
-#    slo.koordinator.sh NodeMetric (--report-mode crd). Its default report, straight to the
-#    manager, needs the node-name extra of a pod-bound token (docs/install.md), which koord
-#    apiserver does not issue: the manager refuses the plain token, checked below as a 403.
+#  - koord agent (koordlet), with the token the kubelet mounts for its DaemonSet pod (bound to
+#    a pod on agent-node): reads its Node, pods and NodeSLO, evicts a BE pod under memory
+#    pressure through pods/eviction and records the Event, and reports its usage straight to
+#    the manager's NodeMetric API, which takes the token's node-name extra as the node's
+#    identity; the same token may not report for another node, the plain ServiceAccount token
+#    for none (403), and once the pod is deleted the token no longer authenticates. A second
+#    agent in --report-mode crd (upstream koordlet's way) reports into the slo.koordinator.sh
+#    NodeMetric the manager created.
 #
 # Waits poll with deadlines.
 . "$(dirname "$0")/lib.sh"
@@ -26,10 +30,10 @@ command -v curl >/dev/null || skip "curl not installed"
 D=$KOORD_SOURCE_DIR/deploy
 NS=koordinator-system
 start_apiserver "$TMP/data" --authorization-mode=Node,RBAC
-manager="" sched="" agent=""
+manager="" sched="" agent="" agent2=""
 cleanup() {
-    kill -9 $pid $manager $sched $agent 2>/dev/null || true
-    wait $pid $manager $sched $agent 2>/dev/null || true
+    kill -9 $pid $manager $sched $agent $agent2 2>/dev/null || true
+    wait $pid $manager $sched $agent $agent2 2>/dev/null || true
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -103,6 +107,26 @@ nodeslo_from_config() {
 }
 wait_for "NodeSLO of agent-node from slo-controller-config" nodeslo_from_config
 wait_for "NodeSLO of plain-node" kubectl get nodeslo plain-node
+# --nodemetric-crd auto (the default), and the CRD is installed: the manager keeps one
+# slo.koordinator.sh NodeMetric per Node for agents in crd mode (upstream's koordlet), its spec
+# the collect policy of deploy's colocation-config, and deletes it with its Node.
+crd_spec() {
+    [ "$(kubectl get nodemetrics.slo.koordinator.sh "$1" \
+        -o jsonpath='{.spec.metricCollectPolicy.aggregateDurationSeconds}/{.spec.metricCollectPolicy.reportIntervalSeconds}')" = 300/60 ]
+}
+wait_for "slo.koordinator.sh NodeMetric of agent-node" crd_spec agent-node
+wait_for "slo.koordinator.sh NodeMetric of plain-node" crd_spec plain-node
+k create -f - <<'EOF'
+apiVersion: v1
+kind: Node
+metadata: {name: gone-node}
+EOF
+expect_rc 0 "create gone-node"
+wait_for "slo.koordinator.sh NodeMetric of gone-node" crd_spec gone-node
+k delete node gone-node
+expect_rc 0 "delete gone-node"
+crd_gone() { ! kubectl get nodemetrics.slo.koordinator.sh "$1" >/dev/null 2>&1; }
+wait_for "the NodeMetric of gone-node deleted with it" crd_gone gone-node
 ca_bundle_set() {
     [ -n "$(kubectl get mutatingwebhookconfiguration koordinator-mutating-webhook-configuration \
         -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" ] &&
@@ -149,6 +173,24 @@ profile_tree() {
 wait_for "the profile's tree id" profile_tree
 
 # ---- koord scheduler ----
+# No APIService for the manager's NodeMetric API here: the scheduler's LoadAware reads the
+# slo.koordinator.sh NodeMetrics, which the manager keeps, and (as upstream's, whose
+# enableScheduleWhenNodeMetricsExpired is false by default) filters out a node whose NodeMetric
+# has no fresh report. node_reports NODE...: each node's agent reports the node idle (written
+# here by the admin, as upstream's koordlet would write it) once the manager made the object.
+# Idle matters for the preemption below: LoadAware's filter counts a pod bound since the report
+# at 85 % of its request, so a 2-CPU node with one 1500m pod is at 63.75 %, under the 65 %
+# threshold, and stays a preemption candidate.
+node_reports() {
+    local n
+    for n in "$@"; do
+        wait_for "slo.koordinator.sh NodeMetric of $n" crd_spec "$n"
+        k patch nodemetrics.slo.koordinator.sh "$n" --subresource status --type merge -p \
+            "{\"status\":{\"updateTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",\"nodeMetric\":{\"nodeUsage\":{\"resources\":{\"cpu\":\"0\",\"memory\":\"0\"}}}}}"
+        expect_rc 0 "report of $n"
+    done
+}
+node_reports plain-node agent-node
 # deploy/scheduler.yaml's arguments (the address local).
 "$KOORD" scheduler --kubeconfig "$TMP/kc-koord-scheduler" --leader-elect=true \
     --leader-elect-resource-namespace=$NS --authentication-skip-lookup=true --feature-gates= \
@@ -189,6 +231,7 @@ status:
 EOF
     expect_rc 0 "create node $n"
 done
+node_reports sched-1 sched-2
 k create -f - <<'EOF'
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -275,16 +318,45 @@ echo 0 >"$cg/cpuacct/$be/cpuacct.usage"
 printf 'cpu  1000 0 1000 100000 0 0 0 0 0 0\ncpu0 1000 0 1000 100000 0 0 0 0 0 0\n' >"$host/proc/stat"
 printf 'MemTotal:       16777216 kB\nMemFree:         1677721 kB\nMemAvailable:    1677721 kB\n' \
     >"$host/proc/meminfo"
-# The slo.koordinator.sh NodeMetric the agent reports into (upstream's koord-manager creates
-# one per node; koord's manager serves its own NodeMetric API instead, so the admin does here).
-k create -f - <<'EOF'
-apiVersion: slo.koordinator.sh/v1alpha1
-kind: NodeMetric
-metadata: {name: agent-node}
-spec: {metricCollectPolicy: {aggregateDurationSeconds: 60, reportIntervalSeconds: 1, nodeAggregatePolicy: {durations: [5m]}}}
+# The agent as its DaemonSet pod runs it: a pod of the koordlet ServiceAccount on agent-node,
+# and the token the kubelet mounts for it (a TokenRequest bound to that pod), read from a file
+# (kubeconfig tokenFile, as in-cluster config reads the projected token). It reports to the
+# manager's NodeMetric API directly (its default, --manager-address as deploy/koordlet.yaml
+# sets it), which takes the token's node-name extra as agent-node's identity.
+k create -f - <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: koordlet-agent-node, namespace: $NS}
+spec:
+  serviceAccountName: koordlet
+  nodeName: agent-node
+  containers: [{name: koordlet, image: koord}]
 EOF
-expect_rc 0 "create the NodeMetric CRD object of agent-node"
-"$KOORD" agent --node-name agent-node --kubeconfig "$TMP/kc-koordlet" --report-mode crd \
+expect_rc 0 "create the agent's pod on agent-node"
+k -n $NS create token koordlet --bound-object-kind Pod --bound-object-name koordlet-agent-node \
+    --duration 2h
+expect_rc 0 "create a token bound to the agent's pod"
+mkdir -p "$TMP/projected"
+cp "$TMP/out" "$TMP/projected/token"
+cat >"$TMP/kc-koordlet-pod" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://$server", certificate-authority: "$TMP/data/pki/ca.crt"}}]
+users: [{name: u, user: {tokenFile: "$TMP/projected/token"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+EOF
+# Who the token is: the ServiceAccount, with the pod and its node as extras.
+k --kubeconfig "$TMP/kc-koordlet-pod" auth whoami -o json
+expect_rc 0 "whoami with the pod-bound token"
+expect_out "system:serviceaccount:$NS:koordlet" "whoami with the pod-bound token"
+for want in '"authentication.kubernetes.io/pod-name": *\[ *"koordlet-agent-node"' \
+    '"authentication.kubernetes.io/node-name": *\[ *"agent-node"' \
+    '"authentication.kubernetes.io/pod-uid"' '"authentication.kubernetes.io/node-uid"'; do
+    tr -d '\n' <"$TMP/out" | grep -Eq "$want" || fail "whoami extras lack $want: $(cat "$TMP/out")"
+done
+"$KOORD" agent --node-name agent-node --kubeconfig "$TMP/kc-koordlet-pod" \
+    --manager-address "https://$maddr" --manager-ca-file "$mca" \
     --cgroup-root "$cg" --proc-root "$host/proc" --sys-root "$host/sys" --cgroup-version v1 \
     --cgroup-driver cgroupfs --resctrl-root "$host/sys/fs/resctrl" \
     --feature-gates BEMemoryEvict=true,BECPUSuppress=false \
@@ -300,11 +372,41 @@ evict_event() {
         grep -q evictPodSuccess
 }
 wait_for "the agent's Event on be-job" evict_event
-reported() {
+# The report landed in the manager's NodeMetric of agent-node (read with the same token:
+# every authenticated user may read).
+ptok=$(cat "$TMP/projected/token")
+nm_get() {
+    curl -sf --cacert "$mca" -H "Authorization: Bearer $ptok" \
+        "https://$maddr/apis/metrics.koordinator.sh/v1alpha1/nodemetrics/$1" >"$TMP/nm.json"
+}
+reported() { nm_get agent-node && grep -q '"nodeUsage":{"resources":{[^}]*"memory"' "$TMP/nm.json"; }
+wait_for "the agent's report in the manager's NodeMetric of agent-node" reported
+# The same token may not report for another node: 403.
+put_status() {
+    curl -s -o "$TMP/out" -w '%{http_code}' --cacert "$mca" -X PUT \
+        -H "Authorization: Bearer $1" -H 'Content-Type: application/json' \
+        --data "{\"apiVersion\":\"metrics.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\",\"metadata\":{\"name\":\"$2\"},\"status\":{}}" \
+        "https://$maddr/apis/metrics.koordinator.sh/v1alpha1/nodemetrics/$2/status"
+}
+code=$(put_status "$ptok" plain-node)
+[ "$code" = 403 ] || fail "pod-bound token of agent-node reporting for plain-node: $code, want 403: $(cat "$TMP/out")"
+# An agent in --report-mode crd (as upstream's koordlet reports), with the plain ServiceAccount
+# token: its report lands in the slo.koordinator.sh NodeMetric the manager created.
+"$KOORD" agent --node-name agent-node --kubeconfig "$TMP/kc-koordlet" --report-mode crd \
+    --enable-qos=false --cgroup-root "$cg" --proc-root "$host/proc" --sys-root "$host/sys" \
+    --cgroup-version v1 --cgroup-driver cgroupfs --resctrl-root "$host/sys/fs/resctrl" \
+    --listen 127.0.0.1:0 --ready-file "$TMP/a2.ready" >>"$TMP/agent-crd.log" 2>&1 &
+agent2=$!
+wait_for "crd-mode agent running" test -s "$TMP/a2.ready"
+reported_crd() {
     [ -n "$(kubectl get nodemetrics.slo.koordinator.sh agent-node \
         -o jsonpath='{.status.nodeMetric.nodeUsage.resources.memory}')" ]
 }
-wait_for "the agent's report in the NodeMetric of agent-node" reported
+wait_for "the crd-mode agent's report in the slo.koordinator.sh NodeMetric of agent-node" reported_crd
+kill -TERM "$agent2"
+wait "$agent2" || fail "crd-mode agent exit status $?"
+agent2=""
+grep -qi 'forbidden\|permission denied' "$TMP/agent-crd.log" && fail "crd-mode agent refused something: $(grep -i 'forbidden\|permission denied' "$TMP/agent-crd.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/agent.log" && fail "agent refused something: $(grep -i 'forbidden\|permission denied' "$TMP/agent.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/scheduler.log" && fail "scheduler refused something: $(grep -i 'forbidden\|permission denied' "$TMP/scheduler.log")"
 grep -qi 'forbidden\|permission denied' "$TMP/manager.log" && fail "manager refused something: $(grep -i 'forbidden\|permission denied' "$TMP/manager.log")"
@@ -382,6 +484,13 @@ as koordlet auth can-i delete pods
 expect_rc 1 "koordlet can-i delete pods"
 as koordlet auth can-i create pods --subresource eviction
 expect_rc 0 "koordlet can-i create pods/eviction"
+
+# The pod goes (force-deleted, as the kubelet confirms it): its token stops authenticating.
+k -n $NS delete pod koordlet-agent-node --grace-period=0 --force
+expect_rc 0 "delete the agent's pod"
+k --kubeconfig "$TMP/kc-koordlet-pod" auth whoami
+expect_rc 1 "whoami with the token of a deleted pod"
+expect_out "Unauthorized" "whoami with the token of a deleted pod"
 
 kill -TERM "$agent" "$sched" "$manager"
 wait "$agent" || fail "agent exit status $?"
