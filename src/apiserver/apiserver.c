@@ -3798,7 +3798,7 @@ static bool eviction_options(struct call *c, const cJSON *opts, int64_t *ret_gra
                              "the deleteOptions' dryRun");
         return false;
     }
-    *ret_grace = cJSON_IsNumber(g) ? (g->valuedouble < 0 ? 1 : (int64_t)g->valuedouble) : -1;
+    *ret_grace = g && cJSON_IsNumber(g) ? (g->valuedouble < 0 ? 1 : (int64_t)g->valuedouble) : -1;
     return true;
 }
 
