@@ -576,7 +576,6 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
     for (size_t i = 0; i < f->nnodes; i++) {
         f->nodes[i].def = &o->trace->nodes[i];
         f->nodes[i].client = o->admin;
-        f->nodes[i].cpu_evict_ms = 0;
         hmap_upsert(&f->node_index, o->trace->nodes[i].name)->num = (double)i;
     }
     if ((r = create_namespaces(f, err)) < 0)
@@ -1173,8 +1172,6 @@ static void node_qos(struct sim_fleet *f, size_t n, double t, double dt, int64_t
             }
             qos_memevict_plan_release(&plan);
         }
-        if (!ns->cpu_evict_ms)
-            ns->cpu_evict_ms = now_ms; /* the agent's start: the first cool-down */
         if (!qos_cpuevict_cooling(ns->cpu_evict_ms, now_ms)) {
             struct qos_cpuevict_plan plan = {0};
             int64_t window = qos_cpuevict_window_seconds(1, &thr);
@@ -1220,8 +1217,12 @@ static void node_qos(struct sim_fleet *f, size_t n, double t, double dt, int64_t
 
 void sim_fleet_qos(struct sim_fleet *f, double t, double dt, int64_t now_ms)
 {
-    for (size_t n = 0; n < f->nnodes; n++)
+    for (size_t n = 0; n < f->nnodes; n++) {
+        /* the agent's start, which the CPU evictor's first cool-down counts from */
+        if (!f->nodes[n].cpu_evict_ms)
+            f->nodes[n].cpu_evict_ms = now_ms;
         node_qos(f, n, t, dt, now_ms);
+    }
 }
 
 /* ---- reports ---- */
