@@ -88,7 +88,7 @@ static int split(struct lines *l, const char *line, size_t len, struct field *f,
         if (i < len && line[i] != ',')
             continue;
         if (n == want) {
-            return fail(l, i + 1, "more than %zu columns", want);
+            return fail(l, start + 1, "more than %zu columns", want);
         }
         f[n++] = (struct field){.p = line + start, .len = i - start, .col = start + 1};
         start = i + 1;
@@ -152,8 +152,10 @@ static int header(struct lines *l, const char *want)
     const char *line;
     size_t len;
 
-    if (!next_line(l, &line, &len))
+    if (!next_line(l, &line, &len)) {
+        l->lineno = 1;
         return fail(l, 1, "empty file: the header \"%s\" is missing", want);
+    }
     if (len != strlen(want) || memcmp(line, want, len))
         return fail(l, 1, "the header must be \"%s\"", want);
     return 0;
