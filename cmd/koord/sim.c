@@ -75,8 +75,9 @@ static void *signal_main(void *arg)
     sigset_t *sigs = arg;
     int sig = 0;
 
-    (void)sigwait(sigs, &sig);
-    atomic_store(&stop_flag, true);
+    /* SIGUSR1 is the command's own "done" (below), not a stop */
+    if (sigwait(sigs, &sig) == 0 && sig != SIGUSR1)
+        atomic_store(&stop_flag, true);
     return NULL;
 }
 
@@ -339,8 +340,7 @@ int cmd_sim(int argc, char **argv)
             }
             made_state = true;
         } else if (mkdir(state, 0700) < 0 && errno != EEXIST) {
-            (void)fprintf(stderr, "koord sim: cannot create \"%s\": %s\n", state,
-                          err_str(-errno));
+            (void)fprintf(stderr, "koord sim: cannot create \"%s\": %s\n", state, err_str(-errno));
             goto out;
         }
         if (!(exe = realpath("/proc/self/exe", NULL))) {
@@ -348,7 +348,7 @@ int cmd_sim(int argc, char **argv)
             goto out;
         }
     }
-    cmd_block_stop_signals(&sigs, 0);
+    cmd_block_stop_signals(&sigs, SIGUSR1);
     if (pthread_create(&sig_thread, NULL, signal_main, &sigs) != 0) {
         (void)fprintf(stderr, "koord sim: cannot start the signal thread\n");
         goto out;
@@ -384,7 +384,7 @@ int cmd_sim(int argc, char **argv)
         if (r == -EINTR)
             break;
     }
-    (void)pthread_kill(sig_thread, SIGTERM);
+    (void)pthread_kill(sig_thread, SIGUSR1);
     (void)pthread_join(sig_thread, NULL);
     if (nruns) {
         struct sim_report_meta meta = {.trace = pods,
@@ -401,8 +401,8 @@ int cmd_sim(int argc, char **argv)
             (void)fprintf(stderr, "koord sim: cannot write the report (%s): %s\n",
                           wfail ? wfail : out, err_str(r));
         else
-            (void)printf("\nreport: %s/report.html, %s/summary.csv, %s/timeseries.csv\n", out,
-                         out, out);
+            (void)printf("\nreport: %s/report.html, %s/summary.csv, %s/timeseries.csv\n", out, out,
+                         out);
         rc = r < 0 || nruns < (size_t)(want[0] + want[1]) ? 1 : 0;
     }
 out:

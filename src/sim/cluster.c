@@ -28,14 +28,13 @@
 #define STEP_MS     30000
 #define STOP_WAIT_S 10
 
-static const struct kube_resource res_crds = {"apiextensions.k8s.io", "v1",
-                                              "customresourcedefinitions",
-                                              "CustomResourceDefinition", false};
+static const struct kube_resource res_crds = {
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false};
 static const struct kube_resource res_priorityclasses = {"scheduling.k8s.io", "v1",
                                                          "priorityclasses", "PriorityClass", false};
 static const struct kube_resource res_namespaces = {"", "v1", "namespaces", "Namespace", false};
-static const struct kube_resource res_apiservices = {
-    "apiregistration.k8s.io", "v1", "apiservices", "APIService", false};
+static const struct kube_resource res_apiservices = {"apiregistration.k8s.io", "v1", "apiservices",
+                                                     "APIService", false};
 static const struct kube_resource res_mutating = {"admissionregistration.k8s.io", "v1",
                                                   "mutatingwebhookconfigurations",
                                                   "MutatingWebhookConfiguration", false};
@@ -133,7 +132,7 @@ static void stop_child(pid_t *pid)
     if (*pid <= 0)
         return;
     (void)kill(*pid, SIGTERM);
-    deadline = mono_ms() + STOP_WAIT_S * 1000;
+    deadline = mono_ms() + (int64_t)STOP_WAIT_S * 1000;
     while (waitpid(*pid, NULL, WNOHANG) == 0) {
         if (mono_ms() > deadline) {
             (void)kill(*pid, SIGKILL);
@@ -203,12 +202,12 @@ static int create(struct kube_client *c, const struct kube_resource *res, const 
     return r;
 }
 
-static int apply_basics(struct kube_client *c, const struct sim_cluster_opts *o,
-                        struct strbuf *err)
+static int apply_basics(struct kube_client *c, const struct sim_cluster_opts *o, struct strbuf *err)
 {
-    static const char *const classes[][2] = {
-        {"koord-prod", "9000"}, {"koord-mid", "7000"}, {"koord-batch", "5000"},
-        {"koord-free", "3000"}};
+    static const char *const classes[][2] = {{"koord-prod", "9000"},
+                                             {"koord-mid", "7000"},
+                                             {"koord-batch", "5000"},
+                                             {"koord-free", "3000"}};
     int r = 0;
 
     for (const struct api_kind *const *k = api_kinds(); *k && r == 0; k++) {
@@ -290,8 +289,8 @@ static int wait_until(bool (*pred)(struct kube_client *), struct kube_client *c,
     return -ETIMEDOUT;
 }
 
-static int start_child(const char *exe, const char *const *argv, const char *state, const char *name,
-                       pid_t *pid, unsigned *port, struct strbuf *err)
+static int start_child(const char *exe, const char *const *argv, const char *state,
+                       const char *name, pid_t *pid, unsigned *port, struct strbuf *err)
 {
     char *log = NULL, *ready = NULL;
     struct strbuf lf = STRBUF_INIT, rf = STRBUF_INIT;
@@ -325,8 +324,7 @@ int sim_cluster_start(const struct sim_cluster_opts *o, struct sim_cluster *c, s
     *c = (struct sim_cluster){0};
     if (mkdir(o->state_dir, 0700) < 0 && errno != EEXIST) {
         r = -errno;
-        strbuf_addf(err, "cannot create the state directory \"%s\": %s", o->state_dir,
-                    err_str(r));
+        strbuf_addf(err, "cannot create the state directory \"%s\": %s", o->state_dir, err_str(r));
         return r;
     }
     c->state_dir = xstrdup(o->state_dir);
@@ -336,11 +334,18 @@ int sim_cluster_start(const struct sim_cluster_opts *o, struct sim_cluster *c, s
     strbuf_addf(&s1, "%s/apiserver", o->state_dir);
     strbuf_addf(&s2, "%s/apiserver.ready", o->state_dir);
     {
-        const char *argv[] = {exe,         "apiserver",          "--data-dir",   s1.buf,
-                        "--listen",  "127.0.0.1:0",        "--ready-file", s2.buf,
-                        "--write-kubeconfig", c->kubeconfig, NULL};
-        if ((r = start_child(exe, argv, o->state_dir, "apiserver", &c->apiserver, &port, err)) <
-            0)
+        const char *argv[] = {exe,
+                              "apiserver",
+                              "--data-dir",
+                              s1.buf,
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--ready-file",
+                              s2.buf,
+                              "--write-kubeconfig",
+                              c->kubeconfig,
+                              NULL};
+        if ((r = start_child(exe, argv, o->state_dir, "apiserver", &c->apiserver, &port, err)) < 0)
             goto fail;
     }
     {
@@ -364,24 +369,24 @@ int sim_cluster_start(const struct sim_cluster_opts *o, struct sim_cluster *c, s
     strbuf_addf(&s4, "%s/manager.ready", o->state_dir);
     {
         const char *argv[] = {exe,
-                        "manager",
-                        "--kubeconfig",
-                        c->kubeconfig,
-                        "--listen",
-                        "127.0.0.1:0",
-                        "--cert-dir",
-                        s3.buf,
-                        "--ready-file",
-                        s4.buf,
-                        "--register-apiservice",
-                        "127.0.0.1:0",
-                        "--webhook-listen",
-                        "127.0.0.1:0",
-                        "--register-webhooks",
-                        "127.0.0.1:0",
-                        "--leader-election-lease-duration",
-                        "15",
-                        NULL};
+                              "manager",
+                              "--kubeconfig",
+                              c->kubeconfig,
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--cert-dir",
+                              s3.buf,
+                              "--ready-file",
+                              s4.buf,
+                              "--register-apiservice",
+                              "127.0.0.1:0",
+                              "--webhook-listen",
+                              "127.0.0.1:0",
+                              "--register-webhooks",
+                              "127.0.0.1:0",
+                              "--leader-election-lease-duration",
+                              "15",
+                              NULL};
         if ((r = start_child(exe, argv, o->state_dir, "manager", &c->manager, &mport, err)) < 0)
             goto fail;
     }
@@ -417,20 +422,19 @@ int sim_cluster_start(const struct sim_cluster_opts *o, struct sim_cluster *c, s
     strbuf_addf(&s1, "%s/scheduler.ready", o->state_dir);
     {
         const char *argv[] = {exe,
-                        "scheduler",
-                        "--kubeconfig",
-                        c->kubeconfig,
-                        "--scheduler-name",
-                        "koord-scheduler",
-                        "--scheduler-name",
-                        "default-scheduler",
-                        "--listen",
-                        "127.0.0.1:0",
-                        "--ready-file",
-                        s1.buf,
-                        NULL};
-        if ((r = start_child(exe, argv, o->state_dir, "scheduler", &c->scheduler, &port, err)) <
-            0)
+                              "scheduler",
+                              "--kubeconfig",
+                              c->kubeconfig,
+                              "--scheduler-name",
+                              "koord-scheduler",
+                              "--scheduler-name",
+                              "default-scheduler",
+                              "--listen",
+                              "127.0.0.1:0",
+                              "--ready-file",
+                              s1.buf,
+                              NULL};
+        if ((r = start_child(exe, argv, o->state_dir, "scheduler", &c->scheduler, &port, err)) < 0)
             goto fail;
     }
     r = 0;

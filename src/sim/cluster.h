@@ -27,14 +27,14 @@ struct kube_client;
 struct sim_cluster_opts {
     const char *exe;       /* the koord binary ("/proc/self/exe") */
     const char *state_dir; /* created if missing; must be empty of a previous run's state */
-    bool colocation; /* off: colocation-config enabled, batch thresholds 0 (see .c) */
+    bool colocation;       /* off: colocation-config enabled, batch thresholds 0 (see .c) */
     /* slo-controller-config for a compressed trace (docs/sim.md): */
-    unsigned report_interval_s;    /* metricReportIntervalSeconds */
-    unsigned aggregate_s;          /* metricAggregateDurationSeconds */
-    unsigned update_threshold_s;   /* updateTimeThresholdSeconds */
-    double diff_threshold;         /* resourceDiffThreshold */
-    unsigned suppress_percent;     /* cpuSuppressThresholdPercent */
-    unsigned memory_evict_percent; /* memoryEvictThresholdPercent */
+    unsigned report_interval_s;                            /* metricReportIntervalSeconds */
+    unsigned aggregate_s;                                  /* metricAggregateDurationSeconds */
+    unsigned update_threshold_s;                           /* updateTimeThresholdSeconds */
+    double diff_threshold;                                 /* resourceDiffThreshold */
+    unsigned suppress_percent;                             /* cpuSuppressThresholdPercent */
+    unsigned memory_evict_percent;                         /* memoryEvictThresholdPercent */
     unsigned be_satisfaction_lower, be_satisfaction_upper; /* cpuEvictBESatisfaction*Percent */
 };
 

@@ -59,19 +59,19 @@ struct ppod {
     size_t trace; /* index of the trace pod: the model's pod number */
     char name[160];
     enum sim_class cls;
-    double delete_s;       /* LS: trace time it ends; < 0: never */
-    double need_s;         /* BE: trace seconds it still has to run; < 0: forever */
-    unsigned gen;          /* re-creations before this one */
-    double create_wall;    /* monotonic seconds at creation */
-    double bind_wall;      /* ... at binding, 0 until bound */
-    double run_since;      /* under f->lock: trace time it was bound, -1 before */
-    enum pod_state st;     /* under f->lock */
-    int node;              /* under f->lock; -1 until bound */
-    bool start_queued;     /* under f->lock */
-    bool delete_queued;    /* under f->lock */
-    bool ours;             /* under f->lock: the trace ended it */
-    const char *evicted_by; /* under f->lock: the feature that evicted it */
-    bool created;          /* the API server accepted it */
+    double delete_s;            /* LS: trace time it ends; < 0: never */
+    double need_s;              /* BE: trace seconds it still has to run; < 0: forever */
+    unsigned gen;               /* re-creations before this one */
+    double create_wall;         /* monotonic seconds at creation */
+    double bind_wall;           /* ... at binding, 0 until bound */
+    double run_since;           /* under f->lock: trace time it was bound, -1 before */
+    enum pod_state st;          /* under f->lock */
+    int node;                   /* under f->lock; -1 until bound */
+    bool start_queued;          /* under f->lock */
+    bool delete_queued;         /* under f->lock */
+    bool ours;                  /* under f->lock: the trace ended it */
+    const char *evicted_by;     /* under f->lock: the feature that evicted it */
+    bool created;               /* the API server accepted it */
     int64_t cpu_used, mem_used; /* the model's last tick (caller's thread) */
 };
 
@@ -185,9 +185,8 @@ static int node_of(struct sim_fleet *f, const char *name)
 static struct ppod *ppod_of(struct sim_fleet *f, const cJSON *obj, size_t *ret_idx)
 {
     const cJSON *meta = cJSON_GetObjectItem(obj, "metadata");
-    const char *v =
-        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(meta, "labels"),
-                                                 SIM_LABEL_INDEX));
+    const char *v = cJSON_GetStringValue(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(meta, "labels"), SIM_LABEL_INDEX));
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(meta, "name"));
     uint32_t i;
 
@@ -205,8 +204,8 @@ static void pod_seen(void *ud, const struct kube_object *o)
     struct sim_fleet *f = ud;
     const cJSON *obj = kube_object_json(o);
     const char *node = kube_object_node_name(o);
-    bool deleting = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"),
-                                        "deletionTimestamp") != NULL;
+    bool deleting =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "deletionTimestamp") != NULL;
     struct ppod *p;
     size_t i;
     int n;
@@ -265,7 +264,8 @@ static int64_t alloc_value(const cJSON *node, const char *res, bool milli)
     struct quantity v;
     int64_t x = 0;
 
-    if (!q || quantity_parse(q, &v) < 0 || (milli ? quantity_milli(&v, &x) : quantity_value(&v, &x)) < 0)
+    if (!q || quantity_parse(q, &v) < 0 ||
+        (milli ? quantity_milli(&v, &x) : quantity_value(&v, &x)) < 0)
         return 0;
     return x;
 }
@@ -306,8 +306,8 @@ static void slo_seen(void *ud, const struct kube_object *o)
     if (n < 0)
         return;
     if (qos_slo_from_nodeslo(kube_object_json(o), &slo, &why) < 0) {
-        log_warn(COMP, "NodeSLO of node \"%s\" does not decode: %s, ignoring",
-                 kube_object_name(o), why.buf);
+        log_warn(COMP, "NodeSLO of node \"%s\" does not decode: %s, ignoring", kube_object_name(o),
+                 why.buf);
         strbuf_release(&why);
         return;
     }
@@ -444,8 +444,7 @@ static int node_client(struct sim_fleet *f, const struct tls_pem *ca, size_t n, 
     cfg->key_file = strbuf_detach(&key, NULL);
     cfg->qps = 0;
     if ((r = kube_client_new(cfg, &ns->client)) < 0) {
-        strbuf_addf(err, "cannot create the client of node \"%s\": %s", ns->def->name,
-                    err_str(r));
+        strbuf_addf(err, "cannot create the client of node \"%s\": %s", ns->def->name, err_str(r));
         goto out;
     }
     ns->own_client = true;
@@ -586,7 +585,7 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
         if ((r = register_node(f, i, now, err)) < 0)
             goto fail;
     if (o->manager_url) {
-        if ((r = mkdir(o->cert_dir, 0700)) < 0 && errno != EEXIST) {
+        if (mkdir(o->cert_dir, 0700) < 0 && errno != EEXIST) {
             r = -errno;
             strbuf_addf(err, "cannot create \"%s\": %s", o->cert_dir, err_str(r));
             goto fail;
@@ -598,33 +597,30 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
                 goto fail;
     }
 
-    f->rec = kube_recorder_new(o->admin, &(struct kube_recorder_opts){
-                                             .component = QOS_EVICT_EVENT_COMPONENT});
-    if ((r = qos_evict_api_new(&(struct qos_evict_api_opts){.client = o->admin,
-                                                            .recorder = f->rec},
+    f->rec = kube_recorder_new(
+        o->admin, &(struct kube_recorder_opts){.component = QOS_EVICT_EVENT_COMPONENT});
+    if ((r = qos_evict_api_new(&(struct qos_evict_api_opts){.client = o->admin, .recorder = f->rec},
                                &f->evict)) < 0) {
         strbuf_addf(err, "cannot start the evictor: %s", err_str(r));
         goto fail;
     }
-    f->pod_inf = kube_informer_new(o->admin, &(struct kube_informer_opts){
-                                                 .resource = &kube_res_pods,
-                                                 .label_selector = SIM_LABEL_INDEX,
-                                                 .index_node_name = true});
-    f->node_inf = kube_informer_new(o->admin, &(struct kube_informer_opts){
-                                                  .resource = &kube_res_nodes,
-                                                  .label_selector = "sim.koordinator.sh/fleet"});
+    f->pod_inf =
+        kube_informer_new(o->admin, &(struct kube_informer_opts){.resource = &kube_res_pods,
+                                                                 .label_selector = SIM_LABEL_INDEX,
+                                                                 .index_node_name = true});
+    f->node_inf = kube_informer_new(
+        o->admin, &(struct kube_informer_opts){.resource = &kube_res_nodes,
+                                               .label_selector = "sim.koordinator.sh/fleet"});
     f->slo_inf =
         kube_informer_new(o->admin, &(struct kube_informer_opts){.resource = &kube_res_nodeslos});
     CHECK(f->pod_inf && f->node_inf && f->slo_inf);
-    CHECK(kube_informer_add_handlers(f->pod_inf, &(struct kube_handlers){
-                                                     .on_add = pod_add,
-                                                     .on_update = pod_update,
-                                                     .on_delete = pod_delete,
-                                                     .userdata = f}) == 0);
-    CHECK(kube_informer_add_handlers(f->node_inf,
-                                     &(struct kube_handlers){.on_add = node_add,
-                                                             .on_update = node_update,
-                                                             .userdata = f}) == 0);
+    CHECK(kube_informer_add_handlers(f->pod_inf, &(struct kube_handlers){.on_add = pod_add,
+                                                                         .on_update = pod_update,
+                                                                         .on_delete = pod_delete,
+                                                                         .userdata = f}) == 0);
+    CHECK(kube_informer_add_handlers(f->node_inf, &(struct kube_handlers){.on_add = node_add,
+                                                                          .on_update = node_update,
+                                                                          .userdata = f}) == 0);
     CHECK(kube_informer_add_handlers(f->slo_inf, &(struct kube_handlers){.on_add = slo_add,
                                                                          .on_update = slo_update,
                                                                          .userdata = f}) == 0);
@@ -757,7 +753,7 @@ static size_t add_ppod(struct sim_fleet *f, size_t trace, const char *name, doub
     (void)pthread_mutex_lock(&f->lock);
     if (f->npods == f->apods) {
         f->apods = f->apods ? f->apods * 2 : 1024;
-        f->pods = xrealloc(f->pods, f->apods * sizeof(*f->pods));
+        f->pods = xrealloc(f->pods, f->apods * sizeof(struct ppod *));
     }
     idx = f->npods++;
     f->pods[idx] = p;
@@ -797,8 +793,8 @@ static int delete_now(struct sim_fleet *f, const struct ppod *p)
     kube_path(&kube_res_pods, ns_of(p->cls), p->name, NULL, &path);
     /* a write racing ours (the scheduler, an eviction) answers 409: try again */
     for (int i = 0; i < 5; i++) {
-        r = kube_request(f->o.admin, "DELETE", path.buf, "{\"gracePeriodSeconds\": 0}", NULL,
-                         NULL, &st);
+        r = kube_request(f->o.admin, "DELETE", path.buf, "{\"gracePeriodSeconds\": 0}", NULL, NULL,
+                         &st);
         if (r != -ESTALE)
             break;
     }
@@ -825,21 +821,25 @@ static void start_pod(struct sim_fleet *f, const struct ppod *p, int node, size_
     struct strbuf sb = STRBUF_INIT;
     struct kube_status st = {0};
     char now[RFC3339_STR_MAX], ip[32];
-    const char *qos = p->cls == SIM_LS ? "Guaranteed" : f->o.colocation ? "BestEffort" : "Burstable";
+    const char *qos = p->cls == SIM_LS  ? "Guaranteed"
+                      : f->o.colocation ? "BestEffort"
+                                        : "Burstable";
     cJSON *patch;
     int r;
 
     now_rfc3339(now);
     host_ip((size_t)node, ip, sizeof(ip));
-    strbuf_addf(&sb, "{\"status\": {\"phase\": \"Running\", \"hostIP\": \"%s\", \"hostIPs\": "
-                     "[{\"ip\": \"%s\"}], \"podIP\": \"172.%zu.%zu.%zu\", \"startTime\": \"%s\", "
-                     "\"qosClass\": \"%s\", \"conditions\": [",
+    strbuf_addf(&sb,
+                "{\"status\": {\"phase\": \"Running\", \"hostIP\": \"%s\", \"hostIPs\": "
+                "[{\"ip\": \"%s\"}], \"podIP\": \"172.%zu.%zu.%zu\", \"startTime\": \"%s\", "
+                "\"qosClass\": \"%s\", \"conditions\": [",
                 ip, ip, 16 + ((idx >> 16) & 15), (idx >> 8) & 255, idx & 255, now, qos);
     for (size_t i = 0; i < 4; i++) {
         static const char *const types[] = {"PodScheduled", "Initialized", "ContainersReady",
                                             "Ready"};
-        strbuf_addf(&sb, "%s{\"type\": \"%s\", \"status\": \"True\", \"lastTransitionTime\": "
-                         "\"%s\"}",
+        strbuf_addf(&sb,
+                    "%s{\"type\": \"%s\", \"status\": \"True\", \"lastTransitionTime\": "
+                    "\"%s\"}",
                     i ? ", " : "", types[i], now);
     }
     strbuf_addf(&sb,
@@ -1016,8 +1016,8 @@ static bool evict_one(void *ctx, const struct qos_evict_task *task, const struct
     int r = qos_evict_api_evict(c->f->evict, task->feature, pod, c->now_ms);
 
     if (r < 0) {
-        log_warn(COMP, "%s could not evict pod %s/%s: %s, ignoring", task->feature,
-                 pod->namespace, pod->name, err_str(r));
+        log_warn(COMP, "%s could not evict pod %s/%s: %s, ignoring", task->feature, pod->namespace,
+                 pod->name, err_str(r));
         return false;
     }
     (void)pthread_mutex_lock(&c->f->lock);
@@ -1118,11 +1118,8 @@ static void node_qos(struct sim_fleet *f, size_t n, double t, double dt, int64_t
     ns->be_limit = free_cpu;
     if (batch && have_slo && thr.enable) {
         double node_used = (double)(ns->sys_cpu + ns->ls_cpu + ns->be_demand) / 1000.0;
-        struct qos_suppress_input in = {.cfg = &thr,
-                                        .node = &qn,
-                                        .node_cpu_usage = node_used,
-                                        .pods = qp,
-                                        .npods = nq};
+        struct qos_suppress_input in = {
+            .cfg = &thr, .node = &qn, .node_cpu_usage = node_used, .pods = qp, .npods = nq};
         int64_t s = qos_cpusuppress_milli(&in);
         /* policy cpuset: whole CPUs, at least QOS_SUPPRESS_MIN_CPUS */
         int64_t cpus = s <= 0 ? 0 : (s + 999) / 1000;
@@ -1142,8 +1139,7 @@ static void node_qos(struct sim_fleet *f, size_t n, double t, double dt, int64_t
         qp[i].cpu_usage = (double)p->cpu_used / 1000.0;
     }
     ns->ls_over = have_slo && thr.cpu_suppress_threshold_percent.set &&
-                  ns->sys_cpu + ns->ls_cpu >
-                      cap * thr.cpu_suppress_threshold_percent.value / 100;
+                  ns->sys_cpu + ns->ls_cpu > cap * thr.cpu_suppress_threshold_percent.value / 100;
     if (ns->ls_over)
         f->ls_over_s += dt;
     suppress_event(f, ns, now_ms);
@@ -1154,15 +1150,15 @@ static void node_qos(struct sim_fleet *f, size_t n, double t, double dt, int64_t
         struct qos_evict_result res;
         if (!qos_memevict_cooling(ns->mem_has_last, ns->mem_evict_ms, now_ms)) {
             struct qos_memevict_plan plan = {0};
-            struct qos_memevict_input in = {
-                .cfg = &thr,
-                .node = &qn,
-                .pods = qp,
-                .npods = nq,
-                .node_used = (double)(ns->sys_mem + ns->ls_mem + ns->be_mem),
-                .has_node_used = true,
-                .be_memory_evict = true,
-                .memory_evict = true};
+            struct qos_memevict_input in = {.cfg = &thr,
+                                            .node = &qn,
+                                            .pods = qp,
+                                            .npods = nq,
+                                            .node_used =
+                                                (double)(ns->sys_mem + ns->ls_mem + ns->be_mem),
+                                            .has_node_used = true,
+                                            .be_memory_evict = true,
+                                            .memory_evict = true};
             if (qos_memevict_plan(&in, &plan) == 0 && plan.ntasks &&
                 qos_evict_run(plan.tasks, plan.ntasks, qos_evict_api_recent(f->evict), now_ms,
                               evict_one, &ctx, &res) == 0 &&

@@ -133,8 +133,8 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
         sleep_until(now + TICK_MS);
     }
     if (failed)
-        log_warn(COMP, "%llu of the first %zu reports failed, going on",
-                 (unsigned long long)failed, tr->nnodes);
+        log_warn(COMP, "%llu of the first %zu reports failed, going on", (unsigned long long)failed,
+                 tr->nnodes);
 
     start = now = mono_ms();
     next_qos = next_sample = start;

@@ -19,15 +19,15 @@
 #define POD_HEADER                                                                                 \
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"            \
     "deletion_time,scheduled_time"
-#define NODE_COLS    5
-#define POD_COLS     11
-#define MAX_COLS     11
-#define MAX_NAME     253
-#define MAX_FILE     (256u << 20)
-#define MIB          (1024 * 1024)
-#define MAX_MILLI    (INT64_C(1) << 40) /* a billion cores: anything larger is a typo */
-#define MAX_MIB      (INT64_C(1) << 30) /* a pebibyte */
-#define MAX_SECONDS  (INT64_C(1) << 40)
+#define NODE_COLS   5
+#define POD_COLS    11
+#define MAX_COLS    11
+#define MAX_NAME    253
+#define MAX_FILE    (256u << 20)
+#define MIB         (INT64_C(1024) * 1024)
+#define MAX_MILLI   (INT64_C(1) << 40) /* a billion cores: anything larger is a typo */
+#define MAX_MIB     (INT64_C(1) << 30) /* a pebibyte */
+#define MAX_SECONDS (INT64_C(1) << 40)
 
 /* One field of a line: where it starts (column, from 1) and its text (not terminated). */
 struct field {
@@ -187,15 +187,15 @@ int sim_trace_parse_nodes(struct sim_trace *t, const char *name, const char *tex
             (r = field_int(&l, &f[3], "gpu", MAX_MILLI, &gpu)) < 0)
             goto fail;
         if (!cpu || !mib) {
-            r = fail(&l, f[cpu ? 2 : 1].col, "%s must be positive", cpu ? "memory_mib" : "cpu_milli");
+            r = fail(&l, f[cpu ? 2 : 1].col, "%s must be positive",
+                     cpu ? "memory_mib" : "cpu_milli");
             goto fail;
         }
         if (n == SIM_TRACE_MAX_NODES) {
             r = -E2BIG;
             if (err) {
                 strbuf_reset(err);
-                strbuf_addf(err, "%s:%zu: more than %d nodes", name, l.lineno,
-                            SIM_TRACE_MAX_NODES);
+                strbuf_addf(err, "%s:%zu: more than %d nodes", name, l.lineno, SIM_TRACE_MAX_NODES);
             }
             goto fail;
         }
@@ -203,9 +203,8 @@ int sim_trace_parse_nodes(struct sim_trace *t, const char *name, const char *tex
             alloc = alloc ? alloc * 2 : 64;
             v = xrealloc(v, alloc * sizeof(*v));
         }
-        v[n++] = (struct sim_node){.name = strndup(f[0].p, f[0].len),
-                                   .cpu_milli = cpu,
-                                   .memory = mib * MIB};
+        v[n++] = (struct sim_node){
+            .name = strndup(f[0].p, f[0].len), .cpu_milli = cpu, .memory = mib * MIB};
         CHECK(v[n - 1].name);
     }
     if (!n) {
@@ -234,7 +233,7 @@ static int cmp_pod(const void *a, const void *b)
 static int pod_line(struct lines *l, const char *line, size_t llen, struct sim_pod *ret)
 {
     struct field f[MAX_COLS];
-    int64_t cpu, mib, ngpu, gpum, created, deleted = -1, sched;
+    int64_t cpu = 0, mib = 0, ngpu, gpum, created = 0, deleted = -1, sched;
     int r;
 
     if ((r = split(l, line, llen, f, POD_COLS)) < 0 || (r = field_name(l, &f[0], "name")) < 0 ||
@@ -248,8 +247,7 @@ static int pod_line(struct lines *l, const char *line, size_t llen, struct sim_p
         return r;
     if (field_is(&f[6], "BE"))
         ret->cls = SIM_BE;
-    else if (field_is(&f[6], "LS") || field_is(&f[6], "Burstable") ||
-             field_is(&f[6], "Guaranteed"))
+    else if (field_is(&f[6], "LS") || field_is(&f[6], "Burstable") || field_is(&f[6], "Guaranteed"))
         ret->cls = SIM_LS;
     else
         return fail(l, f[6].col, "qos must be LS, BE, Burstable or Guaranteed, not \"%.*s\"",
@@ -384,8 +382,8 @@ int sim_trace_synthetic_nodes(struct sim_trace *t, size_t n, int64_t cpu_milli, 
     for (size_t i = 0; i < n; i++) {
         char name[32];
         (void)snprintf(name, sizeof(name), "sim-node-%05zu", i);
-        t->nodes[i] = (struct sim_node){
-            .name = xstrdup(name), .cpu_milli = cpu_milli, .memory = memory};
+        t->nodes[i] =
+            (struct sim_node){.name = xstrdup(name), .cpu_milli = cpu_milli, .memory = memory};
     }
     t->nnodes = n;
     return 0;

@@ -114,9 +114,8 @@ static void test_noise_and_spikes(void **state)
         assert_true(sim_model_ls_spiking(&m, pod, 1999));
         assert_false(sim_model_ls_spiking(&m, pod, 2000));
         assert_false(sim_model_ls_spiking(&m, pod, 999));
-        assert_true(sim_model_ls_cpu(&m, pod, 1500) >=
-                    sim_model_ls_cpu_diurnal(&m, pod, 1500) - m.ls_cpu_noise + m.spike_height -
-                        1e-12);
+        assert_true(sim_model_ls_cpu(&m, pod, 1500) >= sim_model_ls_cpu_diurnal(&m, pod, 1500) -
+                                                           m.ls_cpu_noise + m.spike_height - 1e-12);
     }
 }
 
@@ -146,8 +145,8 @@ static void test_check(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_determinism),      cmocka_unit_test(test_bounds),
-        cmocka_unit_test(test_diurnal_mean),     cmocka_unit_test(test_noise_and_spikes),
+        cmocka_unit_test(test_determinism),  cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_diurnal_mean), cmocka_unit_test(test_noise_and_spikes),
         cmocka_unit_test(test_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

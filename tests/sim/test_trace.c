@@ -158,8 +158,7 @@ static void test_e2e_trace(void **state)
     (void)state;
     assert_int_equal(sim_trace_read_nodes(&t, KOORD_SOURCE_DIR "/tests/sim/data/nodes.csv", &err),
                      0);
-    assert_int_equal(sim_trace_read_pods(&t, KOORD_SOURCE_DIR "/tests/sim/data/pods.csv", &err),
-                     0);
+    assert_int_equal(sim_trace_read_pods(&t, KOORD_SOURCE_DIR "/tests/sim/data/pods.csv", &err), 0);
     assert_int_equal(t.nnodes, 20);
     assert_int_equal(t.npods, 200);
     for (size_t i = 0; i < t.npods; i++)
