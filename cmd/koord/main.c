@@ -243,8 +243,11 @@ int main(int argc, char **argv)
         return cmd_agent(argc - 1, argv + 1);
     if (!strcmp(cmd, "scheduler"))
         return cmd_scheduler(argc - 1, argv + 1);
-    if (!strcmp(cmd, "sim"))
+    if (!strcmp(cmd, "sim")) {
+        /* a connection per simulated node to the manager */
+        raise_open_files();
         return cmd_sim(argc - 1, argv + 1);
+    }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         (void)printf("koord version %s\n", KOORD_VERSION);
         return 0;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,6 +86,8 @@ static pid_t spawn(const char *exe, const char *const *argv, const char *log)
         (void)sigemptyset(&none);
         (void)sigprocmask(SIG_SETMASK, &none, NULL);
         (void)setsid();
+        /* a koord sim killed outright takes its control plane along */
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
             _exit(127);
         execv(exe, (char *const *)argv);
@@ -368,25 +371,13 @@ int sim_cluster_start(const struct sim_cluster_opts *o, struct sim_cluster *c, s
     strbuf_addf(&s3, "%s/manager", o->state_dir);
     strbuf_addf(&s4, "%s/manager.ready", o->state_dir);
     {
-        const char *argv[] = {exe,
-                              "manager",
-                              "--kubeconfig",
-                              c->kubeconfig,
-                              "--listen",
-                              "127.0.0.1:0",
-                              "--cert-dir",
-                              s3.buf,
-                              "--ready-file",
-                              s4.buf,
-                              "--register-apiservice",
-                              "127.0.0.1:0",
-                              "--webhook-listen",
-                              "127.0.0.1:0",
-                              "--register-webhooks",
-                              "127.0.0.1:0",
-                              "--leader-election-lease-duration",
-                              "15",
-                              NULL};
+        const char *argv[] = {exe, "manager", "--kubeconfig", c->kubeconfig, "--listen",
+                              "127.0.0.1:0", "--cert-dir", s3.buf, "--ready-file", s4.buf,
+                              "--register-apiservice", "127.0.0.1:0", "--webhook-listen",
+                              "127.0.0.1:0", "--register-webhooks", "127.0.0.1:0",
+                              /* every simulated node reports from 127.0.0.1, on a
+                               * connection of its own (its certificate) */
+                              "--max-connections-per-address", "1048576", NULL};
         if ((r = start_child(exe, argv, o->state_dir, "manager", &c->manager, &mport, err)) < 0)
             goto fail;
     }

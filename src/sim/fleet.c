@@ -115,6 +115,37 @@ struct job {
     cJSON *status;
 };
 
+/* What the kubelet stand-in and the trace write to the API server, done by workers so that
+ * one slow write does not hold up the clock; a pod's writes all go to one worker (index modulo
+ * the worker count), in the order they were asked for. */
+enum op_kind {
+    OP_CREATE,
+    OP_START,
+    OP_FINISH, /* Succeeded, then deleted */
+    OP_DELETE,
+};
+
+struct op {
+    enum op_kind kind;
+    size_t idx;
+    int node;
+};
+
+struct worker {
+    struct sim_fleet *f;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct op *q; /* ring */
+    size_t head, n, alloc;
+    bool quit;
+};
+
+#define NWORKERS 4
+
+static void *worker_main(void *arg);
+
 struct sim_fleet {
     struct sim_fleet_opts o;
     pthread_mutex_t lock;
@@ -133,7 +164,8 @@ struct sim_fleet {
     struct idxvec q_start, q_delete, q_gone; /* under lock */
 
     /* the outcome */
-    int32_t ls_created, be_created, be_completed, ls_evicted, create_errors;
+    int32_t ls_created, be_created, be_completed, ls_evicted;
+    atomic_int create_errors;
     struct sim_evictions be_ev;
     double ls_over_s;
     double *waits; /* BE: trace seconds from creation to first binding */
@@ -150,6 +182,8 @@ struct sim_fleet {
     pthread_t *threads;
     size_t nthreads;
     atomic_ulong sent, failed;
+
+    struct worker workers[NWORKERS];
 };
 
 static double mono_s(void)
@@ -569,6 +603,11 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
     (void)pthread_mutex_init(&f->jlock, NULL);
     (void)pthread_cond_init(&f->jcond, NULL);
     hmap_init(&f->node_index);
+    for (size_t i = 0; i < NWORKERS; i++) {
+        f->workers[i].f = f;
+        (void)pthread_mutex_init(&f->workers[i].mu, NULL);
+        (void)pthread_cond_init(&f->workers[i].cv, NULL);
+    }
     f->nnodes = o->trace->nnodes;
     f->nodes = xcalloc(f->nnodes, sizeof(*f->nodes));
     f->waited = xcalloc(o->trace->npods ? o->trace->npods : 1, sizeof(*f->waited));
@@ -635,6 +674,14 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
         strbuf_addf(err, "the pod and node informers did not sync in 30 s");
         goto fail;
     }
+    for (size_t i = 0; i < NWORKERS; i++) {
+        struct worker *w = &f->workers[i];
+        if ((r = -pthread_create(&w->thread, NULL, worker_main, w)) < 0) {
+            strbuf_addf(err, "cannot start a worker: %s", err_str(r));
+            goto fail;
+        }
+        w->started = true;
+    }
     f->threads = xcalloc(f->o.senders, sizeof(*f->threads));
     for (size_t i = 0; i < f->o.senders; i++) {
         if ((r = -pthread_create(&f->threads[i], NULL, sender_main, f)) < 0) {
@@ -656,6 +703,18 @@ void sim_fleet_free(struct sim_fleet *f)
 {
     if (!f)
         return;
+    for (size_t i = 0; i < NWORKERS; i++) {
+        struct worker *w = &f->workers[i];
+        (void)pthread_mutex_lock(&w->mu);
+        w->quit = true;
+        (void)pthread_cond_broadcast(&w->cv);
+        (void)pthread_mutex_unlock(&w->mu);
+        if (w->started)
+            (void)pthread_join(w->thread, NULL);
+        free(w->q);
+        (void)pthread_mutex_destroy(&w->mu);
+        (void)pthread_cond_destroy(&w->cv);
+    }
     (void)pthread_mutex_lock(&f->jlock);
     f->quit = true;
     (void)pthread_cond_broadcast(&f->jcond);
@@ -692,6 +751,81 @@ void sim_fleet_free(struct sim_fleet *f)
     (void)pthread_mutex_destroy(&f->jlock);
     (void)pthread_cond_destroy(&f->jcond);
     free(f);
+}
+
+/* ---- API writes ---- */
+
+static void post_op(struct sim_fleet *f, enum op_kind kind, size_t idx, int node)
+{
+    struct worker *w = &f->workers[idx % NWORKERS];
+
+    (void)pthread_mutex_lock(&w->mu);
+    if (w->n == w->alloc) {
+        size_t na = w->alloc ? w->alloc * 2 : 256;
+        struct op *nq = xcalloc(na, sizeof(*nq));
+        for (size_t i = 0; i < w->n; i++)
+            nq[i] = w->q[(w->head + i) % w->alloc];
+        free(w->q);
+        w->q = nq;
+        w->head = 0;
+        w->alloc = na;
+    }
+    w->q[(w->head + w->n) % w->alloc] = (struct op){.kind = kind, .idx = idx, .node = node};
+    w->n++;
+    (void)pthread_cond_signal(&w->cv);
+    (void)pthread_mutex_unlock(&w->mu);
+}
+
+static int post_pod(struct sim_fleet *f, size_t idx);
+static void start_pod(struct sim_fleet *f, const struct ppod *p, int node, size_t idx);
+static void finish_pod(struct sim_fleet *f, const struct ppod *p);
+static int delete_now(struct sim_fleet *f, const struct ppod *p);
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct sim_fleet *f = w->f;
+
+    for (;;) {
+        struct op op;
+        struct ppod *p;
+
+        (void)pthread_mutex_lock(&w->mu);
+        while (!w->n && !w->quit)
+            (void)pthread_cond_wait(&w->cv, &w->mu);
+        if (w->quit) {
+            (void)pthread_mutex_unlock(&w->mu);
+            return NULL;
+        }
+        op = w->q[w->head];
+        w->head = (w->head + 1) % w->alloc;
+        w->n--;
+        (void)pthread_mutex_unlock(&w->mu);
+
+        (void)pthread_mutex_lock(&f->lock);
+        p = f->pods[op.idx];
+        (void)pthread_mutex_unlock(&f->lock);
+        switch (op.kind) {
+        case OP_CREATE:
+            if (post_pod(f, op.idx) < 0) {
+                atomic_fetch_add(&f->create_errors, 1);
+                (void)pthread_mutex_lock(&f->lock);
+                p->st = POD_GONE; /* never was: nothing to end or count */
+                p->ours = true;
+                (void)pthread_mutex_unlock(&f->lock);
+            }
+            break;
+        case OP_START:
+            start_pod(f, p, op.node, op.idx);
+            break;
+        case OP_FINISH:
+            finish_pod(f, p);
+            break;
+        case OP_DELETE:
+            (void)delete_now(f, p);
+            break;
+        }
+    }
 }
 
 /* ---- pods ---- */
@@ -765,7 +899,6 @@ int sim_fleet_create_pod(struct sim_fleet *f, size_t i, double t)
 {
     const struct sim_pod *tp = &f->o.trace->pods[i];
     size_t idx;
-    int r;
 
     (void)t;
     /* LS pods end at their deletion time; BE pods run for as long as the trace gave them,
@@ -776,12 +909,9 @@ int sim_fleet_create_pod(struct sim_fleet *f, size_t i, double t)
         f->ls_created++;
     else
         f->be_created++;
-    r = post_pod(f, idx);
-    if (r < 0)
-        f->create_errors++;
-    else
-        f->pods[idx]->created = true;
-    return r;
+    f->pods[idx]->created = true;
+    post_op(f, OP_CREATE, idx, -1);
+    return 0;
 }
 
 static int delete_now(struct sim_fleet *f, const struct ppod *p)
@@ -910,10 +1040,8 @@ static void recreate(struct sim_fleet *f, const struct ppod *old, double t)
     strbuf_addf(&name, "%s-r%u", f->o.trace->pods[old->trace].name, old->gen + 1);
     idx = add_ppod(f, old->trace, name.buf, -1, left);
     f->pods[idx]->gen = old->gen + 1;
-    if (post_pod(f, idx) < 0)
-        f->create_errors++;
-    else
-        f->pods[idx]->created = true;
+    f->pods[idx]->created = true;
+    post_op(f, OP_CREATE, idx, -1);
     strbuf_release(&name);
 }
 
@@ -943,13 +1071,13 @@ void sim_fleet_step(struct sim_fleet *f, double t)
                             p->run_since - f->o.trace->pods[p->trace].create_s);
             }
         }
-        start_pod(f, p, node, q.v[k]);
+        post_op(f, OP_START, q.v[k], node);
     }
     free(q.v);
 
     take(f, &f->q_delete, &q);
     for (size_t k = 0; k < q.n; k++)
-        (void)delete_now(f, f->pods[q.v[k]]);
+        post_op(f, OP_DELETE, q.v[k], -1);
     free(q.v);
 
     take(f, &f->q_gone, &q);
@@ -994,9 +1122,9 @@ void sim_fleet_step(struct sim_fleet *f, double t)
             continue;
         if (p->cls == SIM_BE) {
             f->be_completed++;
-            finish_pod(f, p);
+            post_op(f, OP_FINISH, i, -1);
         } else {
-            (void)delete_now(f, p);
+            post_op(f, OP_DELETE, i, -1);
         }
     }
 }

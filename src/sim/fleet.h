@@ -29,7 +29,9 @@
  * it also creates and ends them for the replay (replay.c) and measures the outcome.
  *
  * Threads: the caller's (the replay clock) calls every function below; the informers' threads
- * update pod and node state under the fleet's lock; sender threads PUT the reports.
+ * update pod and node state under the fleet's lock; worker threads make the pod writes (create,
+ * Running, Succeeded, delete; a pod's writes in order on one worker) and sender threads PUT the
+ * reports, so that a slow write never holds up the clock.
  */
 #ifndef KOORD_SIM_FLEET_H
 #define KOORD_SIM_FLEET_H
@@ -79,8 +81,8 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
 /* Stops the threads and frees. NULL is fine. */
 void sim_fleet_free(struct sim_fleet *f);
 
-/* Creates trace pod i (at trace time t). Errors are counted, not fatal (the API server may be
- * briefly unavailable); returns 0 or the error. */
+/* Creates trace pod i (at trace time t), through a worker: a failure is logged and counted,
+ * not fatal (the API server may be briefly unavailable). Returns 0. */
 int sim_fleet_create_pod(struct sim_fleet *f, size_t i, double t);
 
 /*

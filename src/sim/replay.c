@@ -121,13 +121,15 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
     now = mono_ms();
     sim_fleet_qos(fleet, 0, 0, now);
     sim_fleet_report_all(fleet, now);
-    for (int64_t deadline = now + 30000;; now = mono_ms()) {
+    /* 30 s, and 5 ms a node: each first report is a TLS handshake of its own */
+    for (int64_t deadline = now + 30000 + 5 * (int64_t)tr->nnodes;; now = mono_ms()) {
         sim_fleet_report_stats(fleet, &sent, &failed);
         if (sent + failed >= tr->nnodes)
             break;
         if (now > deadline || (o->stop && atomic_load(o->stop))) {
             r = -ETIMEDOUT;
-            strbuf_addf(err, "the first NodeMetric reports did not go out in 30 s");
+            strbuf_addf(err, "the first NodeMetric reports did not go out in time (%llu of %zu)",
+                        (unsigned long long)(sent + failed), tr->nnodes);
             goto out;
         }
         sleep_until(now + TICK_MS);
@@ -145,9 +147,10 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
             r = -EINTR;
             break;
         }
+        /* the step first: it sets the time the informers stamp bindings with */
+        sim_fleet_step(fleet, t);
         while (next_pod < tr->npods && tr->pods[next_pod].create_s <= t)
             (void)sim_fleet_create_pod(fleet, next_pod++, t);
-        sim_fleet_step(fleet, t);
         if (now >= next_qos) {
             sim_fleet_qos(fleet, t, t - last_qos_t, now);
             last_qos_t = t;
