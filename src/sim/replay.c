@@ -129,7 +129,7 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
         if (now > deadline || (o->stop && atomic_load(o->stop))) {
             r = -ETIMEDOUT;
             strbuf_addf(err, "the first NodeMetric reports did not go out in time (%llu of %zu)",
-                        (unsigned long long)(sent + failed), tr->nnodes);
+                        (unsigned long long)sent + (unsigned long long)failed, tr->nnodes);
             goto out;
         }
         sleep_until(now + TICK_MS);
