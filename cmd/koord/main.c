@@ -244,8 +244,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "scheduler"))
         return cmd_scheduler(argc - 1, argv + 1);
     if (!strcmp(cmd, "sim")) {
-        /* a connection per simulated node to the manager */
-        raise_open_files();
+        /* a connection per simulated node to the manager (three descriptors each with libcurl's
+         * wake-up pair): past the hard limit when the process may, else up to it */
+        struct rlimit rl = {.rlim_cur = 1u << 20, .rlim_max = 1u << 20};
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            raise_open_files();
         return cmd_sim(argc - 1, argv + 1);
     }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -624,6 +625,17 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
         if ((r = register_node(f, i, now, err)) < 0)
             goto fail;
     if (o->manager_url) {
+        struct rlimit rl;
+        /* a client per node: its connection and libcurl's wake-up pair */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            (rlim_t)f->nnodes * 3 + 1024 > rl.rlim_cur) {
+            r = -EMFILE;
+            strbuf_addf(err,
+                        "%zu nodes reporting with certificates of their own need about %zu open "
+                        "files, the limit is %llu: raise it (ulimit -n) or pass --no-node-certs",
+                        f->nnodes, f->nnodes * 3 + 1024, (unsigned long long)rl.rlim_cur);
+            goto fail;
+        }
         if (mkdir(o->cert_dir, 0700) < 0 && errno != EEXIST) {
             r = -errno;
             strbuf_addf(err, "cannot create \"%s\": %s", o->cert_dir, err_str(r));
