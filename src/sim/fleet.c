@@ -617,13 +617,6 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
         f->nodes[i].client = o->admin;
         hmap_upsert(&f->node_index, o->trace->nodes[i].name)->num = (double)i;
     }
-    if ((r = create_namespaces(f, err)) < 0)
-        goto fail;
-    (void)clock_gettime(CLOCK_REALTIME, &ts);
-    rfc3339_format(ts.tv_sec, now);
-    for (size_t i = 0; i < f->nnodes; i++)
-        if ((r = register_node(f, i, now, err)) < 0)
-            goto fail;
     if (o->manager_url) {
         struct rlimit rl;
         /* a client per node: its connection and libcurl's wake-up pair */
@@ -636,6 +629,15 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
                         f->nnodes, f->nnodes * 3 + 1024, (unsigned long long)rl.rlim_cur);
             goto fail;
         }
+    }
+    if ((r = create_namespaces(f, err)) < 0)
+        goto fail;
+    (void)clock_gettime(CLOCK_REALTIME, &ts);
+    rfc3339_format(ts.tv_sec, now);
+    for (size_t i = 0; i < f->nnodes; i++)
+        if ((r = register_node(f, i, now, err)) < 0)
+            goto fail;
+    if (o->manager_url) {
         if (mkdir(o->cert_dir, 0700) < 0 && errno != EEXIST) {
             r = -errno;
             strbuf_addf(err, "cannot create \"%s\": %s", o->cert_dir, err_str(r));
