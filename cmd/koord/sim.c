@@ -50,6 +50,7 @@ static const char usage[] =
     "  --sample-interval S       outcome samples, wall seconds (default 2)\n"
     "  --senders N               threads sending reports (default 4)\n"
     "  --no-node-certs           report with the admin credentials instead of node ones\n"
+    "                            (one client: for fleets past the open-file limit)\n"
     "  --log-level LEVEL         error, warn, info (default) or debug\n"
     "\n"
     "The usage model (docs/sim.md says where each default comes from):\n"

@@ -159,6 +159,7 @@ struct sim_fleet {
     double t_now; /* under lock: the trace time of the last step */
 
     struct kube_informer *pod_inf, *node_inf, *slo_inf;
+    struct kube_client *reports; /* the shared report client without node certificates */
     struct kube_recorder *rec;
     struct qos_evict_api *evict;
 
@@ -617,7 +618,7 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
         f->nodes[i].client = o->admin;
         hmap_upsert(&f->node_index, o->trace->nodes[i].name)->num = (double)i;
     }
-    if (o->manager_url) {
+    if (o->manager_url && o->node_certs) {
         struct rlimit rl;
         /* a client per node: its connection and libcurl's wake-up pair */
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
@@ -637,7 +638,23 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
     for (size_t i = 0; i < f->nnodes; i++)
         if ((r = register_node(f, i, now, err)) < 0)
             goto fail;
-    if (o->manager_url) {
+    if (o->manager_url && !o->node_certs) {
+        const char *paths[] = {o->admin_kubeconfig, NULL};
+        struct kube_config *cfg = NULL;
+        if ((r = kube_config_from_kubeconfig(paths, NULL, &cfg, err)) < 0)
+            goto fail;
+        free(cfg->server);
+        cfg->server = xstrdup(o->manager_url);
+        free(cfg->ca_file);
+        cfg->ca_file = xstrdup(o->manager_ca);
+        cfg->qps = 0;
+        if ((r = kube_client_new(cfg, &f->reports)) < 0) {
+            strbuf_addf(err, "cannot create the report client: %s", err_str(r));
+            goto fail;
+        }
+        for (size_t i = 0; i < f->nnodes; i++)
+            f->nodes[i].client = f->reports;
+    } else if (o->manager_url) {
         if (mkdir(o->cert_dir, 0700) < 0 && errno != EEXIST) {
             r = -errno;
             strbuf_addf(err, "cannot create \"%s\": %s", o->cert_dir, err_str(r));
@@ -750,6 +767,7 @@ void sim_fleet_free(struct sim_fleet *f)
         free(f->nodes[i].pods);
     }
     free(f->nodes);
+    kube_client_free(f->reports);
     hmap_release(&f->node_index);
     for (size_t i = 0; i < f->npods; i++)
         free(f->pods[i]);

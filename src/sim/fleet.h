@@ -65,6 +65,10 @@ struct sim_fleet_opts {
     const char *manager_ca;
     const char *ca_dir;
     const char *cert_dir;
+    /* node_certs false: every node reports to manager_url as the admin of this kubeconfig
+     * (one client, a few connections: a fleet past the open-file limit) */
+    bool node_certs;
+    const char *admin_kubeconfig;
     unsigned report_interval_s;
     unsigned senders; /* 0 = 4 */
 };
