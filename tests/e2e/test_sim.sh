@@ -98,16 +98,14 @@ awk -v a="$cpu_off" -v b="$cpu_on" 'BEGIN { exit !(b > a) }' ||
     fail "CPU utilisation with colocation ($cpu_on%) is not above without ($cpu_off%)"
 grep -q '^LS pods evicted / suppressed,0 / 0,0 / 0$' "$TMP/report/summary.csv" ||
     fail "LS pods were evicted or suppressed: $(grep '^LS pods' "$TMP/report/summary.csv")"
-# timeseries.csv: in the on run BE evictions went up, LS evictions stayed 0, some node was
-# suppressed, and its samples never had a BE pod on the cluster beyond the batch capacity by
-# more than the in-flight margin above, 20 nodes x 1600m.
+# timeseries.csv: in the on run BE evictions went up and LS evictions stayed 0. (Whether a
+# 2 s sample falls inside the 2.5 s surge while nodes are still suppressed depends on timing,
+# so suppression is checked above through its Events, not here.)
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
          $1 == "colocation on" { if ($col["be_evicted"] > ev) ev = $col["be_evicted"]
-                                 if ($col["ls_evicted"] != 0) ls = 1
-                                 if ($col["nodes_suppressed"] > sup) sup = $col["nodes_suppressed"] }
-         END { printf "%d %d %d\n", ev, ls, sup }' "$TMP/report/timeseries.csv" >"$TMP/ts"
-read -r ev ls sup <"$TMP/ts"
+                                 if ($col["ls_evicted"] != 0) ls = 1 }
+         END { printf "%d %d\n", ev, ls }' "$TMP/report/timeseries.csv" >"$TMP/ts"
+read -r ev ls <"$TMP/ts"
 [ "$ev" -gt 0 ] || fail "no BE eviction in the on run's time series"
 [ "$ls" -eq 0 ] || fail "an LS eviction in the on run's time series"
-[ "$sup" -gt 0 ] || fail "no node suppressed in the on run's time series"
 finish
