@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "base/base.h"
+#include "codec/patch.h"
 
 struct walk {
     const struct api_fs_types *types;
@@ -464,7 +465,7 @@ static void cmp_value(struct walk *w, const cJSON *o, const cJSON *n, cJSON *chg
         return;
     if (o && !n)
         mark(rem);
-    else if (n && (!o || !cJSON_Compare(o, n, true)))
+    else if (n && (!o || !json_value_equal(o, n)))
         mark(chg); /* added or modified */
 }
 

@@ -36,6 +36,7 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 #include "http/client.h"
 #include "http/server.h"
 
@@ -289,7 +290,7 @@ static int publish_auth(struct aggregator *a, const struct aggregator_opts *o)
     int r = store_get(a->store, AUTH_CONFIGMAP_KEY, &cur);
 
     if (r == 0 && json_parse(cur.value, cur.len, NULL, &cm, NULL) == 0 && cJSON_IsObject(cm)) {
-        if (cJSON_Compare(get(cm, "data"), data, true)) {
+        if (json_value_equal(get(cm, "data"), data)) {
             r = 0;
             goto out;
         }

@@ -15,6 +15,7 @@
 #include "apiserver/registry.h"
 #include "apiserver/status.h"
 #include "base/base.h"
+#include "codec/patch.h"
 
 /* ---- list types of a resource ---- */
 
@@ -704,8 +705,8 @@ int apply_patch(const struct api_resource *res, const char *subresource, const c
     mf_cap_updaters(&l);
     mine = mf_find(&l, manager, "Apply", subresource);
     mf = l.n ? mf_encode(&l) : NULL;
-    *ret_unchanged = live && cJSON_Compare(base, merged, true) &&
-                     ((!mf && !old_mf) || (mf && old_mf && cJSON_Compare(mf, old_mf, true)));
+    *ret_unchanged = live && json_value_equal(base, merged) &&
+                     ((!mf && !old_mf) || (mf && old_mf && json_value_equal(mf, old_mf)));
     if (!*ret_unchanged && mine) {
         free(mine->time);
         mine->time = xstrdup(now);

@@ -23,6 +23,7 @@
 #include "base/base.h"
 #include "base/log.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 #include "http/server.h"
 
 #define MAX_MODES     4
@@ -710,8 +711,8 @@ int api_authz_admit(struct api_authz *az, const struct api_user *u, const struct
         name = "";
     if (binding) {
         default_binding(obj);
-        if (old && !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(old, "roleRef"),
-                                  cJSON_GetObjectItemCaseSensitive(obj, "roleRef"), true)) {
+        if (old && !json_value_equal(cJSON_GetObjectItemCaseSensitive(old, "roleRef"),
+                                     cJSON_GetObjectItemCaseSensitive(obj, "roleRef"))) {
             field_error_add(errs, FIELD_INVALID, "roleRef", NULL, "cannot change roleRef");
             return -EINVAL;
         }

@@ -32,6 +32,21 @@
 #define DELETE    "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 #define PATCH     "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
 
+/* CustomResourceDefinitionSpec as far as kubectl apply's patch needs it (gen_kind()). */
+/* clang-format off */
+#define STR_ "{\"type\":\"string\"}"
+#define ATOMIC_ "{\"type\":\"array\",\"x-kubernetes-list-type\":\"atomic\",\"items\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true}}"
+#define STRS_ "{\"type\":\"array\",\"x-kubernetes-list-type\":\"atomic\",\"items\":" STR_ "}"
+#define CRD_SPEC_OUTLINE                                                                            \
+    "{\"type\":\"object\",\"required\":[\"group\",\"names\",\"scope\",\"versions\"],\"properties\":{"     \
+    "\"group\":" STR_ ",\"scope\":" STR_ ",\"preserveUnknownFields\":{\"type\":\"boolean\"},"       \
+    "\"names\":{\"type\":\"object\",\"properties\":{\"plural\":" STR_ ",\"singular\":" STR_           \
+    ",\"kind\":" STR_ ",\"listKind\":" STR_ ",\"shortNames\":" STRS_ ",\"categories\":" STRS_ "}},"    \
+    "\"versions\":" ATOMIC_ ","                                                                    \
+    "\"conversion\":{\"type\":\"object\",\"x-kubernetes-map-type\":\"atomic\","                       \
+    "\"x-kubernetes-preserve-unknown-fields\":true}}}"
+/* clang-format on */
+
 /* ---- small tree helpers (generation is bounded by the types and CRDs: OOM aborts) ---- */
 
 static cJSON *obj(void)
@@ -302,6 +317,23 @@ static void gen_kind(struct gen *g, const struct api_resource *a)
     g->pm = a->crd_name ? NULL : api_patch_meta_find(a->group, a->kind);
     strbuf_reset(&g->path);
     CHECK(api_crd_openapi_hooked(a->schema, &hooks, &def) == 0);
+    /* A kind whose description leaves it free-form (the CRD kind: its own code checks it)
+     * still lists apiVersion, kind and metadata, as kube's do; kubectl explain reads them.
+     * kubectl apply computes its patch from this schema and warns about any field it lacks
+     * ("unable to find api field spec") before falling back to its compiled-in types, so the
+     * CRD kind also gets the outline of its spec that a CRD manifest sets: versions and the
+     * other lists replaced whole (atomic), as kube's own schema has them. */
+    if (!cJSON_GetObjectItemCaseSensitive(def, "properties")) {
+        cJSON *props_of = cJSON_AddObjectToObject(def, "properties"), *meta = obj();
+        CHECK(props_of);
+        add(props_of, "apiVersion", parse("{\"type\":\"string\"}"));
+        add(props_of, "kind", parse("{\"type\":\"string\"}"));
+        CHECK(hook_ref(&api_object_meta, meta, g) == 1);
+        add(props_of, "metadata", meta);
+        if (!strcmp(a->group, "apiextensions.k8s.io") &&
+            !strcmp(a->kind, "CustomResourceDefinition"))
+            add(props_of, "spec", parse(CRD_SPEC_OUTLINE));
+    }
     gvks = cJSON_CreateArray();
     CHECK(gvks && cJSON_AddItemToArray(gvks, gvk(a->group, a->version, a->kind)));
     add(def, "x-kubernetes-group-version-kind", gvks);

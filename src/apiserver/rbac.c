@@ -16,6 +16,7 @@
 #include "apiserver/store.h"
 #include "base/base.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 
 #define SA_PREFIX      "system:serviceaccount:"
 #define CR_PREFIX      "/" RBAC_GROUP "/clusterroles/"
@@ -554,7 +555,7 @@ static bool rule_listed(const cJSON *rules, const cJSON *rule)
 {
     const cJSON *r;
 
-    cJSON_ArrayForEach(r, rules) if (cJSON_Compare(r, rule, true)) return true;
+    cJSON_ArrayForEach(r, rules) if (json_value_equal(r, rule)) return true;
     return false;
 }
 
@@ -585,7 +586,7 @@ static int aggregate_pass(struct store *store)
             }
         }
         old = cJSON_GetObjectItemCaseSensitive(l.v[i].obj, "rules");
-        if ((old ? cJSON_Compare(old, rules, true) : cJSON_GetArraySize(rules) == 0)) {
+        if ((old ? json_value_equal(old, rules) : cJSON_GetArraySize(rules) == 0)) {
             cJSON_Delete(rules);
             continue;
         }

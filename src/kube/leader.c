@@ -13,6 +13,7 @@
 
 #include "api/rfc3339.h"
 #include "base/base.h"
+#include "codec/patch.h"
 #include "kube/client.h"
 #include "kube/kube-int.h"
 
@@ -126,7 +127,7 @@ static void observe(struct kube_leader *le, const cJSON *spec)
     const char *before = le->observed ? spec_str(le->observed, "holderIdentity") : NULL;
     bool holder_changed;
 
-    if (le->observed && cJSON_Compare(le->observed, spec, true))
+    if (le->observed && json_value_equal(le->observed, spec))
         return;
     holder_changed = !before || strcmp(before, spec_str(spec, "holderIdentity"));
     cJSON_Delete(le->observed);

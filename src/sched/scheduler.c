@@ -16,6 +16,7 @@
 #include "api/labels.h"
 #include "base/base.h"
 #include "base/log.h"
+#include "codec/patch.h"
 #include "http/server.h"
 #include "kube/client.h"
 #include "kube/events.h"
@@ -640,7 +641,7 @@ static bool node_admits(void *arg, const struct sched_pod *pod)
 
 static bool json_eq(const cJSON *a, const cJSON *b)
 {
-    return (!a && !b) || (a && b && cJSON_Compare(a, b, true));
+    return (!a && !b) || (a && b && json_value_equal(a, b));
 }
 
 void sched_scheduler_node_event(struct sched_scheduler *s, const cJSON *old, const cJSON *obj,

@@ -168,6 +168,34 @@ static void test_pod_schema(void **state)
     api_registry_free(r);
 }
 
+/* The CRD kind has no type description of its own; its schema still names apiVersion, kind,
+ * metadata (a resolving reference) and the outline of spec kubectl apply's patch walks. */
+static void test_free_form_kind(void **state)
+{
+    struct api_registry *r = api_registry_new();
+    struct openapi *o = openapi_new(r);
+    cJSON *doc = openapi_v3_doc(o, "apiextensions.k8s.io", "v1");
+    const cJSON *crd;
+    int n = 0;
+    (void)state;
+
+    assert_non_null(doc);
+    crd = schema(doc, "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+                      "CustomResourceDefinition");
+    assert_non_null(crd);
+    expect_str(crd, "x-kubernetes-group-version-kind.0.kind", "CustomResourceDefinition");
+    expect_str(crd, "properties.kind.type", "string");
+    assert_string_equal(ref_of(at(crd, "properties.metadata")),
+                        "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+    expect_str(crd, "properties.spec.properties.names.properties.shortNames.type", "array");
+    expect_str(crd, "properties.spec.properties.versions.x-kubernetes-list-type", "atomic");
+    refs_resolve(doc, at(doc, "components.schemas"), "#/components/schemas/", &n);
+    assert_true(n > 0);
+    cJSON_Delete(doc);
+    openapi_free(o);
+    api_registry_free(r);
+}
+
 static void test_paths(void **state)
 {
     struct api_registry *r = api_registry_new();
@@ -527,6 +555,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pod_schema),
+        cmocka_unit_test(test_free_form_kind),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_crd_appears_and_disappears),
         cmocka_unit_test(test_v2),

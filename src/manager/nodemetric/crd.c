@@ -7,6 +7,7 @@
 
 #include "base/base.h"
 #include "base/strbuf.h"
+#include "codec/patch.h"
 #include "kube/client.h"
 
 #define CRD_GROUP   "slo.koordinator.sh"
@@ -58,7 +59,7 @@ int nodemetric_crd_apply(struct kube_client *c, const char *node, const cJSON *s
     }
     if (r < 0)
         goto out;
-    if (keep_spec || cJSON_Compare(cJSON_GetObjectItemCaseSensitive(cur, "spec"), spec, true))
+    if (keep_spec || json_value_equal(cJSON_GetObjectItemCaseSensitive(cur, "spec"), spec))
         goto out; /* r == 0: nothing to write */
     /* The update carries the object's resourceVersion: a concurrent change is a conflict. */
     CHECK(copy = cJSON_Duplicate(spec, true));

@@ -22,6 +22,7 @@
 #include "base/base.h"
 #include "base/strbuf.h"
 #include "codec/codec.h"
+#include "codec/patch.h"
 #include "sched/framework/framework.h"
 #include "sched/plugins/registry.h"
 
@@ -1054,8 +1055,7 @@ static void check_common_queue_sort(struct pctx *c, const struct sched_config *c
                             "must be the same for all profiles");
             strbuf_release(&q);
             free(path);
-        } else if (!cJSON_Compare(p0->args[qs], p->args[qs], true) &&
-                   (p0->args[qs] || p->args[qs])) {
+        } else if (!json_value_equal(p0->args[qs], p->args[qs]) && (p0->args[qs] || p->args[qs])) {
             char *path = st[i].cfg_index[id] >= 0
                              ? pathf("profiles[%zu].pluginConfig[%d].args", i, st[i].cfg_index[id])
                              : pathf("profiles[%zu].pluginConfig", i);

@@ -31,6 +31,7 @@
 #include "base/base.h"
 #include "base/hmap.h"
 #include "base/strbuf.h"
+#include "codec/patch.h"
 #include "sched/framework/framework.h"
 
 /* Where a record is (sched_queued_pod.where). Gated records are in the pool with gated set. */
@@ -623,7 +624,7 @@ static bool same_str(const char *a, const char *b)
 
 static bool same_labels(const cJSON *a, const cJSON *b)
 {
-    return (!a && !b) || (a && b && cJSON_Compare(a, b, true));
+    return (!a && !b) || (a && b && json_value_equal(a, b));
 }
 
 static bool same_sel_reqs(const struct sched_sel_req *a, size_t na, const struct sched_sel_req *b,

@@ -55,6 +55,7 @@
 #include "base/hmap.h"
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "codec/patch.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "kube/informer.h"
@@ -557,11 +558,11 @@ static bool quota_changed(const cJSON *old, const cJSON *obj)
 
     x = cJSON_GetObjectItemCaseSensitive(old, "spec");
     y = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-    if (!x != !y || (x && !cJSON_Compare(x, y, true)))
+    if (!x != !y || (x && !json_value_equal(x, y)))
         return true;
     x = cJSON_GetObjectItemCaseSensitive(om, "labels");
     y = cJSON_GetObjectItemCaseSensitive(nm, "labels");
-    if (!x != !y || (x && !cJSON_Compare(x, y, true)))
+    if (!x != !y || (x && !json_value_equal(x, y)))
         return true;
     for (size_t i = 0; i < ARRAY_SIZE(anns); i++) {
         const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(oa, anns[i]));
