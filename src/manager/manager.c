@@ -286,6 +286,10 @@ static int64_t now_ms(void)
  * hands over every existing object, so those of Nodes that are gone are deleted (upstream's
  * controller sees them in its NodeMetric informer's first list).
  */
+/* How long a CRD installed after this manager started leading may go unnoticed: the watch's
+ * list retries at most this far apart while the CRD is absent (one small 404 each). */
+#define CRD_RETRY_MAX_MS 10000
+
 static void on_crd_served(void *userdata)
 {
     struct manager *m = userdata;
@@ -637,7 +641,8 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
             opts->client, &(struct nodemetric_crd_watch_opts){.on_served = on_crd_served,
                                                               .on_object = on_crd_object,
                                                               .on_status = on_crd_status,
-                                                              .userdata = m});
+                                                              .userdata = m,
+                                                              .backoff_max_ms = CRD_RETRY_MAX_MS});
     if ((r = noderesource_controller_new(
              opts->client,
              &(struct noderesource_opts){.slo = m->slo,
