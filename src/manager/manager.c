@@ -321,8 +321,6 @@ static void on_crd_status(void *userdata, const char *node)
 
 static int start_crd(struct manager *m, struct kube_object **nodes, size_t n)
 {
-    int r;
-
     if (!m->crdw)
         return 0;
     if (m->o.nodemetric_crd == MANAGER_NODEMETRIC_CRD_ON) {
@@ -330,7 +328,7 @@ static int start_crd(struct manager *m, struct kube_object **nodes, size_t n)
         log_info("manager", "keeping one slo.koordinator.sh NodeMetric object per Node");
         for (size_t i = 0; i < n; i++)
             kube_workqueue_add(m->specq, kube_object_name(nodes[i]));
-    } else if ((r = nodemetric_crd_served(m->o.client)) == 0) {
+    } else if (nodemetric_crd_served(m->o.client) == 0) { /* auto; only for the log */
         log_info("manager", "the slo.koordinator.sh NodeMetric CRD is not installed: NodeMetric "
                             "objects will be kept once it is");
     }

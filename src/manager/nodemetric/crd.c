@@ -169,7 +169,7 @@ static void *waiter(void *arg)
     struct kube_object **objs = NULL;
     size_t n;
 
-    while (!kube_informer_wait_synced(w->inf, 3600 * 1000))
+    while (!kube_informer_wait_synced(w->inf, 3600L * 1000))
         if (atomic_load(&w->stopping))
             return NULL;
     atomic_store(&w->served, true);
