@@ -7,12 +7,16 @@
 
 # ---- build: a Release build of the binary only (no tests) ----
 FROM docker.io/library/debian:bookworm AS build
+# nodejs and npm fetch the charting library the binary embeds (web/package-lock.json; only
+# the runtime dependency: the browser-test driver is a devDependency).
 RUN apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
         --no-install-recommends build-essential cmake pkg-config libcjson-dev libfyaml-dev \
         libcmocka-dev libsqlite3-dev libmicrohttpd-dev libgnutls28-dev libcurl4-gnutls-dev \
+        nodejs npm ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
+RUN cd web && npm ci --omit=dev --no-audit --no-fund --loglevel=error
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc >/dev/null \
     && cmake --build /build --target koord -j "$(nproc)" \
     && strip /build/koord

@@ -48,7 +48,7 @@ function(koord_e2e_tests)
     string(REGEX REPLACE "^test_" "" name ${base})
     add_test(NAME e2e.${name} COMMAND bash ${t})
     set_tests_properties(e2e.${name} PROPERTIES LABELS e2e TIMEOUT 300 SKIP_RETURN_CODE 77
-      ENVIRONMENT "KOORD=$<TARGET_FILE:koord>;KOORD_SOURCE_DIR=${CMAKE_SOURCE_DIR};KOORD_TEST_WEBHOOK=$<TARGET_FILE:koord_test_webhook>")
+      ENVIRONMENT "KOORD=$<TARGET_FILE:koord>;KOORD_SOURCE_DIR=${CMAKE_SOURCE_DIR};KOORD_TEST_WEBHOOK=$<TARGET_FILE:koord_test_webhook>;KOORD_TEST_SIM_REPORT=$<TARGET_FILE:koord_test_sim_report>")
   endforeach()
 endfunction()
 
@@ -118,4 +118,38 @@ function(koord_fuzz_targets)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)
     target_link_libraries(${name} PRIVATE slo api codec base)
   endforeach()
+endfunction()
+
+# The web module's generated source (src/web/web.h): web/ui/* and web/report/* as ui/... and
+# report/..., and uPlot's dist files and licence from web/node_modules as uplot/...
+# (cmake/embed.cmake).
+# node_modules is not in git: `make deps` runs npm ci; without it, configuring stops here.
+function(koord_web_assets)
+  set(web ${CMAKE_SOURCE_DIR}/web)
+  set(uplot ${web}/node_modules/uplot/dist)
+  if(NOT EXISTS ${uplot}/uPlot.iife.min.js)
+    message(FATAL_ERROR "${uplot}/uPlot.iife.min.js is missing: web/node_modules is installed "
+                        "by `make deps` (npm ci in web/)")
+  endif()
+  file(GLOB_RECURSE own CONFIGURE_DEPENDS RELATIVE ${web} ${web}/ui/* ${web}/report/*)
+  set(pairs "")
+  set(deps "")
+  foreach(f ${own})
+    list(APPEND pairs "${f}=${web}/${f}")
+    list(APPEND deps ${web}/${f})
+  endforeach()
+  foreach(f uPlot.iife.min.js uPlot.min.css)
+    list(APPEND pairs "uplot/${f}=${uplot}/${f}")
+    list(APPEND deps ${uplot}/${f})
+  endforeach()
+  # uPlot is MIT: its licence travels with the copy in the binary (served at /ui/uplot/LICENSE).
+  list(APPEND pairs "uplot/LICENSE=${web}/node_modules/uplot/LICENSE")
+  list(APPEND deps ${web}/node_modules/uplot/LICENSE)
+  set(out ${CMAKE_BINARY_DIR}/generated/web_assets.c)
+  string(REPLACE ";" "|" pairs_arg "${pairs}")
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} "-DFILES=${pairs_arg}" -P ${CMAKE_SOURCE_DIR}/cmake/embed.cmake
+    DEPENDS ${deps} ${CMAKE_SOURCE_DIR}/cmake/embed.cmake
+    COMMENT "Embedding web assets" VERBATIM)
+  target_sources(web PRIVATE ${out})
 endfunction()

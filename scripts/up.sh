@@ -9,8 +9,9 @@
 # Node, runs
 # `koord agent` for it (so its NodeMetric shows this host's real usage), starts `koord scheduler`
 # with profiles for koord-scheduler and default-scheduler (no other scheduler runs here, so every
-# pod created is placed on this host), and stays in the foreground until Ctrl-C, which stops all
-# four. State lives in .koord/ and is reused.
+# pod created is placed on this host), prints how to open the manager's /ui dashboard (a
+# ServiceAccount koord-dashboard whose token logs a browser in), and stays in the foreground until
+# Ctrl-C, which stops all four. State lives in .koord/ and is reused.
 #
 # Environment: KOORD_LISTEN (API server, default 127.0.0.1:6443), KOORD_MANAGER_LISTEN
 # (manager, default 127.0.0.1:9443), KOORD_AGENT_LISTEN (agent /metrics, 127.0.0.1:9316),
@@ -183,8 +184,18 @@ setsid "$KOORD" scheduler --kubeconfig "$KUBECONFIG" --scheduler-name koord-sche
 spid=$!
 wait_file "$STATE/scheduler.ready" "$spid" "koord scheduler"
 
+# The dashboard's viewer: a ServiceAccount allowed to get /ui (deploy/rbac/dashboard.yaml), whose
+# token logs a browser in.
+kubectl apply -f deploy/rbac/dashboard.yaml >/dev/null || die "applying deploy/rbac/dashboard.yaml failed"
+
 echo
-echo "The control plane is up; Ctrl-C stops it. In another shell:"
+echo "The control plane is up; Ctrl-C stops it. The dashboard (live usage, batch capacity,"
+echo "pending pods, evictions): open https://$MLISTEN/ui/ and log in with the token of"
+echo
+echo "    KUBECONFIG=$KUBECONFIG kubectl create token koord-dashboard -n koordinator-system"
+echo
+echo "(the manager's certificate is signed by $STATE/manager/koord-manager-ca.crt: import it into"
+echo "the browser, or accept the warning). In another shell:"
 echo
 echo "    export KUBECONFIG=$KUBECONFIG"
 echo "    kubectl get nodes,nodeslos,nodemetrics"

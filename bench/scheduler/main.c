@@ -76,7 +76,8 @@
 
 static const char usage[] =
     "usage: bench_scheduler [--workload NAME]... [--nodes N] [--pods P] [--clients C]\n"
-    "                       [--koord PATH] [--perf FILE] [--keep-going] [--smoke]\n"
+    "                       [--koord PATH] [--perf FILE] [--perf-apiserver FILE] [--keep-going]\n"
+    "                       [--smoke]\n"
     "\n"
     "Runs scheduler_perf's workloads against `koord scheduler` and `koord apiserver` (started\n"
     "here, fresh for each workload): SchedulingBasic, KoordinatorProfile (SchedulingBasic\n"
@@ -97,6 +98,7 @@ static const char usage[] =
     "                   the waiting pods')\n"
     "  --clients C      threads creating objects (default 8)\n"
     "  --perf FILE      `perf record` the scheduler during the first workload's measured pods\n"
+    "  --perf-apiserver FILE  the same for the API server\n"
     "  --keep-going     run the next workloads after one failed\n"
     "  --smoke          tiny counts (50 nodes, 20 init, 100 measured, 10 Reservations, 50\n"
     "                   waiting); counts are checked, never times\n";
@@ -248,7 +250,7 @@ static const struct workload workloads[W_COUNT] = {
 };
 
 static struct {
-    const char *koord, *perf;
+    const char *koord, *perf, *perf_api;
     size_t clients, nodes, pods; /* nodes, pods: 0 = the workload's */
     size_t waiting;              /* QuotaWaiting's waiting pods, when waiting_set */
     bool waiting_set;
@@ -776,7 +778,7 @@ static pid_t perf_start(pid_t target, const char *out)
     return pid;
 }
 
-static void perf_stop(pid_t pid)
+static void perf_stop(pid_t pid, const char *what, const char *out)
 {
     int st = 0;
 
@@ -787,9 +789,9 @@ static void perf_stop(pid_t pid)
     bench_child_stopped(pid);
     /* perf record writes its file on SIGINT and then dies of it. */
     if ((WIFEXITED(st) && WEXITSTATUS(st) == 0) || (WIFSIGNALED(st) && WTERMSIG(st) == SIGINT))
-        (void)printf("perf: recorded the scheduler during the measured pods in %s (perf report "
+        (void)printf("perf: recorded the %s during the measured pods in %s (perf report "
                      "-i %s)\n",
-                     opt.perf, opt.perf);
+                     what, out, out);
     else
         (void)printf("perf: perf record failed (status %d)\n", st);
 }
@@ -1377,7 +1379,7 @@ static int measure(const struct workload *w, const struct counts *n, struct serv
     size_t nns = 1;
     struct pod_watch pw;
     size_t nlat = 0;
-    pid_t perf = 0;
+    pid_t perf = 0, perf_api = 0;
     int r;
 
     /* KoordinatorProfile's measured pods are spread over the leaf quotas' namespaces */
@@ -1392,9 +1394,12 @@ static int measure(const struct workload *w, const struct counts *n, struct serv
         free(sent);
         return r;
     }
-    if (opt.perf && !perf_done) {
+    if ((opt.perf || opt.perf_api) && !perf_done) {
         perf_done = true;
-        perf = perf_start(sch->pid, opt.perf);
+        if (opt.perf)
+            perf = perf_start(sch->pid, opt.perf);
+        if (opt.perf_api)
+            perf_api = perf_start(api->pid, opt.perf_api);
     }
     cpu_s0 = server_cpu(sch);
     cpu_a0 = server_cpu(api);
@@ -1413,7 +1418,8 @@ static int measure(const struct workload *w, const struct counts *n, struct serv
     res->other_cpu = bench_machine_cpu() - all0 - res->sched_cpu - res->api_cpu - res->cli_cpu;
     if (res->other_cpu < 0)
         res->other_cpu = 0;
-    perf_stop(perf);
+    perf_stop(perf, "scheduler", opt.perf);
+    perf_stop(perf_api, "API server", opt.perf_api);
     watch_stop(&pw);
     lat = xcalloc(n->measured ? n->measured : 1, sizeof(*lat));
     for (size_t i = 0; i < n->measured; i++) {
@@ -1891,6 +1897,7 @@ static int parse_opts(int argc, char **argv)
         {"clients", required_argument, NULL, 'c'},
         {"koord", required_argument, NULL, 'K'},
         {"perf", required_argument, NULL, 'P'},
+        {"perf-apiserver", required_argument, NULL, 'A'},
         {"waiting", required_argument, NULL, 'W'},
         {"keep-going", no_argument, NULL, 'k'},
         {"smoke", no_argument, NULL, 'S'},
@@ -1922,6 +1929,9 @@ static int parse_opts(int argc, char **argv)
             break;
         case 'P':
             opt.perf = optarg;
+            break;
+        case 'A':
+            opt.perf_api = optarg;
             break;
         case 'k':
             opt.keep_going = true;

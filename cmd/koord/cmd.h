@@ -13,6 +13,7 @@ int cmd_manager(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_scheduler(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 
 /* Shared by the subcommands: reads FILE ("-" = stdin) as a YAML/JSON stream. 0, or prints
  * "koord: <path>[:line:col]: <why>" and returns a negative errno. */

@@ -31,6 +31,7 @@ static const char usage[] =
     "  report     send a NodeMetric status for a node from a file, as the agent does\n"
     "  agent      the node agent: collects usage from /proc and cgroups, reports NodeMetrics\n"
     "  scheduler  koord-scheduler: places pending pods (gates, batch resources, preemption)\n"
+    "  sim        replay a trace on a simulated fleet, colocation off and on, and report\n"
     "  version    print the version\n"
     "  help       print this help\n"
     "\n"
@@ -242,6 +243,14 @@ int main(int argc, char **argv)
         return cmd_agent(argc - 1, argv + 1);
     if (!strcmp(cmd, "scheduler"))
         return cmd_scheduler(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sim")) {
+        /* a connection per simulated node to the manager (three descriptors each with libcurl's
+         * wake-up pair): past the hard limit when the process may, else up to it */
+        struct rlimit rl = {.rlim_cur = 1u << 20, .rlim_max = 1u << 20};
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            raise_open_files();
+        return cmd_sim(argc - 1, argv + 1);
+    }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         (void)printf("koord version %s\n", KOORD_VERSION);
         return 0;

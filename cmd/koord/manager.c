@@ -26,13 +26,14 @@ static const char usage[] =
     "usage: koord manager [--kubeconfig FILE] [--listen HOST:PORT] [flags]\n"
     "\n"
     "Runs koord-manager: the NodeSLO, NodeResource, ElasticQuotaProfile and Recommendation\n"
-    "controllers and the in-memory NodeMetric\n"
-    "API (metrics.koordinator.sh/v1alpha1), on the leader of a Lease only.\n"
+    "controllers, the in-memory NodeMetric API (metrics.koordinator.sh/v1alpha1) and the /ui\n"
+    "dashboard, on the leader of a Lease only.\n"
     "\n"
     "  --kubeconfig FILE                 API server to talk to (default $KUBECONFIG, in-cluster,\n"
     "                                    ~/.kube/config)\n"
-    "  --listen HOST:PORT                HTTPS port for the NodeMetric API, /healthz, /readyz,\n"
-    "                                    /metrics (default 0.0.0.0:9443; port 0 = any)\n"
+    "  --listen HOST:PORT                HTTPS port for the NodeMetric API, the /ui dashboard,\n"
+    "                                    /healthz, /readyz, /metrics (default 0.0.0.0:9443;\n"
+    "                                    port 0 = any)\n"
     "  --ready-file FILE                 written with the bound HOST:PORT once listening\n"
     "  --cert-dir DIR                    serving certificate and its CA, generated on first\n"
     "                                    start (default .koord/manager)\n"
@@ -93,6 +94,7 @@ static const char usage_more[] =
     "                                    (created by the first replica), and publish the "
     "NodeMetric\n"
     "                                    API's CA as ConfigMap koord-manager-ca (key ca.crt)\n"
+    "  --ui-session-ttl S                /ui dashboard login lifetime, 1-86400 (default 3600)\n"
     "  --log-level LEVEL                 error, warn, info (default) or debug\n"
     "  --max-connections N               open connections at most (default: what the open-file\n"
     "                                    limit allows, raised to its hard maximum at start)\n"
@@ -237,6 +239,7 @@ enum {
     OPT_MAX_CONNS,
     OPT_MAX_PER_ADDR,
     OPT_CERT_SECRET,
+    OPT_UI_SESSION_TTL,
     OPT_ENABLE_LE,
     OPT_KLOG_V,
     OPT_IGNORED,
@@ -521,6 +524,7 @@ int cmd_manager(int argc, char **argv)
         {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
         {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDR},
         {"cert-secret", required_argument, NULL, OPT_CERT_SECRET},
+        {"ui-session-ttl", required_argument, NULL, OPT_UI_SESSION_TTL},
         {"enable-leader-election", optional_argument, NULL, OPT_ENABLE_LE},
         {"v", required_argument, NULL, OPT_KLOG_V},
         {"sync-period", required_argument, NULL, OPT_IGNORED},
@@ -642,6 +646,11 @@ int cmd_manager(int argc, char **argv)
             if (strcmp(optarg, "true") && strcmp(optarg, "false"))
                 goto bad;
             mo.recommendation_off = !strcmp(optarg, "false");
+            break;
+        case OPT_UI_SESSION_TTL:
+            if (parse_u32(optarg, &v) < 0 || v == 0 || v > 86400)
+                goto bad;
+            mo.ui_session_ttl_ms = (int64_t)v * 1000;
             break;
         case OPT_NODEMETRIC_CRD:
             if (!strcmp(optarg, "auto"))

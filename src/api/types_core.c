@@ -502,8 +502,44 @@ void api_pod_spec_defaults(cJSON *spec)
 
 /* ---- Namespace ---- */
 
+/*
+ * spec.finalizers (validateFinalizerName in pkg/apis/core/validation): each a qualified name,
+ * and one without a '/' prefix must be a standard finalizer (kubernetes, orphan,
+ * foregroundDeletion). Checked on create, update and the finalize subresource.
+ */
+static void check_ns_finalizers(const struct api_schema *s, const cJSON *v, struct api_walk *w)
+{
+    static const char *const standard[] = {"kubernetes", "orphan", "foregroundDeletion"};
+    const cJSON *f;
+    long i = 0;
+    (void)s;
+
+    cJSON_ArrayForEach(f, v)
+    {
+        struct strbuf why = STRBUF_INIT;
+        size_t len = api_walk_push(w, NULL, i++);
+        bool known = false;
+
+        /* (A value that is no string is the item schema's to report.) */
+        if (cJSON_IsString(f) && labels_check_qualified_name(f->valuestring, &why) < 0) {
+            api_walk_error(w, NULL, FIELD_INVALID, f, "%s", why.buf);
+        } else if (cJSON_IsString(f) && !strchr(f->valuestring, '/')) {
+            for (size_t k = 0; k < ARRAY_SIZE(standard); k++)
+                known = known || !strcmp(f->valuestring, standard[k]);
+            if (!known)
+                api_walk_error(w, NULL, FIELD_INVALID, f,
+                               "name is neither a standard finalizer name nor is it fully "
+                               "qualified");
+        }
+        api_walk_pop(w, len);
+        strbuf_release(&why);
+    }
+}
+
 static const struct api_prop namespace_spec_props[] = {
-    {"finalizers", &api_string_list},
+    {"finalizers", &(const struct api_schema){.type = API_ARRAY,
+                                              .items = &api_string,
+                                              .check = check_ns_finalizers}},
     {NULL},
 };
 

@@ -1600,6 +1600,13 @@ static bool is_namespaces(const struct api_resource *res)
     return !*res->group && !strcmp(res->plural, "namespaces");
 }
 
+/* PUT namespaces/<name>/finalize (namespaceFinalizeStrategy): an update of the namespace that
+ * keeps its status and, unlike the main resource, takes spec.finalizers from the client. */
+static bool is_ns_finalize(const struct call *c)
+{
+    return is_namespaces(c->res) && !strcmp(c->ri.subresource, "finalize");
+}
+
 /*
  * kube's NamespaceLifecycle admission: nothing new in a namespace being deleted (reviews
  * aside: nothing is stored). Replies 403 with the NamespaceTerminating cause and returns
@@ -1647,9 +1654,10 @@ static bool namespace_terminating(struct call *c, const struct store_item *ns, c
 /*
  * Whether an update completes a deletion (the generic store's shouldDeleteDuringUpdate): the
  * object was deleted while finalizers held it (deletionGracePeriodSeconds 0, or absent as
- * earlier koord versions stored it) and the update removes the last one; a namespace also
- * needs its spec finalizers gone (ShouldDeleteNamespaceDuringUpdate). A pod in its grace
- * period stays.
+ * earlier koord versions stored it) and the update removes the last one. A pod in its grace
+ * period stays. A namespace stays too: the lifecycle worker removes it once its spec and
+ * metadata finalizers and its content are all gone (lifecycle.h), so that an update (a
+ * finalize) that empties them never leaves content behind.
  */
 static bool deletes_during_update(const struct api_resource *res, const cJSON *old,
                                   const cJSON *obj)
@@ -1662,8 +1670,7 @@ static bool deletes_during_update(const struct api_resource *res, const cJSON *o
         cJSON_GetArraySize(cJSON_GetObjectItem(nm, "finalizers")) > 0 ||
         (g && (!cJSON_IsNumber(g) || g->valuedouble != 0)))
         return false;
-    return !is_namespaces(res) || cJSON_GetArraySize(cJSON_GetObjectItem(
-                                      cJSON_GetObjectItem(obj, "spec"), "finalizers")) == 0;
+    return !is_namespaces(res);
 }
 
 static bool is_pdb(const struct api_resource *res)
@@ -1731,6 +1738,30 @@ static bool crd_servable(struct call *c, const cJSON *crd)
 
     api_registry_free(probe);
     return ok;
+}
+
+/*
+ * The answer to a create from the bytes just stored, with the resourceVersion spliced in as a
+ * GET answers: what reply() would print of the object, without printing it again. false (and
+ * nothing sent) when reply() has more to do: a Scale, a CRD's objects stored at several
+ * versions, or bytes without the members the splice needs.
+ */
+static bool reply_created_spliced(struct call *c, const struct strbuf *bytes, uint64_t rv)
+{
+    bool comma = false;
+    size_t at;
+
+    if (c->as_scale || c->res->multi_version || wants_table(c))
+        return false;
+    at = store_splice_point(bytes->buf, bytes->len, &comma);
+    if (!at ||
+        !splice_bytes(bytes->buf, bytes->len, at, comma, rv, partial_of(c), NULL, &c->resp->body))
+        return false;
+    add_warning_headers(c, &c->wh_warnings);
+    add_warning_headers(c, &c->warnings);
+    c->resp->status = 201;
+    c->resp->content_type = "application/json";
+    return true;
 }
 
 /*
@@ -1927,6 +1958,8 @@ static void create_object(struct call *c, cJSON *obj)
     }
     if (is_crd_resource(c->res))
         (void)serve_crd(c, obj); /* checked by crd_servable: cannot fail now */
+    else if (reply_created_spliced(c, &bytes, rv))
+        goto out;
     {
         char buf[24];
         (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
@@ -2066,7 +2099,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         if (st)
             CHECK(cJSON_AddItemToObject(obj, "status", st));
         meta = meta_of(obj);
-    } else if (*c->ri.subresource) {
+    } else if (*c->ri.subresource && !is_ns_finalize(c)) {
         reply_not_served(c);
         goto out;
     } else if (has_status_subresource(c->res)) {
@@ -2099,7 +2132,7 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
         cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
         if (st)
             CHECK(cJSON_AddItemToObject(obj, "status", st));
-    } else if (!*c->ri.subresource && has_status_subresource(c->res)) {
+    } else if ((!*c->ri.subresource || is_ns_finalize(c)) && has_status_subresource(c->res)) {
         carry(obj, old, "status");
     }
     meta = meta_of(obj);
@@ -2209,6 +2242,9 @@ static bool update_once(struct call *c, cJSON *obj, uint64_t based_on, bool may_
     }
     if (is_crd_resource(c->res))
         (void)serve_crd(c, obj);
+    /* A terminating namespace may have lost its last finalizer: the worker looks now. */
+    if (is_namespaces(c->res) && lifecycle_ns_terminating(obj))
+        lifecycle_kick(c->srv->lifecycle);
     {
         char buf[24];
         (void)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rv);
@@ -3106,9 +3142,10 @@ static void do_delete(struct call *c)
         delete_marked(c, &old, it.rv);
         goto out;
     }
-    /* A pod a node runs stops within its grace period (lifecycle.h); 0 deletes it now. */
-    if (meta && is_pods(c->res) && (grace = lifecycle_pod_grace(old, grace)) > 0) {
-        (void)lifecycle_pod_mark(old, grace, (int64_t)time(NULL));
+    /* A pod a node runs stops within its grace period, one with finalizers waits for them
+     * (lifecycle.h); otherwise it goes now. */
+    if (meta && is_pods(c->res) &&
+        lifecycle_pod_delete(old, grace, (int64_t)time(NULL)) != LIFECYCLE_POD_REMOVE) {
         delete_marked(c, &old, it.rv);
         goto out;
     }
@@ -3271,6 +3308,63 @@ static bool encode_event(enum store_event_type type, uint64_t rv, const struct s
     return encode_event_as(type, rv, obj, NULL, NULL, out);
 }
 
+/* Whether member key[0..len) of a stored object is one the watch's selectors read: metadata
+ * (labels; name and namespace fields), or the first segment of a field path. */
+static bool selector_reads(const struct watch_stream *ws, const char *key, size_t len)
+{
+    if (len == 8 && !memcmp(key, "metadata", 8))
+        return true;
+    for (size_t i = 0; i < ws->nfields; i++) {
+        const char *f = ws->fields[i].key;
+        size_t seg = strcspn(f, ".");
+
+        if (seg == len && !memcmp(f, key, len))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Whether a stored state matches the watch's selectors. Only the members they read are decoded
+ * (a pod's metadata and status, not its spec, for the scheduler's status.phase selector); the
+ * whole object when its bytes are not our own compact JSON.
+ */
+static bool stored_selected(const struct watch_stream *ws, const struct store_obj *o, uint64_t rv)
+{
+    cJSON *t = NULL;
+    bool ok;
+
+    if (o->splice_at) {
+        struct json_member m;
+        size_t pos = 0;
+        int r;
+
+        t = cJSON_CreateObject();
+        CHECK(t);
+        while ((r = json_member_next(o->value, o->len, &pos, &m)) == 0) {
+            cJSON *v = NULL;
+            char key[64];
+
+            if (!selector_reads(ws, m.key, m.key_len) || m.key_len >= sizeof(key))
+                continue;
+            if (json_parse(o->value + m.start, m.end - m.start, NULL, &v, NULL) < 0)
+                break;
+            memcpy(key, m.key, m.key_len);
+            key[m.key_len] = '\0';
+            CHECK(cJSON_AddItemToObject(t, key, v));
+        }
+        if (r != -ENOENT) {
+            cJSON_Delete(t);
+            t = NULL;
+        }
+    }
+    if (!t)
+        t = decode_stored(o->value, o->len, rv);
+    ok = t && selected(t, ws->labels, ws->fields, ws->nfields);
+    cJSON_Delete(t);
+    return ok;
+}
+
 /*
  * Emits one write as this watch sees it. With selectors a modification is judged on both
  * states, as kube-apiserver's watch cache does (storage/cacher/cache_watcher.go convertToWatch
@@ -3291,6 +3385,29 @@ static void emit_change(struct watch_stream *ws, enum store_event_type type,
         /* Spliced, not decoded: what json_print() of the decoded event would write. */
         ws->last_emit_ms = monotonic_ms();
         return;
+    }
+    if (ws->out.as != NEGOTIATE_TABLE && obj->splice_at) {
+        /* Selectors judged on the members they read; the event spliced as above. */
+        enum store_event_type out = type;
+
+        now = stored_selected(ws, obj, rv);
+        if (type == STORE_MODIFIED && prev) {
+            before = stored_selected(ws, prev, rv);
+            if (now && !before) {
+                out = STORE_ADDED;
+            } else if (!now && before) {
+                out = STORE_DELETED;
+                now = true;
+            }
+        }
+        if (!now)
+            return;
+        if (encode_event_as(out, rv, obj,
+                            ws->out.as == NEGOTIATE_PARTIAL ? ws->out.api_version : NULL,
+                            ws->res->multi_version ? ws->api_version : NULL, &ws->pending)) {
+            ws->last_emit_ms = monotonic_ms();
+            return;
+        }
     }
     o = decode_stored(obj->value, obj->len, rv);
     if (!o)
@@ -3749,47 +3866,151 @@ out:
     strbuf_release(&msg);
 }
 
-/* An eviction deletes the pod unless a PodDisruptionBudget forbids it (disruption.h). */
+/*
+ * The Eviction's deleteOptions (propagateDryRun): dryRun values checked as DELETE checks them,
+ * and one given in both the query and the body must say the same; gracePeriodSeconds into
+ * *ret_grace (-1 when not given: an eviction's query parameters are CreateOptions, so only the
+ * body sets it). Replies and returns false on bad options.
+ */
+static bool eviction_options(struct call *c, const cJSON *opts, int64_t *ret_grace)
+{
+    const cJSON *g = cJSON_GetObjectItem(opts, "gracePeriodSeconds");
+    const cJSON *dr = cJSON_GetObjectItem(opts, "dryRun"), *v;
+    const char *bad = NULL;
+    bool in_query = c->dry_run;
+
+    if (opts && !cJSON_IsNull(opts) && !cJSON_IsObject(opts))
+        bad = "deleteOptions: must be an object";
+    else if (g && !cJSON_IsNull(g) &&
+             (!cJSON_IsNumber(g) || g->valuedouble != (double)(int64_t)g->valuedouble))
+        bad = "deleteOptions.gracePeriodSeconds: must be an integer";
+    else if (dr && !cJSON_IsNull(dr) && !cJSON_IsArray(dr))
+        bad = "deleteOptions.dryRun: must be a list of strings";
+    if (bad) {
+        struct strbuf msg = STRBUF_INIT;
+        strbuf_addf(&msg, "Eviction in version \"v1\" cannot be handled as a Eviction: %s", bad);
+        reply_bad_request(c, msg.buf);
+        strbuf_release(&msg);
+        return false;
+    }
+    cJSON_ArrayForEach(v, dr)
+    {
+        if (!parse_dry_run(c, cJSON_IsString(v) ? v->valuestring : ""))
+            return false;
+    }
+    /* The query holds one value, "All": a body list other than ["All"] differs from it. */
+    if (in_query && cJSON_GetArraySize(dr) > 1) {
+        reply_bad_request(c, "Non-matching dry-run options in request and content: [All] and "
+                             "the deleteOptions' dryRun");
+        return false;
+    }
+    *ret_grace = g && cJSON_IsNumber(g) ? (g->valuedouble < 0 ? 1 : (int64_t)g->valuedouble) : -1;
+    return true;
+}
+
+/*
+ * Deletes an evicted pod (at revision rv) as kube's addConditionAndDeletePod does: the pod gets
+ * the DisruptionTarget condition, then is deleted as DELETE deletes it (lifecycle_pod_delete):
+ * gracefully when a node runs it, the lifecycle worker finishing it. A pod that goes at once is
+ * written with the condition first, as kube updates it before deleting, so watchers see why it
+ * went. Nothing is written in a dry run. 0, or -errno of the store (-ESTALE: the pod changed).
+ */
+static int evict_delete(struct call *c, cJSON *pod, uint64_t rv, int64_t grace)
+{
+    struct strbuf bytes = STRBUF_INIT;
+    char ts[RFC3339_STR_MAX];
+    int64_t now = (int64_t)time(NULL);
+    enum lifecycle_pod_deletion d;
+    bool cond;
+    int r = 0;
+
+    (void)rfc3339_format(now, ts);
+    cond = pods_update_condition(pod, PODS_DISRUPTION_TARGET, "True", PODS_EVICTION_BY_API,
+                                 PODS_EVICTION_BY_API_MSG, ts);
+    d = lifecycle_pod_delete(pod, grace, now);
+    if (c->dry_run)
+        return 0;
+    if (cond || d == LIFECYCLE_POD_MARKED) {
+        r = encode_for_store(pod, &bytes);
+        if (r == 0)
+            r = store_update(c->srv->store, c->key.buf, bytes.buf, bytes.len, rv, &rv);
+    }
+    if (r == 0 && d == LIFECYCLE_POD_REMOVE)
+        r = store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
+    strbuf_release(&bytes);
+    return r;
+}
+
+/*
+ * pods/eviction (eviction.go, reference 9.4): the pod is deleted with the Eviction's
+ * deleteOptions (grace period, uid/resourceVersion preconditions, dryRun) unless a
+ * PodDisruptionBudget forbids it (disruption.h). A pod that is Pending, finished or already
+ * terminating skips the budgets, so a second eviction of a terminating pod takes nothing from
+ * them. When the pod changes between the decision and the delete (a status write), the delete
+ * is tried again over the new revision, as kube retries conflicts, unless the client fixed the
+ * revision; the budget is consulted at most once.
+ */
 static void do_evict(struct call *c)
 {
     cJSON *ev = read_sub_body(c, "Eviction"), *pod = NULL, *refusal = NULL;
+    const cJSON *opts, *pre;
+    const char *pinned;
     struct webhook_attrs wa;
     uint64_t rv = 0;
-    int r, code = 0;
+    int64_t grace = -1;
+    bool consulted = false;
+    int r = 0, code = 0;
 
     if (!ev)
         return;
-    if (!(pod = read_current(c, &rv)) ||
-        !preconditions_hold(
-            c, cJSON_GetObjectItem(cJSON_GetObjectItem(ev, "deleteOptions"), "preconditions"), pod,
-            rv) ||
-        !node_may(c, pod))
+    opts = cJSON_GetObjectItem(ev, "deleteOptions");
+    pre = cJSON_GetObjectItem(opts, "preconditions");
+    if (!eviction_options(c, opts, &grace) || !(pod = read_current(c, &rv)) ||
+        !preconditions_hold(c, pre, pod, rv) || !node_may(c, pod))
         goto out;
     wh_attrs(c, WEBHOOK_CREATE, NULL, &wa);
     wa.kind_group = "policy";
     wa.kind = "Eviction";
     if (!wh_mutate(c, &wa, &ev) || !wh_validate(c, &wa, ev))
         goto out;
-    r = disruption_check_eviction(c->srv->store, pod, c->dry_run, (int64_t)time(NULL), &refusal,
-                                  &code);
-    if (r > 0) {
-        const cJSON *details = cJSON_GetObjectItemCaseSensitive(refusal, "details");
-        const cJSON *after = cJSON_GetObjectItemCaseSensitive(details, "retryAfterSeconds");
-        if (cJSON_IsNumber(after)) {
-            char buf[24];
-            (void)snprintf(buf, sizeof(buf), "%d", (int)after->valuedouble);
-            http_response_header(c->resp, "Retry-After", buf);
+    /* The webhooks may have replaced ev: what it held is read again from here on. */
+    opts = cJSON_GetObjectItem(ev, "deleteOptions");
+    pre = cJSON_GetObjectItem(opts, "preconditions");
+    pinned = get_string(pre, "resourceVersion");
+    for (int attempt = 1;; attempt++) {
+        if (!consulted && !disruption_pod_exempt(pod)) {
+            consulted = true;
+            r = disruption_check_eviction(c->srv->store, pod, c->dry_run, (int64_t)time(NULL),
+                                          &refusal, &code);
+            if (r > 0) {
+                const cJSON *details = cJSON_GetObjectItemCaseSensitive(refusal, "details");
+                const cJSON *after = cJSON_GetObjectItemCaseSensitive(details, "retryAfterSeconds");
+                if (cJSON_IsNumber(after)) {
+                    char buf[24];
+                    (void)snprintf(buf, sizeof(buf), "%d", (int)after->valuedouble);
+                    http_response_header(c->resp, "Retry-After", buf);
+                }
+                reply(c, code, refusal);
+                goto out;
+            }
+            if (r < 0)
+                break;
         }
-        reply(c, code, refusal);
-        goto out;
+        r = evict_delete(c, pod, rv, grace);
+        if (r != -ESTALE || (pinned && *pinned) || attempt >= UPDATE_TRIES)
+            break;
+        cJSON_Delete(pod);
+        if (!(pod = read_current(c, &rv)) || !preconditions_hold(c, pre, pod, rv))
+            goto out;
     }
-    if (r == 0)
-        r = c->dry_run ? 0 : store_delete(c->srv->store, c->key.buf, rv, NULL, NULL);
-    if (r < 0)
+    if (r < 0) {
         reply_status(c, r == -ESTALE ? api_status_conflict(&c->target)
                                      : api_status_from_errno(r, NULL, &c->target));
-    else
-        reply_status(c, api_status_success(201, NULL, NULL));
+        goto out;
+    }
+    if (!c->dry_run)
+        lifecycle_kick(c->srv->lifecycle);
+    reply_status(c, api_status_success(201, NULL, NULL));
 out:
     cJSON_Delete(ev);
     cJSON_Delete(pod);
@@ -4280,7 +4501,8 @@ void apiserver_handle(const struct http_request *req, struct http_response *resp
         do_scale(&c);
     else if (!strcmp(c.ri.subresource, "token") && !strcmp(c.ri.verb, "create"))
         do_token_request(&c);
-    else if (!strcmp(c.ri.subresource, "token"))
+    else if (!strcmp(c.ri.subresource, "token") ||
+             (!strcmp(c.ri.subresource, "finalize") && strcmp(c.ri.verb, "update")))
         reply_status(&c, api_status_failure(405, "MethodNotAllowed",
                                             "the server does not allow this method on the "
                                             "requested resource",

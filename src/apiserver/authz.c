@@ -511,6 +511,8 @@ static int collect_extra(void *ud, const char *name, const char *value)
         e->too_many = true;
         return 0;
     }
+    if (!e->kv)
+        e->kv = strv_new(2 * MAX_IMP);
     /* The key is the rest of the header name, lower-cased and %-decoded. */
     for (const char *p = name + sizeof(prefix) - 1; *p; p++) {
         int hi, lo;
@@ -556,7 +558,8 @@ int api_authz_impersonate(struct api_authz *az, const struct http_request *req, 
     const char *uid = http_request_header(req, "Impersonate-Uid");
     const char *groups[MAX_IMP];
     size_t ngroups = http_request_header_values(req, "Impersonate-Group", groups, MAX_IMP);
-    struct extra_ctx ex = {strv_new(2 * MAX_IMP), 0, false};
+    /* kv is allocated on the first extra header: most requests impersonate nothing. */
+    struct extra_ctx ex = {NULL, 0, false};
     struct api_ident *id = NULL;
     struct strbuf b = STRBUF_INIT;
     size_t pl = strlen(SA_PREFIX);
@@ -616,7 +619,7 @@ int api_authz_impersonate(struct api_authz *az, const struct http_request *req, 
         id->groups[1] = strbuf_detach(&b, NULL);
     }
     (void)add_auth; /* system:authenticated is implied for every user (auth.h) */
-    id->extra = ex.kv;
+    id->extra = ex.kv ? ex.kv : strv_new(0);
     ex.kv = NULL;
     api_ident_free(*ident);
     *ident = id;

@@ -351,7 +351,7 @@ out:
 
 /* ---- the eviction decision (eviction.go) ---- */
 
-static bool can_ignore_pdb(const cJSON *pod)
+bool disruption_pod_exempt(const cJSON *pod)
 {
     const char *phase = get_str(get(pod, "status"), "phase");
 
@@ -439,7 +439,7 @@ int disruption_check_eviction(struct store *s, const cJSON *pod, bool dry_run, i
     const cJSON **selected = NULL;
     int r = 0;
 
-    if (can_ignore_pdb(pod) || !ns || !pod_name)
+    if (disruption_pod_exempt(pod) || !ns || !pod_name)
         return 0;
     for (int attempt = 0; attempt < UPDATE_TRIES; attempt++) {
         size_t match = 0, which = 0, nsel;

@@ -30,6 +30,12 @@ struct store;
 #define DISRUPTION_MAX_DISRUPTED 2000
 
 /*
+ * Whether evicting pod skips the budgets (eviction.go canIgnorePDB): it is Pending, Succeeded
+ * or Failed, or already being deleted (so a terminating pod is never counted twice).
+ */
+bool disruption_pod_exempt(const cJSON *pod);
+
+/*
  * Whether the eviction of pod (a stored pod, decoded) may go ahead, as of now (Unix seconds):
  *  - 0: it may (no PDB selects the pod, the pod is Pending/Succeeded/Failed or being deleted,
  *    an unhealthy pod the policy lets go, or a PDB allowed it and, unless dry_run, its status

@@ -103,6 +103,33 @@ bool lifecycle_pod_mark(cJSON *pod, int64_t grace, int64_t now)
     return true;
 }
 
+enum lifecycle_pod_deletion lifecycle_pod_delete(cJSON *pod, int64_t requested, int64_t now)
+{
+    int64_t grace = lifecycle_pod_grace(pod, requested);
+    cJSON *meta;
+    const cJSON *g;
+    bool changed = false;
+
+    if (grace > 0)
+        return lifecycle_pod_mark(pod, grace, now) ? LIFECYCLE_POD_MARKED : LIFECYCLE_POD_PENDING;
+    meta = member_obj(pod, "metadata");
+    if (!has_finalizers(meta))
+        return LIFECYCLE_POD_REMOVE;
+    /* Deleted now but for the finalizers: removing the last one completes the deletion. */
+    if (!cJSON_GetObjectItemCaseSensitive(meta, "deletionTimestamp")) {
+        char ts[RFC3339_STR_MAX];
+        (void)rfc3339_format(now, ts);
+        put_str(meta, "deletionTimestamp", ts);
+        changed = true;
+    }
+    g = cJSON_GetObjectItemCaseSensitive(meta, "deletionGracePeriodSeconds");
+    if (!cJSON_IsNumber(g) || g->valuedouble != 0) {
+        put_num(meta, "deletionGracePeriodSeconds", 0);
+        changed = true;
+    }
+    return changed ? LIFECYCLE_POD_MARKED : LIFECYCLE_POD_PENDING;
+}
+
 bool lifecycle_pod_due(const cJSON *pod, int64_t now)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");

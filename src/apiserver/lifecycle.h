@@ -7,8 +7,12 @@
  *   deleted (objects holding finalizers stay, marked, until their controllers remove them),
  *   the deletion conditions kube's namespace controller writes are kept on it, and once it is
  *   empty the `kubernetes` finalizer is removed and the namespace goes;
- * - a pod bound to a node is deleted gracefully (deletionTimestamp = now + grace period);
- *   what the kubelet does at the end of the period (the final delete) a sweep here does.
+ * - a pod bound to a node is deleted gracefully (deletionTimestamp = now + grace period), by a
+ *   DELETE or by pods/eviction alike (lifecycle_pod_delete); what the kubelet does at the end
+ *   of the period (the final delete) a sweep here does;
+ * - a namespace goes only once its finalizers (removed by the sweep for `kubernetes`, by the
+ *   namespaces/finalize subresource for others) and its content are all gone, never in the
+ *   update that removes the last finalizer, so no content outlives it.
  *
  * A worker thread runs the sweeps: woken by the writes that start such work, then once a
  * second while any remains, idle otherwise. The decisions are plain functions over objects so
@@ -41,6 +45,23 @@ int64_t lifecycle_pod_grace(const cJSON *pod, int64_t requested);
  * is shorter (kube only lets it move earlier). Returns whether pod changed.
  */
 bool lifecycle_pod_mark(cJSON *pod, int64_t grace, int64_t now);
+
+/* What deleting a pod does to it (lifecycle_pod_delete). */
+enum lifecycle_pod_deletion {
+    LIFECYCLE_POD_REMOVE,  /* it goes now: period 0 and no finalizers */
+    LIFECYCLE_POD_MARKED,  /* it stays, changed: write it (grace period or finalizers) */
+    LIFECYCLE_POD_PENDING, /* it stays as it was: a deletion under way, not shortened */
+};
+
+/*
+ * A DELETE of pod at now with the requested grace period (negative: not given), as kube's
+ * generic store runs it for the pod strategy (rest.BeforeDelete, then
+ * updateForGracefulDeletionAndFinalizers): a positive period marks the pod (lifecycle_pod_mark);
+ * period 0 removes it unless finalizers hold it, which then keep it deleted now
+ * (deletionTimestamp, kept when set, and deletionGracePeriodSeconds 0) until they are gone.
+ * Changes pod in place. Shared by DELETE and pods/eviction.
+ */
+enum lifecycle_pod_deletion lifecycle_pod_delete(cJSON *pod, int64_t requested, int64_t now);
 
 /* Whether a pod being deleted gracefully has passed its deletionTimestamp at now. */
 bool lifecycle_pod_due(const cJSON *pod, int64_t now);

@@ -75,6 +75,49 @@ static cJSON *condition(const char *type, const char *status, const char *reason
     return c;
 }
 
+static bool same_str(const cJSON *c, const char *k, const char *want)
+{
+    const char *v = cJSON_GetStringValue(get(c, k));
+
+    return want ? v && !strcmp(v, want) : !v;
+}
+
+bool pods_update_condition(cJSON *pod, const char *type, const char *status, const char *reason,
+                           const char *message, const char *now)
+{
+    cJSON *st = object_at(pod, "status"),
+          *conds = cJSON_GetObjectItemCaseSensitive(st, "conditions");
+    cJSON *c, *old = NULL, *repl;
+    const char *since = now;
+
+    if (!cJSON_IsArray(conds)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(st, "conditions");
+        CHECK(conds = cJSON_AddArrayToObject(st, "conditions"));
+    }
+    cJSON_ArrayForEach(c, conds)
+    {
+        const char *t = cJSON_GetStringValue(get(c, "type"));
+        if (t && !strcmp(t, type)) {
+            old = c;
+            break;
+        }
+    }
+    if (!old) {
+        CHECK(cJSON_AddItemToArray(conds, condition(type, status, reason, message, now)));
+        return true;
+    }
+    /* The transition time moves only with the status. */
+    if (same_str(old, "status", status) && cJSON_GetStringValue(get(old, "lastTransitionTime")))
+        since = cJSON_GetStringValue(get(old, "lastTransitionTime"));
+    if (same_str(old, "status", status) && same_str(old, "reason", reason) &&
+        same_str(old, "message", message) && same_str(old, "lastTransitionTime", since) &&
+        (!get(old, "lastProbeTime") || cJSON_IsNull(get(old, "lastProbeTime"))))
+        return false;
+    repl = condition(type, status, reason, message, since);
+    CHECK(cJSON_ReplaceItemViaPointer(conds, old, repl));
+    return true;
+}
+
 void pods_default_tolerations(cJSON *pod)
 {
     static const char *const keys[] = {"node.kubernetes.io/not-ready",

@@ -8,6 +8,7 @@
 #define KOORD_APISERVER_PODS_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #include "api/field.h"
 #include "base/strbuf.h"
@@ -37,6 +38,19 @@ void pods_validate_update(const cJSON *old, const cJSON *new_pod, struct field_e
  * allows only narrowing changes there, koord any). Both pods must be defaulted alike.
  */
 void pods_check_spec_update(const cJSON *old, const cJSON *new_pod, struct field_errors *errs);
+
+/*
+ * Sets the condition of the given type in pod's status.conditions (podutil.UpdatePodCondition):
+ * added when absent, replaced otherwise; lastTransitionTime is now (RFC 3339) unless the status
+ * stays the same. reason and message may be NULL. Returns whether the pod changed.
+ */
+bool pods_update_condition(cJSON *pod, const char *type, const char *status, const char *reason,
+                           const char *message, const char *now);
+
+/* The condition kube's eviction handler gives a pod it evicts (addConditionAndDeletePod). */
+#define PODS_DISRUPTION_TARGET   "DisruptionTarget"
+#define PODS_EVICTION_BY_API     "EvictionByEvictionAPI"
+#define PODS_EVICTION_BY_API_MSG "Eviction API: evicting"
 
 /*
  * Binds pod to the node a Binding names (9.1), in place: spec.nodeName, the Binding's

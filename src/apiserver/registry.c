@@ -39,6 +39,7 @@ static const char *const verbs_all[] = {
     "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch", NULL};
 static const char *const verbs_status[] = {"get", "patch", "update", NULL};
 static const char *const verbs_create[] = {"create", NULL};
+static const char *const verbs_update[] = {"update", NULL}; /* namespaces/finalize */
 static const char *const verbs_read[] = {"get", "list", "watch", NULL};
 
 /* Subresources of built-in kinds beyond status (requestinfo.go, registry/core). */
@@ -747,9 +748,12 @@ static cJSON *resource_doc(const struct api_resource *a, const char *sub)
     strbuf_addstr(&name, a->plural);
     if (sub) {
         strbuf_addf(&name, "/%s", sub);
-        verbs = !strcmp(sub, "status") || !strcmp(sub, "finalize") || !strcmp(sub, "scale")
-                    ? verbs_status
-                    : verbs_create;
+        if (!strcmp(sub, "finalize"))
+            verbs = verbs_update;
+        else if (!strcmp(sub, "status") || !strcmp(sub, "scale"))
+            verbs = verbs_status;
+        else
+            verbs = verbs_create;
         if (!strcmp(sub, "binding"))
             kind = "Binding";
     }

@@ -11,9 +11,7 @@
 #include "base/base.h"
 #include "codec/codec.h"
 
-/* Where the resourceVersion member goes in our own compact encoding (encode_for_store() in
- * apiserver.c): inside metadata, last. 0 when any of the members it needs is missing. */
-static size_t splice_point(const char *value, size_t len, bool *ret_comma)
+size_t store_splice_point(const char *value, size_t len, bool *ret_comma)
 {
     size_t s, e;
 
@@ -48,7 +46,7 @@ struct store_obj *store_obj_new(const char *key, uint64_t rv, const char *value,
     o->len = len;
     o->rv = rv;
     o->splice_comma = false;
-    o->splice_at = splice_point(p, len, &o->splice_comma);
+    o->splice_at = store_splice_point(p, len, &o->splice_comma);
     atomic_init(&o->refs, 1);
     return o;
 }

@@ -63,6 +63,12 @@ struct store_obj {
     atomic_uint refs;  /* private */
 };
 
+/* Where the resourceVersion member goes in our own compact encoding (encode_for_store() in
+ * apiserver.c): inside metadata, last; *ret_comma tells whether metadata has other members.
+ * 0 when any of the members it needs (apiVersion, kind, metadata) is missing. What
+ * store_obj_new() records as splice_at. */
+size_t store_splice_point(const char *value, size_t len, bool *ret_comma);
+
 /* A new object with one reference: key and value are copied into one allocation. NULL when a
  * checked allocation fails (values are peer-sized). */
 struct store_obj *store_obj_new(const char *key, uint64_t rv, const char *value, size_t len);

@@ -2,9 +2,10 @@
  * The SQLite backend of the storage interface (see store_sqlite.h). Three tables: objects (key
  * -> revision, bytes), events (the write history, pruned to the configured size) and meta (the
  * current revision and the oldest revision a watch may start after). Writes are grouped: each
- * batch is one IMMEDIATE transaction in which every write bumps the revision, changes its
- * object and appends its event under a savepoint, so a crash leaves all of a batch or none of
- * it, and a write is acknowledged only after the commit (and its fsync) that holds it.
+ * batch is one IMMEDIATE transaction in which every write takes the next revision, changes its
+ * object and appends its event under a savepoint, and the batch then stores the revision and
+ * prunes the history once; a crash leaves all of a batch or none of it, and a write is
+ * acknowledged only after the commit (and its fsync) that holds it.
  *
  * An event keeps the value it replaced (prev) and that value's revision, so the state at an
  * older revision R is: each current row no event after R touched, plus, for each key an event
@@ -107,7 +108,6 @@ struct store_sqlite {
     void *observer_data;
     /* Group commit: writes queue here while a batch is committing. */
     pthread_mutex_t qlock;
-    pthread_cond_t qcv;
     struct wreq *queue, **qtail;
     bool committing;
 };
@@ -221,7 +221,6 @@ int store_sqlite_open(const char *path, size_t history, struct store **ret)
     }
     CHECK(pthread_mutex_init(&s->lock, NULL) == 0);
     CHECK(pthread_mutex_init(&s->qlock, NULL) == 0);
-    CHECK(pthread_cond_init(&s->qcv, NULL) == 0);
     *ret = &s->base;
     return 0;
 err:
@@ -241,7 +240,6 @@ static void sqlite_close(struct store *base)
     (void)sqlite3_close(s->db);
     (void)pthread_mutex_destroy(&s->lock);
     (void)pthread_mutex_destroy(&s->qlock);
-    (void)pthread_cond_destroy(&s->qcv);
     free(s);
 }
 
@@ -314,14 +312,14 @@ static int sqlite_get(struct store *base, const char *key, struct store_item *re
     return r;
 }
 
-/* Within the write transaction: records the event and the new revision, prunes history. prev
- * (MODIFIED only) and prev_rv describe the value the write replaced or removed. */
-static int record(struct store_sqlite *s, uint64_t rev, uint64_t *oldest,
-                  enum store_event_type type, const char *key, const void *value, size_t len,
-                  const void *prev, size_t prev_len, uint64_t prev_rv)
+/* Within the write transaction: records the event. prev (MODIFIED only) and prev_rv describe
+ * the value the write replaced or removed. The revision and the history's bound are written
+ * once per batch (finish_batch()). */
+static int record(struct store_sqlite *s, uint64_t rev, enum store_event_type type, const char *key,
+                  const void *value, size_t len, const void *prev, size_t prev_len,
+                  uint64_t prev_rv)
 {
     sqlite3_stmt *st = stmt(s, ST_EVENT);
-    int r;
 
     (void)sqlite3_bind_int64(st, 1, (sqlite3_int64)rev);
     (void)sqlite3_bind_int(st, 2, (int)type);
@@ -330,9 +328,20 @@ static int record(struct store_sqlite *s, uint64_t rev, uint64_t *oldest,
     (void)sqlite3_bind_int64(st, 5, (sqlite3_int64)prev_rv);
     if (prev)
         (void)sqlite3_bind_blob(st, 6, prev_len ? prev : "", (int)prev_len, SQLITE_STATIC);
-    if ((r = step_done(st)) < 0)
-        return r;
-    st = stmt(s, ST_META_SET);
+    return step_done(st);
+}
+
+/*
+ * Within the batch transaction, after its writes: the new revision, and the history pruned to
+ * its bound, once for the whole batch rather than once per write (the state committed is the
+ * same; what a batch of n writes saves is 2n - 2 statements and the rewriting of the meta and
+ * events pages in between).
+ */
+static int finish_batch(struct store_sqlite *s, uint64_t rev, uint64_t *oldest)
+{
+    sqlite3_stmt *st = stmt(s, ST_META_SET);
+    int r;
+
     (void)sqlite3_bind_text(st, 1, "revision", -1, SQLITE_STATIC);
     (void)sqlite3_bind_int64(st, 2, (sqlite3_int64)rev);
     if ((r = step_done(st)) < 0)
@@ -362,12 +371,13 @@ struct wreq {
     uint64_t rv;
     int r;
     bool done;
+    pthread_cond_t cv; /* signalled when done, or when it heads the queue and may commit */
     struct wreq *next;
 };
 
 /* Within the batch transaction, under a savepoint so a failure undoes only this write: check
  * the current object, change it, record the event. */
-static int apply(struct store_sqlite *s, struct wreq *w, uint64_t rev, uint64_t *oldest)
+static int apply(struct store_sqlite *s, struct wreq *w, uint64_t rev)
 {
     sqlite3_stmt *st;
     bool exists;
@@ -406,13 +416,12 @@ static int apply(struct store_sqlite *s, struct wreq *w, uint64_t rev, uint64_t 
     if ((r = step_done(st)) < 0)
         goto undo;
     if (w->op == STORE_OP_DELETE)
-        r = record(s, rev, oldest, STORE_DELETED, w->key, w->old.value, w->old.len, NULL, 0,
-                   w->old.rv);
+        r = record(s, rev, STORE_DELETED, w->key, w->old.value, w->old.len, NULL, 0, w->old.rv);
     else if (w->op == STORE_OP_UPDATE)
-        r = record(s, rev, oldest, STORE_MODIFIED, w->key, w->value, w->len, w->old.value,
-                   w->old.len, w->old.rv);
+        r = record(s, rev, STORE_MODIFIED, w->key, w->value, w->len, w->old.value, w->old.len,
+                   w->old.rv);
     else
-        r = record(s, rev, oldest, STORE_ADDED, w->key, w->value, w->len, NULL, 0, 0);
+        r = record(s, rev, STORE_ADDED, w->key, w->value, w->len, NULL, 0, 0);
     if (r < 0)
         goto undo;
     return step_done(stmt(s, ST_RELEASE));
@@ -457,7 +466,7 @@ static void run_batch(struct store_sqlite *s, struct wreq *batch)
     oldest = s->oldest;
     r = step_done(stmt(s, ST_BEGIN));
     for (struct wreq *w = batch; w; w = w->next) {
-        w->r = r < 0 ? r : apply(s, w, rev + 1, &oldest);
+        w->r = r < 0 ? r : apply(s, w, rev + 1);
         if (w->r == 0) {
             w->rv = ++rev;
         } else if (r == 0 && sqlite3_get_autocommit(s->db)) {
@@ -467,6 +476,8 @@ static void run_batch(struct store_sqlite *s, struct wreq *batch)
             r = w->r;
         }
     }
+    if (r == 0 && rev != s->rev)
+        r = finish_batch(s, rev, &oldest);
     if (r == 0)
         r = step_done(stmt(s, ST_COMMIT));
     if (r < 0 && !sqlite3_get_autocommit(s->db))
@@ -487,8 +498,12 @@ static void run_batch(struct store_sqlite *s, struct wreq *batch)
     CHECK(pthread_mutex_unlock(&s->lock) == 0);
 }
 
-/* Queues the write; the first writer to find no batch running commits everything queued
- * (its own write included) while later ones queue up for the next batch. */
+/*
+ * Queues the write; the first writer to find no batch running commits everything queued (its
+ * own write included) while later ones queue up for the next batch. Each writer sleeps on its
+ * own condition variable: the committer wakes the writers of its batch and the one heading the
+ * queue (the next committer), not every writer queued meanwhile only for it to sleep again.
+ */
 static int sqlite_write(struct store *base, enum store_write_op op, const char *key,
                         const char *value, size_t len, uint64_t expect_rv,
                         struct store_item *ret_old, uint64_t *ret_rv)
@@ -496,6 +511,7 @@ static int sqlite_write(struct store *base, enum store_write_op op, const char *
     struct store_sqlite *s = (struct store_sqlite *)base;
     struct wreq w = {.op = op, .key = key, .value = value, .len = len, .expect_rv = expect_rv};
 
+    CHECK(pthread_cond_init(&w.cv, NULL) == 0);
     CHECK(pthread_mutex_lock(&s->qlock) == 0);
     *s->qtail = &w;
     s->qtail = &w.next;
@@ -503,7 +519,7 @@ static int sqlite_write(struct store *base, enum store_write_op op, const char *
         struct wreq *batch;
 
         if (s->committing) {
-            CHECK(pthread_cond_wait(&s->qcv, &s->qlock) == 0);
+            CHECK(pthread_cond_wait(&w.cv, &s->qlock) == 0);
             continue;
         }
         batch = s->queue;
@@ -513,14 +529,19 @@ static int sqlite_write(struct store *base, enum store_write_op op, const char *
         CHECK(pthread_mutex_unlock(&s->qlock) == 0);
         run_batch(s, batch);
         CHECK(pthread_mutex_lock(&s->qlock) == 0);
-        for (struct wreq *b = batch, *next; b; b = next) {
-            next = b->next; /* b may be gone as soon as done is set */
+        /* Under qlock: a writer leaves only once it sees done under qlock, so b is still there
+         * while it is signalled. */
+        for (struct wreq *b = batch; b; b = b->next) {
             b->done = true;
+            if (b != &w)
+                CHECK(pthread_cond_signal(&b->cv) == 0);
         }
         s->committing = false;
-        CHECK(pthread_cond_broadcast(&s->qcv) == 0);
+        if (s->queue)
+            CHECK(pthread_cond_signal(&s->queue->cv) == 0);
     }
     CHECK(pthread_mutex_unlock(&s->qlock) == 0);
+    (void)pthread_cond_destroy(&w.cv);
     if (w.r == 0 && ret_rv)
         *ret_rv = w.rv;
     if (w.r == 0 && ret_old) {

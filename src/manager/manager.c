@@ -35,6 +35,7 @@
 #include "manager/nodeslo/nodeslo.h"
 #include "manager/quotaprofile/quotaprofile.h"
 #include "manager/recommendation/controller.h"
+#include "manager/ui/ui.h"
 #include "manager/webhook/server.h"
 
 struct manager {
@@ -46,6 +47,7 @@ struct manager {
     struct noderesource_controller *nr;
     struct quotaprofile_controller *qp;
     struct rec_controller *rec;
+    struct ui_server *ui; /* the /ui dashboard */
     struct kube_leader *le;
     struct http_server *http;
     struct webhook_server *webhook;
@@ -363,6 +365,9 @@ static int lead(struct manager *m)
     kube_objects_free(nodes, n);
     if (r < 0)
         goto fail;
+    what = "start the dashboard";
+    if ((r = ui_server_start(m->ui)) < 0)
+        goto fail;
     what = "start the NodeResource controller";
     if ((r = noderesource_controller_start(m->nr, now_ms())) < 0)
         goto fail;
@@ -564,6 +569,8 @@ static void handle(const struct http_request *req, struct http_response *resp, v
         resp->status = 200;
         resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
         render_metrics(m, &resp->body);
+    } else if (ui_server_path(path)) {
+        ui_server_handle(req, resp, m->ui);
     } else if (metricsk8s_path(path)) {
         metricsk8s_server_handle(req, resp, m->top);
     } else {
@@ -590,6 +597,7 @@ static void on_report(void *userdata, const char *node)
     struct manager *m = userdata;
     noderesource_controller_enqueue(m->nr, node);
     rec_controller_on_report(m->rec, node);
+    ui_server_on_report(m->ui, node);
 }
 
 int manager_start(const struct manager_opts *opts, struct manager **ret)
@@ -649,6 +657,18 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
                                          .degrade_scale_ms = opts->degrade_scale_ms},
              &m->nr)) < 0)
         goto fail;
+    if ((r = ui_server_new(&(struct ui_opts){.client = opts->client,
+                                             .auth = m->auth,
+                                             .nodemetrics = m->nm,
+                                             .session_ttl_ms = opts->ui_session_ttl_ms},
+                           &m->ui)) < 0)
+        goto fail;
+    {
+        struct kube_handlers nodes, pods;
+        ui_server_handlers(m->ui, &nodes, &pods);
+        if ((r = noderesource_controller_add_handlers(m->nr, &nodes, &pods)) < 0)
+            goto fail;
+    }
     m->top = metricsk8s_server_new(
         &(struct metricsk8s_opts){.nodemetrics = m->nm,
                                   .auth = nodemetric_auth_hooks(m->auth),
@@ -769,8 +789,10 @@ void manager_stop(struct manager *m)
     if (m->spec_worker_started)
         (void)pthread_join(m->spec_worker, NULL);
     nodemetric_server_stop_watches(m->nm);
+    ui_server_stop(m->ui);
     webhook_server_stop(m->webhook);
     http_server_stop(m->http);
+    ui_server_free(m->ui);   /* its streams are gone with the HTTP server */
     kube_leader_free(m->le); /* releases the lease so a standby takes over at once */
     rec_controller_free(m->rec);
     quotaprofile_controller_free(m->qp);

@@ -17,9 +17,11 @@
  *                  docs/recommendation.md)
  *   webhook/       the admission webhooks (5, 6.2, 1.7, 4.8) and their configurations
  *
- * One HTTPS port serves /healthz, /readyz, /metrics and the NodeMetric API. The webhooks have
- * their own port and run on every replica, leader or not (upstream's webhook server does too):
- * /readyz answers 200 only when this replica leads and its webhook server is ready.
+ *   ui/           the /ui dashboard: live per-node usage, totals, pending pods, QoS events
+ *
+ * One HTTPS port serves /healthz, /readyz, /metrics, the dashboard and the NodeMetric API. The
+ * webhooks have their own port and run on every replica, leader or not (upstream's webhook server
+ * does too): /readyz answers 200 only when this replica leads and its webhook server is ready.
  */
 #ifndef KOORD_MANAGER_MANAGER_H
 #define KOORD_MANAGER_MANAGER_H
@@ -101,6 +103,9 @@ struct manager_opts {
     const char *webhook_host;
     const char *webhook_cert_pem, *webhook_key_pem, *webhook_ca_pem;
     const char *register_webhooks;
+
+    /* The dashboard (ui/ui.h): how long a login session lasts; 0 = one hour. */
+    int64_t ui_session_ttl_ms;
 
     /* Called once, from any thread, when the manager cannot go on (lost the lease). */
     void (*on_fatal)(void *userdata, const char *why);

@@ -111,22 +111,35 @@ static const struct def *find_def(const char *name)
     return NULL;
 }
 
-/* The series, created on first use; under the lock. */
+/* The series, created on first use; under the lock. Called several times per scheduled pod:
+ * the key is built on the stack when it fits, without printf or malloc. */
 static struct series *get(struct sched_metrics *m, const char *name, const char *labels)
 {
     struct strbuf key = STRBUF_INIT;
-    const struct def *d = find_def(name);
+    size_t nl = strlen(name), ll = strlen(labels);
+    char buf[384], *k = buf;
     struct series *s;
 
-    if (!d)
-        return NULL;
-    strbuf_addf(&key, "%s{%s}", name, labels);
-    s = hmap_get(&m->series, key.buf);
+    if (nl + ll + 3 <= sizeof(buf)) {
+        memcpy(buf, name, nl);
+        buf[nl] = '{';
+        memcpy(buf + nl + 1, labels, ll);
+        buf[nl + 1 + ll] = '}';
+        buf[nl + 2 + ll] = '\0';
+    } else {
+        strbuf_addf(&key, "%s{%s}", name, labels);
+        k = key.buf;
+    }
+    s = hmap_get(&m->series, k);
     if (!s) {
-        s = xcalloc(1, sizeof(*s));
-        s->def = d;
-        s->labels = xstrdup(labels);
-        hmap_put(&m->series, key.buf, s);
+        const struct def *d = find_def(name);
+
+        if (d) {
+            s = xcalloc(1, sizeof(*s));
+            s->def = d;
+            s->labels = xstrdup(labels);
+            hmap_put(&m->series, k, s);
+        }
     }
     strbuf_release(&key);
     return s;

@@ -42,6 +42,7 @@
 #define REC_HDR                                                                                    \
     "\"apiVersion\":\"analysis.koordinator.sh/v1alpha1\",\"kind\":\"Recommendation\","             \
     "\"metadata\":{\"name\":\"rec\",\"namespace\":\"default\"}"
+#define NS_HDR "\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"a\"}"
 #define POD_HDR                                                                                    \
     "\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web\",\"namespace\":"         \
     "\"default\"}"
@@ -434,6 +435,13 @@ static const struct rule_row rules[] = {
      "metadata.name", FIELD_INVALID, NULL},
     {"{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"a.b\"}}",
      "metadata.name", FIELD_INVALID, NULL},
+    /* Namespace spec.finalizers (validateFinalizerName) */
+    {"{" NS_HDR ",\"spec\":{\"finalizers\":[\"kubernetes\",\"foo\"]}}", "spec.finalizers[1]",
+     FIELD_INVALID,
+     "spec.finalizers[1]: Invalid value: \"foo\": name is neither a standard finalizer name nor "
+     "is it fully qualified"},
+    {"{" NS_HDR ",\"spec\":{\"finalizers\":[\"example.com/a b\"]}}", "spec.finalizers[0]",
+     FIELD_INVALID, NULL},
     {"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\",\"namespace\":"
      "\"Team_A\"}}",
      "metadata.namespace", FIELD_INVALID, NULL},
@@ -489,6 +497,8 @@ static const char *const valid_docs[] = {
     "{" POD_HDR ",\"spec\":{\"nodeName\":\"n1\",\"schedulingGates\":[]," CONTAINERS "}}",
     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"generateName\":\"cm-\"}}",
     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a.b\"}}",
+    "{" NS_HDR ",\"spec\":{\"finalizers\":[\"kubernetes\",\"orphan\",\"foregroundDeletion\","
+    "\"example.com/hold\"]}}",
 };
 
 static void test_rules_valid_side(void **state)

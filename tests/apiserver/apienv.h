@@ -1,10 +1,11 @@
 /*
  * The fixture of the apiserver tests that drive koord apiserver over real HTTP and a real SQLite
- * store (test_apiserver_crds.c, test_apiserver_protocol.c): a server per test in a temporary
- * directory, one request with libcurl, and reading answers by dotted path. Shared so that a fix
- * reaches every file; every helper is static inline, so a test pays nothing for what it does not
- * use. Include after <cmocka.h>; the helpers fail through cmocka, so call them from inside a
- * test.
+ * store (test_apiserver.c, test_apiserver_crds.c, test_apiserver_protocol.c,
+ * test_apiserver_lifecycle.c, test_openapi.c): a server per test in a temporary directory
+ * (env_stop and env_start restart it over the same store), one request with libcurl, with a
+ * bearer token when asked, and reading answers by dotted path. Shared so that a fix reaches
+ * every file; every helper is static inline, so a test pays nothing for what it does not use.
+ * Include after <cmocka.h>; the helpers fail through cmocka, so call them from inside a test.
  */
 #ifndef KOORD_TESTS_APISERVER_APIENV_H
 #define KOORD_TESTS_APISERVER_APIENV_H
@@ -56,6 +57,10 @@ static inline void env_stop(struct env *e)
     apiserver_free(e->api);
     store_close(e->store);
     store_close(e->backend);
+    e->backend = NULL;
+    e->http = NULL;
+    e->api = NULL;
+    e->store = NULL;
 }
 
 static inline int setup(void **state)
@@ -99,19 +104,25 @@ static inline size_t on_header(char *p, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-/* One request with a JSON body (or none) and an optional Accept; returns the HTTP code, *ret
- * the parsed body, warnings the Warning header lines. */
-static inline long req(struct env *e, const char *method, const char *path, const char *accept,
-                       const char *body, cJSON **ret, struct strbuf *warnings)
+/* One request with a JSON body (or none), an optional Accept and, when token is set, a bearer
+ * token; returns the HTTP code, *ret the parsed body (NULL when it is not JSON), warnings the
+ * Warning header lines. */
+static inline long req_as(struct env *e, const char *token, const char *method, const char *path,
+                          const char *accept, const char *body, cJSON **ret,
+                          struct strbuf *warnings)
 {
     CURL *h = curl_easy_init();
-    struct strbuf url = STRBUF_INIT, out = STRBUF_INIT, acc = STRBUF_INIT;
+    struct strbuf url = STRBUF_INIT, out = STRBUF_INIT, acc = STRBUF_INIT, auth = STRBUF_INIT;
     struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     long code = 0;
 
     if (accept) {
         strbuf_addf(&acc, "Accept: %s", accept);
         hdrs = curl_slist_append(hdrs, acc.buf);
+    }
+    if (token) {
+        strbuf_addf(&auth, "Authorization: Bearer %s", token);
+        hdrs = curl_slist_append(hdrs, auth.buf);
     }
     strbuf_addf(&url, "%s%s", e->base, path);
     (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
@@ -137,6 +148,33 @@ static inline long req(struct env *e, const char *method, const char *path, cons
     strbuf_release(&url);
     strbuf_release(&out);
     strbuf_release(&acc);
+    strbuf_release(&auth);
+    return code;
+}
+
+/* req_as without a token. */
+static inline long req(struct env *e, const char *method, const char *path, const char *accept,
+                       const char *body, cJSON **ret, struct strbuf *warnings)
+{
+    return req_as(e, NULL, method, path, accept, body, ret, warnings);
+}
+
+/* GET path with no headers of our own; the body as text appended to out. */
+static inline long req_raw(struct env *e, const char *path, struct strbuf *out)
+{
+    CURL *h = curl_easy_init();
+    struct strbuf url = STRBUF_INIT;
+    long code = 0;
+
+    strbuf_addf(&url, "%s%s", e->base, path);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    assert_int_equal(curl_easy_perform(h), CURLE_OK);
+    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    strbuf_release(&url);
     return code;
 }
 

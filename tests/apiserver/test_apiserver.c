@@ -4,7 +4,7 @@
  * sections 1-3: discovery, create (201, generateName, 409, 422 with causes, namespace rules),
  * get (404 message), list (selectors, paging), update (409 on a stale resourceVersion, the
  * status subresource), delete (finalizers, namespace cascade), and CRDs served at once after
- * they are created, surviving a restart of the server.
+ * they are created, surviving a restart of the server. The fixture is apienv.h's.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -22,6 +22,7 @@
 
 #include "api/api.h"
 #include "api/crd.h"
+#include "apiserver/apienv.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
 #include "apiserver/store_cache.h"
@@ -33,171 +34,54 @@
 #include "http/server.h"
 #include "testutil.h"
 
-struct env {
-    char dir[64];
-    char db[128];
-    struct store *backend, *store; /* SQLite, and the watch cache over it */
-    struct apiserver *api;
-    struct http_server *http;
-    char base[64];
-};
-
-static void env_start(struct env *e)
-{
-    struct http_server_opts o = {.host = "127.0.0.1"};
-
-    assert_int_equal(store_sqlite_open(e->db, 64, &e->backend), 0);
-    assert_int_equal(store_cache_new(e->backend, &e->store), 0);
-    assert_int_equal(apiserver_new(e->store, &e->api), 0);
-    assert_int_equal(http_server_start(&o, apiserver_handle, e->api, &e->http), 0);
-    (void)snprintf(e->base, sizeof(e->base), "http://127.0.0.1:%u", http_server_port(e->http));
-}
-
-static void env_stop(struct env *e)
-{
-    apiserver_stop_watches(e->api);
-    http_server_stop(e->http);
-    apiserver_free(e->api);
-    store_close(e->store);
-    store_close(e->backend);
-    e->backend = NULL;
-    e->http = NULL;
-    e->api = NULL;
-    e->store = NULL;
-}
-
-static int setup(void **state)
-{
-    struct env *e = xcalloc(1, sizeof(*e));
-
-    (void)snprintf(e->dir, sizeof(e->dir), "/tmp/koord-api-XXXXXX");
-    if (!mkdtemp(e->dir))
-        return -1;
-    (void)snprintf(e->db, sizeof(e->db), "%s/db", e->dir);
-    env_start(e);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct env *e = *state;
-    char p[160];
-
-    env_stop(e);
-    for (const char *const *s = (const char *const[]){"", "-wal", "-shm", NULL}; *s; s++) {
-        (void)snprintf(p, sizeof(p), "%s%s", e->db, *s);
-        (void)unlink(p);
-    }
-    (void)rmdir(e->dir);
-    free(e);
-    return 0;
-}
-
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-    strbuf_add(ud, p, size * n);
-    return size * n;
-}
-
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
-{
-    if (!strncasecmp(p, "Warning:", 8))
-        strbuf_add(ud, p, size * n);
-    return size * n;
-}
-
-/* One request, with a bearer token when token is set; returns the HTTP code, *ret the parsed
- * JSON body (or NULL). */
+/* This file's requests, over apienv.h's: no Accept header of their own. */
 static long http_as(struct env *e, const char *token, const char *method, const char *path,
                     const char *body, cJSON **ret, struct strbuf *warnings)
 {
-    CURL *h = curl_easy_init();
-    struct strbuf url = STRBUF_INIT, out = STRBUF_INIT, auth = STRBUF_INIT;
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-    long code = 0;
-
-    if (token) {
-        strbuf_addf(&auth, "Authorization: Bearer %s", token);
-        hdrs = curl_slist_append(hdrs, auth.buf);
-    }
-    strbuf_addf(&url, "%s%s", e->base, path);
-    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
-    (void)curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, &out);
-    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
-    if (warnings) {
-        (void)curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        (void)curl_easy_setopt(h, CURLOPT_HEADERDATA, warnings);
-    }
-    if (body)
-        (void)curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    assert_int_equal(curl_easy_perform(h), CURLE_OK);
-    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    if (getenv("KOORD_TEST_DEBUG"))
-        print_error("%s %s -> %ld %s\n", method, path, code, out.buf);
-    if (ret)
-        *ret = cJSON_Parse(out.buf);
-    curl_slist_free_all(hdrs);
-    curl_easy_cleanup(h);
-    strbuf_release(&url);
-    strbuf_release(&out);
-    strbuf_release(&auth);
-    return code;
+    return req_as(e, token, method, path, NULL, body, ret, warnings);
 }
 
 static long http(struct env *e, const char *method, const char *path, const char *body, cJSON **ret,
                  struct strbuf *warnings)
 {
-    return http_as(e, NULL, method, path, body, ret, warnings);
+    return req(e, method, path, NULL, body, ret, warnings);
 }
 
-/* GET path; the body as text into out. */
 static long http_raw(struct env *e, const char *path, struct strbuf *out)
 {
+    return req_raw(e, path, out);
+}
+
+/* POST path with body and an Accept header; the answer as text into out. */
+static long post_raw(struct env *e, const char *path, const char *accept, const char *body,
+                     struct strbuf *out)
+{
     CURL *h = curl_easy_init();
-    struct strbuf url = STRBUF_INIT;
+    struct strbuf url = STRBUF_INIT, acc = STRBUF_INIT;
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     long code = 0;
 
+    strbuf_addf(&acc, "Accept: %s", accept);
+    hdrs = curl_slist_append(hdrs, acc.buf);
     strbuf_addf(&url, "%s%s", e->base, path);
     (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
+    (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    (void)curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
     (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
     assert_int_equal(curl_easy_perform(h), CURLE_OK);
     (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_slist_free_all(hdrs);
     curl_easy_cleanup(h);
     strbuf_release(&url);
+    strbuf_release(&acc);
     return code;
 }
 
 static const char *str(const cJSON *o, const char *path)
 {
-    char buf[256];
-    const cJSON *v = o;
-
-    (void)snprintf(buf, sizeof(buf), "%s", path);
-    for (char *seg = buf, *dot; seg && v; seg = dot ? dot + 1 : NULL) {
-        dot = strchr(seg, '.');
-        if (dot)
-            *dot = '\0';
-        v = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, (int)strtol(seg, NULL, 10))
-                             : cJSON_GetObjectItemCaseSensitive(v, seg);
-    }
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static void expect_str(const cJSON *o, const char *path, const char *want)
-{
-    const char *got = str(o, path);
-    if (!got || strcmp(got, want)) {
-        char *txt = cJSON_PrintUnformatted(o);
-        print_error("%s\n", txt ? txt : "(null)");
-        cJSON_free(txt);
-        fail_msg("%s = %s, want %s", path, got ? got : "(absent)", want);
-    }
+    return cJSON_GetStringValue(at(o, path));
 }
 
 static void test_discovery_and_health(void **state)
@@ -586,20 +470,7 @@ static void summarize(const char *body, struct strbuf *out)
 
 static long raw(struct env *e, const char *path, struct strbuf *out)
 {
-    CURL *h = curl_easy_init();
-    struct strbuf url = STRBUF_INIT;
-    long code = 0;
-
-    strbuf_addf(&url, "%s%s", e->base, path);
-    (void)curl_easy_setopt(h, CURLOPT_URL, url.buf);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
-    (void)curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
-    assert_int_equal(curl_easy_perform(h), CURLE_OK);
-    (void)curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
-    strbuf_release(&url);
-    return code;
+    return req_raw(e, path, out);
 }
 
 static void test_watch(void **state)
@@ -1722,11 +1593,60 @@ static void test_spliced_bytes(void **state)
     strbuf_release(&slow);
 }
 
+/*
+ * A create answers with the bytes it stored and the resourceVersion spliced in (not printed
+ * again from the tree): the same bytes a GET of the object answers, and what printing the
+ * decoded answer gives; as PartialObjectMetadata when that was asked for.
+ */
+static void test_create_answer_is_the_stored_object(void **state)
+{
+    struct env *e = *state;
+    struct strbuf created = STRBUF_INIT, got = STRBUF_INIT, printed = STRBUF_INIT;
+    cJSON *o;
+
+    assert_int_equal(post_raw(e, "/api/v1/namespaces/default/pods", "application/json",
+                              "{\"metadata\":{\"name\":\"ans\",\"labels\":{\"a\":\"b\"},"
+                              "\"annotations\":{\"x\":\"}{\\\"\"}},\"spec\":{\"containers\":"
+                              "[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                              &created),
+                     201);
+    assert_int_equal(http_raw(e, "/api/v1/namespaces/default/pods/ans", &got), 200);
+    assert_string_equal(created.buf, got.buf);
+    o = cJSON_Parse(created.buf);
+    assert_non_null(o);
+    assert_non_null(str(o, "metadata.resourceVersion"));
+    assert_int_equal(json_print(o, &printed), 0);
+    assert_string_equal(created.buf, printed.buf);
+    cJSON_Delete(o);
+
+    strbuf_reset(&created);
+    assert_int_equal(
+        post_raw(
+            e, "/api/v1/namespaces/default/configmaps",
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+            "{\"metadata\":{\"name\":\"pom\",\"labels\":{\"a\":\"b\"}},\"data\":{\"k\":\"v\"}}",
+            &created),
+        201);
+    o = cJSON_Parse(created.buf);
+    assert_non_null(o);
+    assert_string_equal(str(o, "kind"), "PartialObjectMetadata");
+    assert_string_equal(str(o, "apiVersion"), "meta.k8s.io/v1");
+    assert_string_equal(str(o, "metadata.name"), "pom");
+    assert_string_equal(str(o, "metadata.labels.a"), "b");
+    assert_non_null(str(o, "metadata.resourceVersion"));
+    assert_null(cJSON_GetObjectItem(o, "data"));
+    cJSON_Delete(o);
+    strbuf_release(&created);
+    strbuf_release(&got);
+    strbuf_release(&printed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_discovery_and_health, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crud, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_answer_is_the_stored_object, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_and_finalizers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crds_served_and_persisted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_watch, setup, teardown),

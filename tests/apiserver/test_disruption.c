@@ -250,13 +250,39 @@ static void test_refresh(void **state)
     store_close(s);
 }
 
+/* canIgnorePDB: Pending, Succeeded, Failed and terminating pods skip the budgets. */
+static void test_exempt(void **state)
+{
+    static const struct {
+        const char *pod;
+        bool exempt;
+    } cases[] = {
+        {"{\"status\":{\"phase\":\"Pending\"}}", true},
+        {"{\"status\":{\"phase\":\"Succeeded\"}}", true},
+        {"{\"status\":{\"phase\":\"Failed\"}}", true},
+        {"{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},\"status\":{\"phase\":"
+         "\"Running\"}}",
+         true},
+        {"{\"status\":{\"phase\":\"Running\"}}", false},
+        {"{\"status\":{\"phase\":\"Unknown\"}}", false},
+        {"{\"metadata\":{\"name\":\"p\"}}", false},
+    };
+    (void)state;
+
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        cJSON *pod = J(cases[i].pod);
+        if (disruption_pod_exempt(pod) != cases[i].exempt)
+            fail_msg("case %zu: exempt %d, want %d", i, !cases[i].exempt, cases[i].exempt);
+        cJSON_Delete(pod);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status),
-        cmocka_unit_test(test_eviction),
-        cmocka_unit_test(test_controllers),
-        cmocka_unit_test(test_refresh),
+        cmocka_unit_test(test_status),      cmocka_unit_test(test_eviction),
+        cmocka_unit_test(test_controllers), cmocka_unit_test(test_refresh),
+        cmocka_unit_test(test_exempt),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,11 @@
 /*
  * Tests for apiserver/lifecycle.c: the pod grace period kube's pod strategy picks (request,
  * spec, default, none for unbound or finished pods), marking a pod deleted (a deletion only
- * moves earlier), a new namespace's finalizer and phase, and the sweep over a real store: a
- * terminating namespace's content deleted with finalizers and grace periods honoured, the
- * deletion conditions with kube's messages, then the namespace finalized and removed once
- * empty; a pod removed when its grace period has passed.
+ * moves earlier), what a DELETE does to a pod (removed, marked, or left as it is), a new
+ * namespace's finalizer and phase, and the sweep over a real store: a terminating namespace's
+ * content deleted with finalizers and grace periods honoured, the deletion conditions with kube's
+ * messages, then the namespace finalized and removed once empty; a pod removed when its grace
+ * period has passed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -130,6 +131,57 @@ static void test_pod_mark(void **state)
             "\"finalizers\":[\"x\"]},\"spec\":{\"nodeName\":\"n1\"}}");
     assert_false(lifecycle_pod_mark(pod, 5, NOW));
     assert_false(lifecycle_pod_due(pod, NOW + 100));
+    cJSON_Delete(pod);
+}
+
+/* lifecycle_pod_delete: what DELETE and pods/eviction do to a pod. */
+static void test_pod_delete(void **state)
+{
+    cJSON *pod;
+    const cJSON *g;
+    (void)state;
+
+    /* Unbound, or a forced delete: it goes. */
+    pod = J("{\"metadata\":{\"name\":\"p\"},\"spec\":{}}");
+    assert_int_equal(lifecycle_pod_delete(pod, -1, NOW), LIFECYCLE_POD_REMOVE);
+    assert_null(str_at(pod, "metadata", "deletionTimestamp"));
+    cJSON_Delete(pod);
+    pod = J("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeName\":\"n1\"}}");
+    assert_int_equal(lifecycle_pod_delete(pod, 0, NOW), LIFECYCLE_POD_REMOVE);
+    cJSON_Delete(pod);
+
+    /* Bound: its own period, then a request's shorter one; a longer one changes nothing. */
+    pod = J("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"nodeName\":\"n1\","
+            "\"terminationGracePeriodSeconds\":20}}");
+    assert_int_equal(lifecycle_pod_delete(pod, -1, NOW), LIFECYCLE_POD_MARKED);
+    assert_string_equal(str_at(pod, "metadata", "deletionTimestamp"), "2026-01-01T00:00:20Z");
+    assert_int_equal(lifecycle_pod_delete(pod, -1, NOW + 1), LIFECYCLE_POD_PENDING);
+    assert_int_equal(lifecycle_pod_delete(pod, 60, NOW + 1), LIFECYCLE_POD_PENDING);
+    assert_string_equal(str_at(pod, "metadata", "deletionTimestamp"), "2026-01-01T00:00:20Z");
+    assert_int_equal(lifecycle_pod_delete(pod, 3, NOW + 1), LIFECYCLE_POD_MARKED);
+    assert_string_equal(str_at(pod, "metadata", "deletionTimestamp"), "2026-01-01T00:00:04Z");
+    g = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "deletionGracePeriodSeconds");
+    assert_true(cJSON_IsNumber(g) && g->valuedouble == 3);
+    /* Period 0 on a terminating pod without finalizers: it goes now. */
+    assert_int_equal(lifecycle_pod_delete(pod, 0, NOW + 2), LIFECYCLE_POD_REMOVE);
+    cJSON_Delete(pod);
+
+    /* Finalizers keep a pod deleted with period 0: marked now, period 0, then unchanged. */
+    pod = J("{\"metadata\":{\"name\":\"p\",\"finalizers\":[\"example.com/x\"]},\"spec\":{}}");
+    assert_int_equal(lifecycle_pod_delete(pod, -1, NOW), LIFECYCLE_POD_MARKED);
+    assert_string_equal(str_at(pod, "metadata", "deletionTimestamp"), "2026-01-01T00:00:00Z");
+    g = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "deletionGracePeriodSeconds");
+    assert_true(cJSON_IsNumber(g) && g->valuedouble == 0);
+    assert_int_equal(lifecycle_pod_delete(pod, -1, NOW + 5), LIFECYCLE_POD_PENDING);
+    assert_string_equal(str_at(pod, "metadata", "deletionTimestamp"), "2026-01-01T00:00:00Z");
+    cJSON_Delete(pod);
+    /* A bound pod with finalizers in its grace period, forced: kept, its period now 0. */
+    pod = J("{\"metadata\":{\"name\":\"p\",\"finalizers\":[\"example.com/x\"],"
+            "\"deletionTimestamp\":\"2026-01-01T00:00:30Z\",\"deletionGracePeriodSeconds\":30},"
+            "\"spec\":{\"nodeName\":\"n1\"}}");
+    assert_int_equal(lifecycle_pod_delete(pod, 0, NOW), LIFECYCLE_POD_MARKED);
+    g = cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "metadata"), "deletionGracePeriodSeconds");
+    assert_true(cJSON_IsNumber(g) && g->valuedouble == 0);
     cJSON_Delete(pod);
 }
 
@@ -297,11 +349,9 @@ static void test_sweep_pod_finalizer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pod_grace),
-        cmocka_unit_test(test_pod_mark),
-        cmocka_unit_test(test_ns_create_and_mark),
-        cmocka_unit_test(test_sweep_namespace),
-        cmocka_unit_test(test_sweep_foreign_finalizer),
+        cmocka_unit_test(test_pod_grace),           cmocka_unit_test(test_pod_mark),
+        cmocka_unit_test(test_pod_delete),          cmocka_unit_test(test_ns_create_and_mark),
+        cmocka_unit_test(test_sweep_namespace),     cmocka_unit_test(test_sweep_foreign_finalizer),
         cmocka_unit_test(test_sweep_pod_finalizer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

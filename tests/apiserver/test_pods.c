@@ -243,12 +243,62 @@ static void test_default_tolerations(void **state)
     }
 }
 
+/* podutil.UpdatePodCondition: added, replaced, the transition time moving with the status. */
+static void test_update_condition(void **state)
+{
+    cJSON *pod = J("{\"metadata\":{\"name\":\"p\"},\"status\":{\"conditions\":[{\"type\":"
+                   "\"Ready\",\"status\":\"True\"}]}}");
+    const cJSON *c;
+    (void)state;
+
+    assert_true(pods_update_condition(pod, PODS_DISRUPTION_TARGET, "True", PODS_EVICTION_BY_API,
+                                      PODS_EVICTION_BY_API_MSG, NOW));
+    c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions"),
+                           1);
+    assert_json_eq(c,
+                   "{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"lastProbeTime\":"
+                   "null,\"lastTransitionTime\":\"" NOW "\",\"reason\":\"EvictionByEvictionAPI\","
+                   "\"message\":\"Eviction API: evicting\"}");
+    /* The same again, later: nothing changes, the time stays. */
+    assert_false(pods_update_condition(pod, PODS_DISRUPTION_TARGET, "True", PODS_EVICTION_BY_API,
+                                       PODS_EVICTION_BY_API_MSG, "2024-05-01T11:00:00Z"));
+    /* Same status, new reason: replaced, the time kept. */
+    assert_true(pods_update_condition(pod, PODS_DISRUPTION_TARGET, "True", "Other", NULL,
+                                      "2024-05-01T11:00:00Z"));
+    c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions"),
+                           1);
+    assert_json_eq(c, "{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"lastProbeTime\":"
+                      "null,\"lastTransitionTime\":\"" NOW "\",\"reason\":\"Other\"}");
+    /* A new status moves the time; the other condition is untouched. */
+    assert_true(pods_update_condition(pod, "Ready", "False", NULL, NULL, "2024-05-01T12:00:00Z"));
+    c = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions"),
+                           0);
+    assert_json_eq(c, "{\"type\":\"Ready\",\"status\":\"False\",\"lastProbeTime\":null,"
+                      "\"lastTransitionTime\":\"2024-05-01T12:00:00Z\"}");
+    assert_int_equal(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions")),
+        2);
+    cJSON_Delete(pod);
+
+    /* No status at all: one is made. */
+    pod = J("{\"metadata\":{\"name\":\"p\"}}");
+    assert_true(pods_update_condition(pod, "Ready", "True", NULL, NULL, NOW));
+    assert_int_equal(
+        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "status"), "conditions")),
+        1);
+    cJSON_Delete(pod);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_qos),          cmocka_unit_test(test_prepare_create),
-        cmocka_unit_test(test_update_rules), cmocka_unit_test(test_spec_update),
-        cmocka_unit_test(test_bind),         cmocka_unit_test(test_default_tolerations),
+        cmocka_unit_test(test_qos),
+        cmocka_unit_test(test_prepare_create),
+        cmocka_unit_test(test_update_rules),
+        cmocka_unit_test(test_spec_update),
+        cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_default_tolerations),
+        cmocka_unit_test(test_update_condition),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

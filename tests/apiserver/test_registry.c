@@ -74,7 +74,9 @@ static void test_builtins(void **state)
     assert_json_eq(entry(doc, "pods/status"),
                    "{\"name\":\"pods/status\",\"singularName\":\"\",\"namespaced\":true,"
                    "\"kind\":\"Pod\",\"verbs\":[\"get\",\"patch\",\"update\"]}");
-    assert_non_null(entry(doc, "namespaces/finalize"));
+    assert_json_eq(entry(doc, "namespaces/finalize"),
+                   "{\"name\":\"namespaces/finalize\",\"singularName\":\"\",\"namespaced\":"
+                   "false,\"kind\":\"Namespace\",\"verbs\":[\"update\"]}");
     assert_non_null(entry(doc, "nodes/status"));
     assert_non_null(entry(doc, "configmaps"));
     assert_null(entry(doc, "configmaps/status"));

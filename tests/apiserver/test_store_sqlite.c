@@ -570,8 +570,31 @@ static void *gc_write(void *ud)
     return NULL;
 }
 
+struct ev_count {
+    size_t n;
+    uint64_t first, last;
+    bool in_order;
+};
+
+static int count_events(const struct store_event *e, void *ud)
+{
+    struct ev_count *c = ud;
+
+    if (!c->n) {
+        c->first = e->rv;
+        c->in_order = true;
+    } else if (e->rv != c->last + 1) {
+        c->in_order = false;
+    }
+    c->last = e->rv;
+    c->n++;
+    return 0;
+}
+
 static void test_group_commit_concurrent_writers(void **state)
 {
+    struct ev_count ev = {0};
+    uint64_t rev;
     struct fixture *f = *state;
     struct gc_run run = {.s = f->s, .in_order = true};
     struct gc_worker w[GC_THREADS];
@@ -600,6 +623,17 @@ static void test_group_commit_concurrent_writers(void **state)
     assert_int_equal(run.observed, GC_THREADS * (1 + 2 * GC_WRITES));
     assert_true(run.in_order);
     assert_int_equal(store_revision(f->s), 1 + run.observed);
+    /* The history is pruned once per batch, to the same bound as write by write: the last 8
+     * writes (the fixture's history), in order, and nothing older. */
+    rev = store_revision(f->s);
+    assert_int_equal(store_oldest(f->s), rev - 8);
+    assert_int_equal(store_events(f->s, rev - 9, count_events, &ev), -ERANGE);
+    ev = (struct ev_count){0};
+    assert_int_equal(store_events(f->s, rev - 8, count_events, &ev), 0);
+    assert_int_equal(ev.n, 8);
+    assert_int_equal(ev.first, rev - 7);
+    assert_int_equal(ev.last, rev);
+    assert_true(ev.in_order);
     (void)pthread_mutex_destroy(&run.mu);
 }
 

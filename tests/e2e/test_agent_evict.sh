@@ -85,12 +85,17 @@ for p in $pods; do
     [ "$policy" != - ] && ann="{koordinator.sh/eviction-policy: '[\"$policy\"]'}"
     [ "$batch" != 0 ] && res="{requests: {kubernetes.io/batch-cpu: \"$batch\"}, limits: {kubernetes.io/batch-cpu: \"$batch\"}}"
     [ "$name" = ls-web ] && res='{requests: {cpu: "1", memory: 4Gi}}'
+    # terminationGracePeriodSeconds 0: an evicted pod goes at once, as if a kubelet had
+    # stopped it on the spot. With a grace period it would stay Terminating (koord apiserver
+    # evicts gracefully) and, its cgroups still being there, count as "already being
+    # released" in the agent's next rounds.
     k create -f - <<EOF
 apiVersion: v1
 kind: Pod
 metadata: {name: $name, namespace: default, labels: $labels, annotations: $ann}
 spec:
   nodeName: node-a
+  terminationGracePeriodSeconds: 0
   priorityClassName: $prio
   containers: [{name: c, image: busybox, resources: $res}]
 EOF

@@ -13,6 +13,8 @@
 #    ElasticQuota;
 #  - koord scheduler: leads on its Lease, binds a pod and records the Scheduled Event, preempts
 #    the pod no PodDisruptionBudget protects and records Preempted;
+#  - the manager's /ui dashboard: a SubjectAccessReview lets the koord-dashboard ServiceAccount
+#    (deploy/rbac/dashboard.yaml) in, keeps another out, and shows the agent's eviction Event;
 #  - koord agent (koordlet), with the token the kubelet mounts for its DaemonSet pod (bound to
 #    a pod on agent-node): reads its Node, pods and NodeSLO, evicts a BE pod under memory
 #    pressure through pods/eviction and records the Event, and reports its usage straight to
@@ -459,6 +461,31 @@ code=$(curl -s -o "$TMP/out" -w '%{http_code}' --cacert "$mca" -X PUT \
     --data '{"apiVersion":"metrics.koordinator.sh/v1alpha1","kind":"NodeMetric","metadata":{"name":"agent-node"}}' \
     "https://$maddr/apis/metrics.koordinator.sh/v1alpha1/nodemetrics/agent-node/status")
 [ "$code" = 403 ] || fail "koordlet token writing the manager's NodeMetric: $code, want 403: $(cat "$TMP/out")"
+
+# ---- the /ui dashboard (deploy/rbac/dashboard.yaml) ----
+# The manager asks a SubjectAccessReview (get on /ui): the koord-dashboard ServiceAccount may,
+# the scheduler's may not; its Events informer (list, watch) sees the agent's eviction above.
+k -n $NS create token koord-dashboard
+expect_rc 0 "create token koord-dashboard"
+dtok=$(cat "$TMP/out")
+ui_state() { curl -s -o "$TMP/ui.json" -w '%{http_code}' --cacert "$mca" -H "Authorization: Bearer $1" \
+    "https://$maddr/ui/api/state"; }
+code=$(ui_state "$dtok")
+[ "$code" = 200 ] || fail "dashboard state as koord-dashboard: $code, want 200: $(cat "$TMP/ui.json")"
+code=$(ui_state "$(cat "$TMP/token-koord-scheduler")")
+[ "$code" = 403 ] || fail "dashboard state as koord-scheduler: $code, want 403: $(cat "$TMP/ui.json")"
+ui_has_eviction() { [ "$(ui_state "$dtok")" = 200 ] && grep -q '"reason":"evictPodSuccess"' "$TMP/ui.json"; }
+wait_for "the agent's eviction on the dashboard" ui_has_eviction
+# The login form: a session cookie for the one, the login page with 403 for the other.
+code=$(curl -s -o /dev/null -D "$TMP/h" -w '%{http_code}' --cacert "$mca" \
+    --data-urlencode "token=$dtok" "https://$maddr/ui/login")
+[ "$code" = 303 ] || fail "login as koord-dashboard: $code, want 303"
+grep -qi '^set-cookie: koord_ui_session=[0-9a-f]\{64\}; Path=/ui; Max-Age=3600; HttpOnly; Secure; SameSite=Strict' "$TMP/h" ||
+    fail "login as koord-dashboard: cookie: $(grep -i set-cookie "$TMP/h")"
+code=$(curl -s -o "$TMP/out" -D "$TMP/h" -w '%{http_code}' --cacert "$mca" \
+    --data-urlencode "token=$(cat "$TMP/token-koord-scheduler")" "https://$maddr/ui/login")
+[ "$code" = 403 ] || fail "login as koord-scheduler: $code, want 403"
+grep -qi '^set-cookie' "$TMP/h" && fail "login as koord-scheduler got a cookie"
 
 # ---- kubectl auth can-i --list: a few entries each ----
 as koord-scheduler auth can-i --list

@@ -51,6 +51,8 @@
 
 #include <cmocka.h>
 
+#include "apiserver/apiserver.h"
+#include "apiserver/auth.h"
 #include "apiserver/tokens.h"
 #include "base/base.h"
 #include "base/log.h"
@@ -686,6 +688,44 @@ static void test_tokens(void **state)
     expect_reviews(e, 4, served0 + 4);
 }
 
+/* A token given directly (the dashboard's login form): the same review, cache and answers. */
+static void test_token_direct(void **state)
+{
+    struct env *e = *state;
+    const struct apiserver_auth *hooks = nodemetric_auth_hooks(e->auth);
+    const char *const alice[] = {"Authorization: Bearer alice-t", NULL};
+    struct nodemetric_auth_opts o = default_opts();
+    struct nodemetric_auth *no_tokens;
+    struct api_user u = {0};
+    unsigned long served0 = served_reviews();
+    char *huge;
+
+    assert_int_equal(nodemetric_auth_token(e->auth, "alice-t", &u), 0);
+    assert_string_equal(u.name, "alice");
+    hooks->release(hooks->userdata, &u);
+    expect_reviews(e, 1, served0 + 1);
+    /* Cached: neither a second login nor a request with the token asks again. */
+    assert_int_equal(nodemetric_auth_token(e->auth, "alice-t", &u), 0);
+    hooks->release(hooks->userdata, &u);
+    assert_int_equal(get_code(e, NOBODY, PATH, alice), 200);
+    expect_reviews(e, 1, served0 + 1);
+    assert_int_equal(nodemetric_auth_token(e->auth, "nobody-t", &u), -EACCES);
+    expect_reviews(e, 2, served0 + 2);
+    /* Empty or oversized: refused without a review. */
+    assert_int_equal(nodemetric_auth_token(e->auth, "", &u), -EACCES);
+    huge = xmalloc((64u << 10) + 2);
+    memset(huge, 'a', (64u << 10) + 1);
+    huge[(64u << 10) + 1] = '\0';
+    assert_int_equal(nodemetric_auth_token(e->auth, huge, &u), -E2BIG);
+    free(huge);
+    expect_reviews(e, 2, served0 + 2);
+    /* No TokenReview client: tokens are not checked here at all. */
+    o.tokenreview = NULL;
+    assert_int_equal(nodemetric_auth_new(&o, &no_tokens), 0);
+    assert_int_equal(nodemetric_auth_token(no_tokens, "alice-t", &u), -ENOENT);
+    nodemetric_auth_free(no_tokens);
+}
+
 static void test_token_cache_ttl(void **state)
 {
     struct env *e = *state;
@@ -941,6 +981,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_front_proxy_name_not_allowed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_headers_without_proxy_cert, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_direct, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_cache_ttl, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_cache_bound, setup, teardown),
         cmocka_unit_test_setup_teardown(test_admin_group, setup, teardown),

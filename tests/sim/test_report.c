@@ -3,6 +3,7 @@
  * by hand from the samples below), the CSV's shape and quoting, the text table, the HTML's
  * escaping, and that the three files are written whole into a new directory.
  */
+#include <cjson/cJSON.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include "base/base.h"
 #include "sim/outcome.h"
 #include "sim/report.h"
+#include "web/web.h"
 
 static void test_dist(void **state)
 {
@@ -193,12 +195,100 @@ static void test_write_dir(void **state)
     sim_run_release(&r);
 }
 
+static size_t count_of(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+/* The charts: the library and the chart script inlined, the samples as JSON in the page, and a
+ * run name that tries to close the data's <script> element stays inside it. */
+static void test_html_charts(void **state)
+{
+    static const char *const evil = "</script><script>alert(1)</script>";
+    const struct web_asset *lib = web_asset_find("uplot/uPlot.iife.min.js");
+    const struct web_asset *css = web_asset_find("uplot/uPlot.min.css");
+    struct sim_report_meta meta = {.trace = "t.csv", .nodes = "n.csv", .model = "m"};
+    struct sim_run r[2];
+    FILE *f = tmpfile();
+    const char *from, *to;
+    cJSON *data, *runs, *run;
+    char *s, *json;
+
+    (void)state;
+    assert_non_null(lib);
+    assert_non_null(css);
+    two_samples(&r[0], "colocation off");
+    two_samples(&r[1], evil);
+    r[1].samples[1].be_running = 4;
+    r[1].samples[1].be_pending = 2;
+    r[1].samples[1].batch_cpu_requested = 300;
+    assert_non_null(f);
+    assert_int_equal(sim_report_html(f, &meta, r, 2), 0);
+    s = slurp(f);
+    fclose(f);
+    /* Self-contained: the library and its CSS are in the page, nothing is fetched. */
+    assert_non_null(strstr(s, (const char *)lib->data));
+    assert_non_null(strstr(s, (const char *)css->data));
+    assert_non_null(strstr(s, (const char *)web_asset_find("uplot/LICENSE")->data));
+    assert_null(strstr(s, "<script src"));
+    assert_null(strstr(s, "<link"));
+    for (size_t i = 0; i < 5; i++) {
+        static const char *const ids[] = {"chart-cpu", "chart-mem", "chart-batch-cpu",
+                                          "chart-batch-mem", "chart-be"};
+        char div[64];
+        snprintf(div, sizeof(div), "<div class=\"chart\" id=\"%s\">", ids[i]);
+        assert_non_null(strstr(s, div));
+    }
+    /* Three script elements (library, data, chart script), each closed once: the run's name
+     * closed none of them. */
+    assert_int_equal(count_of(s, "<script"), 3);
+    assert_int_equal(count_of(s, "</script"), 3);
+    assert_non_null(strstr(s, "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)"));
+    assert_non_null(strstr(s, "<th>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</th>"));
+    /* The data element's text is the runs' samples as JSON. */
+    from = strstr(s, "<script type=\"application/json\" id=\"sim-data\">");
+    assert_non_null(from);
+    from = strchr(from, '>') + 1;
+    to = strstr(from, "</script>");
+    assert_non_null(to);
+    json = xstrndup(from, (size_t)(to - from));
+    data = cJSON_Parse(json);
+    assert_non_null(data);
+    runs = cJSON_GetObjectItem(data, "runs");
+    assert_int_equal(cJSON_GetArraySize(runs), 2);
+    run = cJSON_GetArrayItem(runs, 1);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(run, "name")), evil);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(run, "t")), 3);
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "t"), 1)->valuedouble == 60);
+    /* 100 m of 1000 m, 300 m of 1000 m, and no capacity: null, not a division by zero. */
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "cpu_util"), 0)->valuedouble == 0.1);
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "cpu_util"), 1)->valuedouble == 0.3);
+    assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "cpu_util"), 2)));
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "mem_util"), 1)->valuedouble == 0.5);
+    assert_true(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(run, "batch_cpu_allocatable"), 0)->valuedouble ==
+        600);
+    assert_true(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(run, "batch_cpu_requested"), 1)->valuedouble == 300);
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "be_cpu_used"), 1)->valuedouble == 200);
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "be_running"), 1)->valuedouble == 4);
+    assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(run, "be_pending"), 1)->valuedouble == 2);
+    cJSON_Delete(data);
+    free(json);
+    free(s);
+    sim_run_release(&r[0]);
+    sim_run_release(&r[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dist),      cmocka_unit_test(test_summarise),
         cmocka_unit_test(test_csv),       cmocka_unit_test(test_summary),
-        cmocka_unit_test(test_write_dir),
+        cmocka_unit_test(test_write_dir), cmocka_unit_test(test_html_charts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -368,6 +368,23 @@ static int authenticate(void *ud, const struct http_request *req, struct api_use
     return 0;
 }
 
+int nodemetric_auth_token(struct nodemetric_auth *a, const char *token, struct api_user *ret)
+{
+    struct ident *id;
+    int r;
+
+    if (!a->tr)
+        return -ENOENT;
+    if (strlen(token) > MAX_TOKEN)
+        return -E2BIG;
+    if (!*token)
+        return -EACCES;
+    if ((r = review_token(a, token, &id)) < 0)
+        return r;
+    fill_user(id, ret);
+    return 0;
+}
+
 static void release(void *ud, struct api_user *u)
 {
     (void)ud;

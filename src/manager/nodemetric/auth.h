@@ -57,6 +57,16 @@ void nodemetric_auth_free(struct nodemetric_auth *a);
 /* The hooks for apiserver_new_opts(), valid while a lives. */
 const struct apiserver_auth *nodemetric_auth_hooks(struct nodemetric_auth *a);
 
+/*
+ * Authenticates a bearer token given directly rather than in a request's Authorization header
+ * (the dashboard's login form, ui.h): the same TokenReview, cache and rate as for requests.
+ * 0 with *ret filled (release it with the hooks' release), -ENOENT when tokens are not
+ * checked here (no TokenReview client), -EACCES when the token is not valid or cannot be
+ * checked now, -E2BIG past 64 KiB.
+ */
+struct api_user;
+int nodemetric_auth_token(struct nodemetric_auth *a, const char *token, struct api_user *ret);
+
 /* TokenReviews sent so far (for /metrics and tests of the cache). */
 unsigned long nodemetric_auth_reviews(struct nodemetric_auth *a);
 

@@ -395,6 +395,19 @@ int noderesource_controller_new(struct kube_client *client, const struct noderes
     return 0;
 }
 
+int noderesource_controller_add_handlers(struct noderesource_controller *c,
+                                         const struct kube_handlers *nodes,
+                                         const struct kube_handlers *pods)
+{
+    int r = 0;
+
+    if (nodes)
+        r = kube_informer_add_handlers(c->nodes, nodes);
+    if (r == 0 && pods)
+        r = kube_informer_add_handlers(c->pods, pods);
+    return r;
+}
+
 int noderesource_controller_start(struct noderesource_controller *c, int64_t not_before_ms)
 {
     int r;

@@ -44,6 +44,16 @@ struct noderesource_controller;
 int noderesource_controller_new(struct kube_client *c, const struct noderesource_opts *opts,
                                 struct noderesource_controller **ret);
 
+/*
+ * Adds handler sets (copied; either may be NULL) to the controller's Node and Pod informers,
+ * so another part of the manager (the dashboard, ui.h) follows the same watches instead of
+ * opening its own. Before start only: 0 or -EBUSY.
+ */
+struct kube_handlers;
+int noderesource_controller_add_handlers(struct noderesource_controller *c,
+                                         const struct kube_handlers *nodes,
+                                         const struct kube_handlers *pods);
+
 /* Starts informers and workers; not_before_ms (Unix ms) is when this process became leader.
  * 0 or -errno. Once per controller. */
 int noderesource_controller_start(struct noderesource_controller *c, int64_t not_before_ms);
