@@ -58,6 +58,7 @@ struct manager {
     pthread_t spec_worker;
     bool spec_worker_started;
     atomic_bool crd; /* the slo.koordinator.sh NodeMetric objects follow the specs too */
+    struct nodemetric_crd_watch *crdw; /* those objects; NULL with --nodemetric-crd=false */
 
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -280,38 +281,60 @@ static int64_t now_ms(void)
 }
 
 /*
- * Whether this leader keeps the slo.koordinator.sh NodeMetric objects (the option; auto: the
- * CRD is served now). When it does, the objects of nodes that are gone go to the spec worker,
- * which deletes them (upstream's controller sees them in its NodeMetric informer's first list).
+ * The slo.koordinator.sh NodeMetric objects (crd.h). With --nodemetric-crd=true the manager
+ * keeps them from the start (failures are retried); with auto from when the watch's first
+ * list succeeds, which is at once when the CRD is installed, or within the informer's backoff
+ * after someone installs it. Either way every Node's object is then written, and the watch
+ * hands over every existing object, so those of Nodes that are gone are deleted (upstream's
+ * controller sees them in its NodeMetric informer's first list).
  */
-static bool start_crd(struct manager *m)
-{
-    char **names = NULL;
-    int r;
+/* How long a CRD installed after this manager started leading may go unnoticed: the watch's
+ * list retries at most this far apart while the CRD is absent (one small 404 each). */
+#define CRD_RETRY_MAX_MS 10000
 
-    if (m->o.nodemetric_crd == MANAGER_NODEMETRIC_CRD_OFF)
-        return false;
-    if (m->o.nodemetric_crd == MANAGER_NODEMETRIC_CRD_AUTO) {
-        r = nodemetric_crd_served(m->o.client);
-        if (r < 0)
-            log_warn("manager",
-                     "cannot tell whether the slo.koordinator.sh NodeMetric CRD is installed: "
-                     "%s; not keeping NodeMetric objects, ignoring",
-                     err_str(r));
-        if (r <= 0)
-            return false;
+static void on_crd_served(void *userdata)
+{
+    struct manager *m = userdata;
+    struct kube_object **nodes = NULL;
+    size_t n;
+
+    if (!atomic_exchange(&m->crd, true))
+        log_info("manager", "the slo.koordinator.sh NodeMetric CRD is served: keeping one "
+                            "NodeMetric object per Node");
+    n = nodeslo_controller_nodes(m->slo, &nodes);
+    for (size_t i = 0; i < n; i++)
+        kube_workqueue_add(m->specq, kube_object_name(nodes[i]));
+    kube_objects_free(nodes, n);
+}
+
+/* An object appeared, changed its spec or was deleted: the spec worker puts it right. */
+static void on_crd_object(void *userdata, const char *node)
+{
+    struct manager *m = userdata;
+    kube_workqueue_add(m->specq, node);
+}
+
+/* An agent in crd mode reported: batch resources follow, as with in-memory reports. */
+static void on_crd_status(void *userdata, const char *node)
+{
+    struct manager *m = userdata;
+    noderesource_controller_enqueue(m->nr, node);
+}
+
+static int start_crd(struct manager *m, struct kube_object **nodes, size_t n)
+{
+    if (!m->crdw)
+        return 0;
+    if (m->o.nodemetric_crd == MANAGER_NODEMETRIC_CRD_ON) {
+        atomic_store(&m->crd, true);
+        log_info("manager", "keeping one slo.koordinator.sh NodeMetric object per Node");
+        for (size_t i = 0; i < n; i++)
+            kube_workqueue_add(m->specq, kube_object_name(nodes[i]));
+    } else if (nodemetric_crd_served(m->o.client) == 0) { /* auto; only for the log */
+        log_info("manager", "the slo.koordinator.sh NodeMetric CRD is not installed: NodeMetric "
+                            "objects will be kept once it is");
     }
-    atomic_store(&m->crd, true);
-    log_info("manager", "keeping one slo.koordinator.sh NodeMetric object per Node");
-    r = nodemetric_crd_names(m->o.client, &names);
-    if (r < 0)
-        log_warn("manager", "cannot list slo.koordinator.sh NodeMetrics: %s, ignoring", err_str(r));
-    for (int i = 0; i < r; i++)
-        kube_workqueue_add(m->specq, names[i]);
-    for (int i = 0; i < r; i++)
-        free(names[i]);
-    free(names);
-    return true;
+    return nodemetric_crd_watch_start(m->crdw);
 }
 
 static int lead(struct manager *m)
@@ -337,10 +360,11 @@ static int lead(struct manager *m)
     n = nodeslo_controller_nodes(m->slo, &nodes);
     for (size_t i = 0; i < n; i++)
         (void)sync_spec(m, kube_object_name(nodes[i]), false);
-    if (start_crd(m))
-        for (size_t i = 0; i < n; i++)
-            kube_workqueue_add(m->specq, kube_object_name(nodes[i]));
+    what = "watch the slo.koordinator.sh NodeMetrics";
+    r = start_crd(m, nodes, n);
     kube_objects_free(nodes, n);
+    if (r < 0)
+        goto fail;
     what = "start the dashboard";
     if ((r = ui_server_start(m->ui)) < 0)
         goto fail;
@@ -618,10 +642,19 @@ int manager_start(const struct manager_opts *opts, struct manager **ret)
                                     .userdata = m},
              &m->slo)) < 0)
         goto fail;
+    if (opts->nodemetric_crd != MANAGER_NODEMETRIC_CRD_OFF)
+        m->crdw = nodemetric_crd_watch_new(
+            opts->client, &(struct nodemetric_crd_watch_opts){.on_served = on_crd_served,
+                                                              .on_object = on_crd_object,
+                                                              .on_status = on_crd_status,
+                                                              .userdata = m,
+                                                              .backoff_max_ms = CRD_RETRY_MAX_MS});
     if ((r = noderesource_controller_new(
              opts->client,
-             &(struct noderesource_opts){
-                 .slo = m->slo, .nodemetrics = m->nm, .degrade_scale_ms = opts->degrade_scale_ms},
+             &(struct noderesource_opts){.slo = m->slo,
+                                         .nodemetrics = m->nm,
+                                         .crd = m->crdw,
+                                         .degrade_scale_ms = opts->degrade_scale_ms},
              &m->nr)) < 0)
         goto fail;
     if ((r = ui_server_new(&(struct ui_opts){.client = opts->client,
@@ -746,6 +779,7 @@ void manager_stop(struct manager *m)
     if (m->starter_started)
         (void)pthread_join(m->starter, NULL);
     atomic_store(&m->ready, false);
+    nodemetric_crd_watch_stop(m->crdw); /* its callbacks enqueue into what stops next */
     rec_controller_stop(m->rec);
     quotaprofile_controller_stop(m->qp);
     noderesource_controller_stop(m->nr);
@@ -763,6 +797,7 @@ void manager_stop(struct manager *m)
     rec_controller_free(m->rec);
     quotaprofile_controller_free(m->qp);
     noderesource_controller_free(m->nr);
+    nodemetric_crd_watch_free(m->crdw);
     nodeslo_controller_free(m->slo);
     metricsk8s_server_free(m->top);
     nodemetric_server_free(m->nm);

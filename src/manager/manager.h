@@ -45,8 +45,8 @@ struct rec_params;
 
 /* Whether the leader keeps the slo.koordinator.sh NodeMetric objects (nodemetric/crd.h). */
 enum manager_nodemetric_crd {
-    MANAGER_NODEMETRIC_CRD_AUTO, /* when the API server serves the CRD as the manager starts
-                                    leading */
+    MANAGER_NODEMETRIC_CRD_AUTO, /* when the API server serves the CRD: at once, or when it is
+                                    installed later (the watch's list retries) */
     MANAGER_NODEMETRIC_CRD_ON,   /* always (failures are retried with backoff) */
     MANAGER_NODEMETRIC_CRD_OFF,  /* never */
 };

@@ -20,6 +20,7 @@
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "kube/workqueue.h"
+#include "manager/nodemetric/crd.h"
 #include "manager/nodemetric/nodemetric.h"
 #include "manager/noderesource/batch.h"
 #include "manager/nodeslo/nodeslo.h"
@@ -196,10 +197,23 @@ static int put_status(struct noderesource_controller *c, const cJSON *cached,
     return r;
 }
 
+/* A NodeMetric's status.updateTime in Unix ms; INT64_MIN when it has none (or none readable). */
+static int64_t update_ms(const cJSON *metric)
+{
+    const cJSON *upd = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(metric, "status"), "updateTime");
+    int64_t s;
+    int32_t ns;
+
+    if (!cJSON_IsString(upd) || rfc3339_parse(upd->valuestring, &s, &ns) < 0)
+        return INT64_MIN;
+    return s * 1000 + ns / 1000000;
+}
+
 static int reconcile(struct noderesource_controller *c, const char *name, long *ret_recheck_ms)
 {
-    struct kube_object *node = kube_informer_get(c->nodes, name), **pods = NULL;
-    const cJSON **podv = NULL;
+    struct kube_object *node = kube_informer_get(c->nodes, name), **pods = NULL, *crd = NULL;
+    const cJSON **podv = NULL, *input;
     cJSON *strategy = NULL, *metric = NULL;
     struct noderesource_batch res;
     bool cluster_enable = false, wrote = false;
@@ -221,27 +235,25 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
         goto out;
     if (nodemetric_server_get_usage(c->o.nodemetrics, name, &metric) < 0)
         metric = NULL;
+    crd = nodemetric_crd_watch_get(c->o.crd, name);
+    input = metric;
+    if (crd && update_ms(kube_object_json(crd)) > update_ms(metric))
+        input = kube_object_json(crd);
     npods = kube_informer_list_by_node(c->pods, name, &pods);
     podv = xcalloc(npods + 1, sizeof(const cJSON *));
     for (size_t i = 0; i < npods; i++)
         podv[i] = kube_object_json(pods[i]);
     {
-        const cJSON *upd = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(metric, "status"), "updateTime");
-        int64_t origin = now;
+        int64_t origin = update_ms(input);
 
-        if (cJSON_IsString(upd)) {
-            int64_t s;
-            int32_t ns;
-            if (rfc3339_parse(upd->valuestring, &s, &ns) == 0)
-                origin = s * 1000 + ns / 1000000;
-        }
+        if (origin == INT64_MIN)
+            origin = now;
         r = noderesource_batch_calculate(
             &(struct noderesource_batch_input){
                 .node = kube_object_json(node),
                 .pods = podv,
                 .npods = npods,
-                .nodemetric = metric,
+                .nodemetric = input,
                 .strategy = strategy,
                 .cluster_enable = cluster_enable,
                 .now_ms = scaled(c, now, origin),
@@ -271,6 +283,7 @@ static int reconcile(struct noderesource_controller *c, const char *name, long *
     else
         log_info("noderesource", "node %s: batch resources removed: %s", name, res.message);
 out:
+    kube_object_unref(crd);
     cJSON_Delete(metric);
     cJSON_Delete(strategy);
     free(podv);

@@ -7,11 +7,17 @@
  * passed since this process last wrote them; remove them when colocation is off or the node's
  * metrics are older than degradeTimeMinutes.
  *
- * Triggers: Node and Pod informer events, every NodeMetric report, and configuration changes
- * (the manager enqueues those); each node is also rechecked one degrade window after its last
- * reconcile, so a node whose agent falls silent loses its batch resources without any event.
- * After becoming leader nothing is degraded before a full window has passed (seed 001: restart
- * recovery must fit inside the health judgment time).
+ * Which report: the in-memory NodeMetric, or, when the manager keeps the slo.koordinator.sh
+ * objects (nodemetric/crd.h), the status an agent in crd mode (upstream's koordlet, which
+ * reports only that way) wrote there, whichever has the later status.updateTime (the in-memory
+ * one on a tie, and when neither has one). Both are the same NodeMetric status, so the one
+ * chosen is the same input to the same calculation.
+ *
+ * Triggers: Node and Pod informer events, every NodeMetric report (either kind), and
+ * configuration changes (the manager enqueues those); each node is also rechecked one degrade
+ * window after its last reconcile, so a node whose agent falls silent loses its batch resources
+ * without any event. After becoming leader nothing is degraded before a full window has passed
+ * (seed 001: restart recovery must fit inside the health judgment time).
  */
 #ifndef KOORD_MANAGER_NODERESOURCE_CONTROLLER_H
 #define KOORD_MANAGER_NODERESOURCE_CONTROLLER_H
@@ -20,12 +26,14 @@
 
 struct kube_client;
 struct kube_object;
+struct nodemetric_crd_watch;
 struct nodemetric_server;
 struct nodeslo_controller;
 
 struct noderesource_opts {
     struct nodeslo_controller *slo;        /* the colocation strategy of each node (borrowed) */
     struct nodemetric_server *nodemetrics; /* where NodeMetrics are read (borrowed) */
+    struct nodemetric_crd_watch *crd;      /* and the slo.koordinator.sh ones; NULL = none */
     unsigned workers;                      /* 0 = 2 */
     /* The length of one of degradeTimeMinutes' minutes, in ms; 0 = 60000. Tests only. */
     long degrade_scale_ms;
