@@ -12,6 +12,9 @@ libgnutls28-dev libcurl4-gnutls-dev"
 # kubectl drives the end-to-end tests and `make up`: Debian's kubernetes-client when there is no
 # kubectl at all (a newer one already installed is kept).
 command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
+# The official Python client drives tests/e2e/test_python_client.sh, under Debian's
+# /usr/bin/python3 (the interpreter the package installs into).
+PKGS="$PKGS python3-kubernetes"
 [ "${1:-}" = "--bench" ] && PKGS="etcd-server"
 
 missing=""
