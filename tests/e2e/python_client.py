@@ -2,7 +2,8 @@
 apiserver, driven by tests/e2e/test_python_client.sh: a client nobody here wrote, loaded from the
 kubeconfig the server writes, doing what an operator written in Python does (issue 17, Tests).
 
-Usage: python_client.py KUBECONFIG. Prints one line per failed check on stderr ("FAIL: ...")
+Usage: python_client.py KUBECONFIG HISTORY, HISTORY being the server's --watch-history (how
+many writes it keeps for watches; the test writes more to provoke 410). Prints one line per failed check on stderr ("FAIL: ...")
 and exits 1 when any failed; each check names what it expected and what the server answered.
 Waits are bounded by deadlines (watch timeouts, a wall-clock limit), never by sleeps.
 """
@@ -250,9 +251,14 @@ def test_watch(core):
     core.delete_namespaced_config_map("py-w2", NS)
 
 
-def test_watch_expired(core, first_rv):
+def test_watch_expired(core, first_rv, history):
     """A watch from a revision the server no longer keeps: the client raises 410, and the
     informer's recovery (relist, watch from the list's revision) works."""
+    core.create_namespaced_config_map(
+        NS, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-churn")))
+    for i in range(history + 10):
+        core.patch_namespaced_config_map("py-churn", NS, {"data": {"n": str(i)}},
+                                         _preload_content=False).read()
     w = watch.Watch()
     try:
         for ev in w.stream(core.list_namespaced_config_map, NS, resource_version=first_rv,
@@ -277,6 +283,7 @@ def test_watch_expired(core, first_rv):
               "after relist: %s %s" % (ev["type"], ev["object"].metadata.name))
     w.stop()
     core.delete_namespaced_config_map("py-relist", NS)
+    core.delete_namespaced_config_map("py-churn", NS)
 
 
 # ---- server-side apply ----
@@ -372,11 +379,10 @@ def main():
             t()
         except ApiException as e:
             fail("unexpected ApiException %s %s: %s" % (e.status, e.reason, e.body))
-    if len(sys.argv) > 2 and sys.argv[2] == "--expired":
-        try:
-            test_watch_expired(core, first_rv)
-        except ApiException as e:
-            fail("unexpected ApiException %s %s: %s" % (e.status, e.reason, e.body))
+    try:
+        test_watch_expired(core, first_rv, int(sys.argv[2]))
+    except ApiException as e:
+        fail("unexpected ApiException %s %s: %s" % (e.status, e.reason, e.body))
     if FAILS:
         print("%d python client check(s) failed" % len(FAILS), file=sys.stderr)
         sys.exit(1)
