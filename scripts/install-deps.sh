@@ -18,6 +18,9 @@ command -v kubectl >/dev/null 2>&1 || PKGS="$PKGS kubernetes-client"
 # NodeSource's, which bundles npm, is kept); chromium is the browser of its e2e test.
 { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; } || PKGS="$PKGS nodejs npm"
 PKGS="$PKGS chromium"
+# The official Python client drives tests/e2e/test_python_client.sh, under Debian's
+# /usr/bin/python3 (the interpreter the package installs into).
+PKGS="$PKGS python3-kubernetes"
 bench=false
 [ "${1:-}" = "--bench" ] && { PKGS="etcd-server"; bench=true; }
 

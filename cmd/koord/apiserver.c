@@ -32,7 +32,7 @@ static const char usage[] =
     "                       [--requestheader-allowed-names NAMES] [--log-level LEVEL]\n"
     "                       [--max-connections N] [--max-connections-per-address N]\n"
     "                       [--authorization-mode MODES]\n"
-    "                       [--service-account-signing-key-file FILE]\n"
+    "                       [--service-account-signing-key-file FILE] [--watch-history N]\n"
     "\n"
     "Serves a Kubernetes-compatible API over HTTPS with SQLite storage, for running koord\n"
     "without a cluster, and proxies the group-versions APIServices register (aggregation).\n"
@@ -70,6 +70,8 @@ static const char usage[] =
     "                          open connections from one client address at most (default\n"
     "                          1024; raise it when clients reach this server through a NAT\n"
     "                          or a load balancer that hides their addresses)\n"
+    "  --watch-history N       writes kept for watches and continue tokens (default 10000);\n"
+    "                          a watch from an older resourceVersion gets 410 Expired\n"
     "\n"
     "Stops cleanly on SIGINT or SIGTERM.\n";
 
@@ -135,6 +137,7 @@ int cmd_apiserver(int argc, char **argv)
         {"max-connections-per-address", required_argument, NULL, 'X'},
         {"authorization-mode", required_argument, NULL, 'A'},
         {"service-account-signing-key-file", required_argument, NULL, 'S'},
+        {"watch-history", required_argument, NULL, 'W'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -158,6 +161,7 @@ int cmd_apiserver(int argc, char **argv)
     uint16_t port;
     sigset_t sigs;
     bool want_tokens = false, want_rh_ca = false, want_cert = false, want_key = false;
+    uint32_t history = 0; /* store_sqlite_open's default */
     int c, sig, r, rc = 1;
 
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -198,6 +202,15 @@ int cmd_apiserver(int argc, char **argv)
             break;
         case 'S':
             sa_key_file = optarg;
+            break;
+        case 'W':
+            if (parse_u32(optarg, &history) < 0 || history == 0) {
+                (void)fprintf(stderr,
+                              "koord apiserver: --watch-history: \"%s\" is not a positive "
+                              "integer\n",
+                              optarg);
+                return 2;
+            }
             break;
         case 'L':
             if (log_set_level(optarg) < 0) {
@@ -246,7 +259,7 @@ int cmd_apiserver(int argc, char **argv)
     }
     strbuf_reset(&path);
     strbuf_addf(&path, "%s/koord.db", data_dir);
-    if ((r = store_sqlite_open(path.buf, 0, &db)) < 0) {
+    if ((r = store_sqlite_open(path.buf, history, &db)) < 0) {
         log_error("apiserver", "cannot open store \"%s\": %s", path.buf, err_str(r));
         goto out;
     }

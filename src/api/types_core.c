@@ -136,11 +136,17 @@ static void check_scheduling_gates(const struct api_schema *s, const cJSON *v, s
     }
 }
 
-/* A pod may not be created bound to a node while it still has scheduling gates. */
+/* A pod may not be created bound to a node while it still has scheduling gates; it needs a
+ * container (validateContainers: an empty list is "Required value" as a missing one is; the
+ * generic walk sees only the missing one). */
 static void check_pod_spec(const struct api_schema *s, const cJSON *v, struct api_walk *w)
 {
-    const cJSON *gates = get(v, "schedulingGates"), *node = get(v, "nodeName");
+    const cJSON *gates = get(v, "schedulingGates"), *node = get(v, "nodeName"),
+                *containers = get(v, "containers");
     (void)s;
+
+    if (cJSON_IsArray(containers) && !containers->child)
+        api_walk_error(w, "containers", FIELD_REQUIRED, NULL, NULL);
 
     if (cJSON_IsArray(gates) && cJSON_GetArraySize(gates) > 0 && cJSON_IsString(node) &&
         *node->valuestring)

@@ -181,6 +181,10 @@ static void test_deployment_validation(void **state)
                   NULL);
     expect_errors(DEPLOY(SEL_APP "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}}}"),
                   "spec.template.spec.containers: Required value", NULL);
+    /* An empty list is no container either (found by the Python client e2e test). */
+    expect_errors(DEPLOY(SEL_APP "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},"
+                                 "\"spec\":{\"containers\":[]}}"),
+                  "spec.template.spec.containers: Required value", NULL);
 }
 
 #define RS(spec)                                                                                   \
