@@ -66,6 +66,32 @@ static bool is_member(const cJSON *n)
     return cJSON_GetObjectItemCaseSensitive(n, ".") != NULL;
 }
 
+/*
+ * Lists longer than this are owned whole, as atomic lists are. Items are matched by id with
+ * linear searches here, so a granular list costs time quadratic in its length, and a 3 MiB
+ * body holds lists of 100,000 items: minutes of CPU for one write. kube keeps such lists
+ * granular at any length; here an owner of one owns all of it, and a conflict names the list.
+ */
+#define FS_GRANULAR_MAX 512
+
+/* Whether a (NULL or not a list: no bound) is a set or map list matched item by item. */
+static bool granular(const cJSON *a, const struct api_fs_type *t)
+{
+    const cJSON *c;
+    int n = 0;
+
+    if (t->kind != API_FS_SET && t->kind != API_FS_MAP)
+        return false;
+    if (!cJSON_IsArray(a))
+        return true;
+    cJSON_ArrayForEach(c, a)
+    {
+        if (++n > FS_GRANULAR_MAX)
+            return false;
+    }
+    return true;
+}
+
 static void mark(cJSON *n)
 {
     if (!is_member(n))
@@ -295,7 +321,7 @@ static int fs_value(struct walk *w, const cJSON *v, cJSON *node)
     type_at(w, &t);
     if (cJSON_IsObject(v) && v->child && t.kind != API_FS_ATOMIC)
         return fs_members(w, v, node);
-    if (cJSON_IsArray(v) && v->child && (t.kind == API_FS_SET || t.kind == API_FS_MAP))
+    if (cJSON_IsArray(v) && v->child && granular(v, &t))
         return fs_items(w, v, node, &t);
     mark(node);
     return 0;
@@ -460,7 +486,7 @@ static void cmp_value(struct walk *w, const cJSON *o, const cJSON *n, cJSON *chg
         cmp_members(w, o, n, chg, rem, false);
         return;
     }
-    if (!both_empty && (t.kind == API_FS_SET || t.kind == API_FS_MAP) && (!o || cJSON_IsArray(o)) &&
+    if (!both_empty && granular(o, &t) && granular(n, &t) && (!o || cJSON_IsArray(o)) &&
         (!n || cJSON_IsArray(n)) && cmp_items(w, o, n, chg, rem, &t))
         return;
     if (o && !n)
@@ -929,7 +955,7 @@ static int mg_value(struct walk *w, const cJSON *l, const cJSON *c, cJSON **ret)
         *ret = res;
         return 0;
     }
-    if (cJSON_IsArray(c) && (t.kind == API_FS_SET || t.kind == API_FS_MAP))
+    if (cJSON_IsArray(c) && granular(c, &t) && granular(l, &t))
         return mg_list(w, l, c, &t, ret);
     CHECK(*ret = cJSON_Duplicate(c, true));
     return 0;
@@ -1006,8 +1032,7 @@ static void pr_value(struct walk *w, cJSON *v, const cJSON *drop, const cJSON *k
         return;
     }
     type_at(w, &t);
-    if (!cJSON_IsArray(v) || (t.kind != API_FS_SET && t.kind != API_FS_MAP) ||
-        !(ids = item_ids(v, &t, &n)))
+    if (!cJSON_IsArray(v) || !granular(v, &t) || !(ids = item_ids(v, &t, &n)))
         return;
     cJSON_ArrayForEach(c, drop)
     {

@@ -119,6 +119,33 @@ static void test_list_types(void **state)
     cJSON_Delete(s);
 }
 
+/* A set list past 512 items is owned whole (a leaf), so matching items one by one never
+ * costs time quadratic in a huge list; 512 items stay granular. */
+static void test_long_list_atomic(void **state)
+{
+    struct strbuf b = STRBUF_INIT;
+    cJSON *s, *f;
+
+    (void)state;
+    for (int n = 512; n <= 513; n++) {
+        strbuf_reset(&b);
+        strbuf_addstr(&b, "{\"metadata\":{\"finalizers\":[");
+        for (int i = 0; i < n; i++)
+            strbuf_addf(&b, "%s\"f%d\"", i ? "," : "", i);
+        strbuf_addstr(&b, "]}}");
+        s = set_of(b.buf);
+        f = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "f:metadata"),
+                                             "f:finalizers");
+        assert_non_null(f);
+        if (n == 512)
+            assert_int_equal(cJSON_GetArraySize(f), 512); /* v:"f0" ... */
+        else                                              /* the list itself, no item */
+            assert_null(cJSON_GetObjectItemCaseSensitive(f, "v:\"f0\""));
+        cJSON_Delete(s);
+    }
+    strbuf_release(&b);
+}
+
 static void test_paths(void **state)
 {
     cJSON *s = set_of("{\"metadata\":{\"finalizers\":[\"x\"]},\"spec\":{\"containers\":[{"
@@ -399,6 +426,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_maps_and_scalars),
         cmocka_unit_test(test_list_types),
+        cmocka_unit_test(test_long_list_atomic),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_bad_lists),
         cmocka_unit_test(test_decode_encode),
