@@ -71,6 +71,7 @@ struct ppod {
     bool start_queued;          /* under f->lock */
     bool delete_queued;         /* under f->lock */
     bool ours;                  /* under f->lock: the trace ended it */
+    bool refused;               /* under f->lock: the scheduler said Unschedulable */
     const char *evicted_by;     /* under f->lock: the feature that evicted it */
     bool created;               /* the API server accepted it */
     int64_t cpu_used, mem_used; /* the model's last tick (caller's thread) */
@@ -262,6 +263,16 @@ static void pod_seen(void *ud, const struct kube_object *o)
     if (deleting && !p->delete_queued) {
         p->delete_queued = true;
         idxvec_push(&f->q_delete, i);
+    }
+    if (p->st == POD_NEW && !p->refused) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "status"), "conditions"))
+        {
+            const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(c, "type"));
+            const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+            if (type && status && !strcmp(type, "PodScheduled") && !strcmp(status, "False"))
+                p->refused = true;
+        }
     }
 out:
     (void)pthread_mutex_unlock(&f->lock);
@@ -1509,6 +1520,17 @@ void sim_fleet_sample(struct sim_fleet *f, double t, double wall_s, struct sim_s
     s->be_completed = f->be_completed;
     s->be_evicted = f->be_ev.be_cpu + f->be_ev.be_memory + f->be_ev.memory + f->be_ev.other;
     s->ls_evicted = f->ls_evicted;
+}
+
+size_t sim_fleet_unsettled(struct sim_fleet *f)
+{
+    size_t n = 0;
+
+    (void)pthread_mutex_lock(&f->lock);
+    for (size_t i = 0; i < f->npods; i++)
+        n += f->pods[i]->st == POD_NEW && !f->pods[i]->refused;
+    (void)pthread_mutex_unlock(&f->lock);
+    return n;
 }
 
 void sim_fleet_outcome(struct sim_fleet *f, struct sim_run *r)

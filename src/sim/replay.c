@@ -3,6 +3,11 @@
  * wakes every TICK_MS of wall time; everything it does is driven by the trace time of that
  * moment, so a slow step delays work but never skips it (pods due meanwhile are created in the
  * next step, in trace order).
+ *
+ * The pods of trace time 0 are the cluster as it stands when the trace begins (an inflated
+ * workload puts its services and running jobs there): they are created before the clock
+ * starts, and it starts once the scheduler has placed or refused each of them, so a run
+ * measures the trace, not how fast one machine fills an empty fleet.
  */
 #include "sim/replay.h"
 
@@ -20,8 +25,9 @@
 #include "sim/cluster.h"
 #include "sim/fleet.h"
 
-#define COMP    "sim"
-#define TICK_MS 50
+#define COMP      "sim"
+#define TICK_MS   50
+#define WARMUP_MS (600 * 1000) /* the time-0 pods get this long to settle, then the clock goes */
 
 static int64_t mono_ms(void)
 {
@@ -69,7 +75,8 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
     struct sim_fleet *fleet = NULL;
     struct strbuf certs = STRBUF_INIT;
     const struct sim_trace *tr = o->trace;
-    int64_t start, next_qos, next_sample, now;
+    int64_t start, next_qos, next_sample, now, warm_log, warm_end;
+    bool warming;
     double last_qos_t = 0, t = 0;
     size_t next_pod = 0, alloc = 0;
     uint64_t sent = 0, failed = 0;
@@ -146,9 +153,36 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
 
     start = now = mono_ms();
     next_qos = next_sample = start;
+    warming = tr->npods && tr->pods[0].create_s <= 0;
+    warm_log = now + 10000;
+    warm_end = now + WARMUP_MS;
+    if (warming)
+        log_info(COMP, "placing the pods of trace time 0 before the clock starts");
     for (;;) {
-        double wall_s = (double)(now - start) / 1000.0;
-        t = wall_s * o->speed;
+        double wall_s;
+        if (warming) {
+            size_t left = sim_fleet_unsettled(fleet);
+            if (next_pod && (!left || now >= warm_end)) {
+                if (left)
+                    log_warn(COMP,
+                             "%zu pods of trace time 0 still wait for the scheduler after "
+                             "%d s: starting the clock",
+                             left, WARMUP_MS / 1000);
+                else
+                    log_info(COMP,
+                             "the %zu pods of trace time 0 are placed or refused (%.1f s): "
+                             "starting the clock",
+                             next_pod, (double)(now - start) / 1000.0);
+                warming = false;
+                start = next_qos = next_sample = now;
+            } else if (now >= warm_log) {
+                log_info(COMP, "trace time 0: %zu of %zu pods wait for the scheduler", left,
+                         next_pod);
+                warm_log = now + 10000;
+            }
+        }
+        wall_s = (double)(now - start) / 1000.0;
+        t = warming ? 0 : wall_s * o->speed;
         if (o->stop && atomic_load(o->stop)) {
             r = -EINTR;
             break;
@@ -165,7 +199,7 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
                 next_qos = now + (int64_t)(o->qos_interval_s * 1000);
         }
         sim_fleet_report(fleet, now);
-        if (now >= next_sample) {
+        if (!warming && now >= next_sample) {
             struct sim_sample s;
             sim_fleet_sample(fleet, t, wall_s, &s);
             push_sample(run, &alloc, &s);

@@ -22,6 +22,13 @@ expect_out "bad-nodes.csv:2:10: memory_mib must be a whole number" "a bad node l
 run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --colocation sometimes
 expect_rc 2 "a bad --colocation"
 expect_out "--colocation must be off,on, on or off" "a bad --colocation"
+run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --ls-fill 0.5
+expect_rc 2 "--ls-fill without --inflate"
+expect_out "--ls-fill tunes --inflate, which is not given" "--ls-fill without --inflate"
+run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --inflate --be-load 10 --be-stretch 0.001 \
+    --inflate-span 100000000
+expect_rc 2 "an inflation past the pod limit"
+expect_out "pods.csv: cannot inflate it: the BE load would make about" "an inflation past the pod limit"
 
 "$KOORD" sim --nodes "$data/nodes.csv" --pods "$data/pods.csv" --seed 7 --speed 80 \
     --report-interval 2 --surge 1650:1850 --spike-height 0.7 --state-dir "$state" \
