@@ -96,6 +96,12 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
                  o->colocation ? "on" : "off");
         if ((r = sim_cluster_start(&co, &cl, err)) < 0)
             goto out;
+        /* where to watch the run: the manager's /ui (docs/dashboard.md), any token the API
+         * server accepts (its default authorization lets every authenticated user in) */
+        log_info(COMP,
+                 "dashboard: %s/ui/ (log in with the token of `kubectl --kubeconfig %s create "
+                 "token default -n default`; the manager's CA: %s)",
+                 cl.manager_url, cl.kubeconfig, cl.manager_ca);
         strbuf_addf(&certs, "%s/nodes", o->state_dir);
     }
     log_info(COMP, "registering %zu nodes", tr->nnodes);
