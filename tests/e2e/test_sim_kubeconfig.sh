@@ -64,6 +64,8 @@ expect_out "colocation on" "the summary"
 for f in summary.csv timeseries.csv report.html; do
     [ -s "$TMP/report/$f" ] || fail "the report lacks $f"
 done
+grep -F "metricReportIntervalSeconds" "$TMP/sim.log" &&
+    fail "a warning about the report interval, which matches the cluster's"
 ls "$TMP" | grep -q '^koord-sim-' && fail "koord sim left a state directory with --kubeconfig"
 
 # The cluster saw the fleet: its Nodes with batch allocatable from the manager, their
@@ -106,4 +108,13 @@ while read -r pod prio batch cpu; do
     [ "$batch" = "[4k]" ] || fail "BE pod $pod asks batch-cpu $batch, want [4k] (4000 milli-cores)"
     [ "$cpu" = "[]" ] || fail "BE pod $pod still requests cpu $cpu"
 done <"$TMP/be-pods"
+
+# A run whose --report-interval is not the cluster's says so (and goes on): one synthetic node,
+# one pod of one trace second.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\nwarn-0,1000,1024,0,0,,LS,Running,0,1,0\n' >"$TMP/one-pod.csv"
+run "$KOORD" sim --kubeconfig "$KUBECONFIG" --nodes 1 --pods "$TMP/one-pod.csv" --colocation on \
+    --speed 10 --report-interval 3 --out "$TMP/report2"
+expect_rc 0 "a run with another report interval"
+expect_out "has nodes report every 2 s (metricReportIntervalSeconds), this run every 3 s (--report-interval)" \
+    "the warning about the report interval"
 finish
