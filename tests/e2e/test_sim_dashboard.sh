@@ -81,5 +81,6 @@ row() { grep -E "^\"?$1\"?," "$TMP/report/summary.csv" | sed -E 's/^("[^"]*"|[^,
 row "BE pods evicted" | grep -Eq '^[1-9][0-9]* \(cpu [1-9]' ||
     fail "no BE eviction by BECPUEvict in summary.csv: $(row "BE pods evicted")"
 pgrep -f "$state/on" >/dev/null && fail "a child of koord sim still runs: $(pgrep -af "$state/on")"
-grep -q "Sanitizer" "$state"/on/*.log "$TMP/sim.log" && fail "sanitizer report: $(grep -A20 Sanitizer "$state"/on/*.log "$TMP/sim.log")"
+grep -q "Sanitizer\\|runtime error" "$state"/on/*.log "$TMP/sim.log" &&
+    fail "sanitizer report: $(grep -A20 "Sanitizer\\|runtime error" "$state"/on/*.log "$TMP/sim.log")"
 finish

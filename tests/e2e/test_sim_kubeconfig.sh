@@ -117,4 +117,6 @@ run "$KOORD" sim --kubeconfig "$KUBECONFIG" --nodes 1 --pods "$TMP/one-pod.csv" 
 expect_rc 0 "a run with another report interval"
 expect_out "has nodes report every 2 s (metricReportIntervalSeconds), this run every 3 s (--report-interval)" \
     "the warning about the report interval"
+cat "$TMP/out" >>"$TMP/sim.log"
+grep -q "Sanitizer\|runtime error" "$TMP"/*.log && fail "sanitizer report: $(grep -A20 "Sanitizer\|runtime error" "$TMP"/*.log)"
 finish
