@@ -187,7 +187,7 @@ int cmd_sim(int argc, char **argv)
     const char *coloc = "off,on", *why = NULL;
     double speed = 0, qos_s = 1, sample_s = 2, node_cpu = 32000, node_mib = 262144;
     uint32_t report_s = 10, senders = 4;
-    bool keep = false, certs = true, made_state = false, inflate = false;
+    bool keep = false, certs = true, made_state = false, stopped = false, inflate = false;
     const char *inflate_flag = NULL; /* a tuning flag given, for "needs --inflate" */
     struct sim_inflate_opts infl;
     struct sim_model model;
@@ -442,8 +442,14 @@ int cmd_sim(int argc, char **argv)
             break;
         }
         nruns++;
-        if (r == -EINTR)
+        if (r == -EINTR) {
+            stopped = true;
+            (void)fprintf(stderr,
+                          "koord sim: %s stopped before the end of the trace; the report "
+                          "covers what ran\n",
+                          runs[nruns - 1].name);
             break;
+        }
     }
     (void)pthread_kill(sig_thread, SIGUSR1);
     (void)pthread_join(sig_thread, NULL);
@@ -464,7 +470,7 @@ int cmd_sim(int argc, char **argv)
         else
             (void)printf("\nreport: %s/report.html, %s/summary.csv, %s/timeseries.csv\n", out, out,
                          out);
-        rc = r < 0 || nruns < (size_t)(want[0] + want[1]) ? 1 : 0;
+        rc = r < 0 || stopped || nruns < (size_t)(want[0] + want[1]) ? 1 : 0;
     }
 out:
     if (made_state && !keep)

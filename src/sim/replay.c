@@ -24,6 +24,7 @@
 #include "kube/config.h"
 #include "sim/cluster.h"
 #include "sim/fleet.h"
+#include "slo/slo.h"
 
 #define COMP      "sim"
 #define TICK_MS   50
@@ -68,6 +69,36 @@ static int admin_client(const char *kubeconfig, struct kube_client **ret, struct
     return r;
 }
 
+/*
+ * A running cluster keeps its own slo-controller-config. When its report interval is not the
+ * sim's, the run goes on but says what it costs: koord scheduler's LoadAware filter counts a pod
+ * placed within one report interval at its estimate, which at a compressed clock is hours of
+ * trace, so nodes look full of new pods and BE pods are refused for no reason of colocation.
+ */
+static void check_report_interval(struct kube_client *c, const struct sim_replay_opts *o)
+{
+    struct kube_status st = {0};
+    cJSON *cm = NULL;
+    double got = 0;
+    int r = kube_get(c, &kube_res_configmaps, SLO_DEFAULT_NAMESPACE, SLO_DEFAULT_NAME, &cm, &st);
+
+    if (r < 0 && st.code != 404) {
+        log_warn(COMP, "cannot read %s/%s (%s): its report interval is not checked",
+                 SLO_DEFAULT_NAMESPACE, SLO_DEFAULT_NAME, err_str(r));
+    } else if (sim_cluster_report_interval(r < 0 ? NULL : cm, &got) == 0 &&
+               got != (double)o->report_interval_s) {
+        log_warn(COMP,
+                 "the cluster's %s/%s has nodes report every %g s (metricReportIntervalSeconds), "
+                 "this run every %u s (--report-interval): koord scheduler counts pods placed "
+                 "within one interval (%g trace seconds at %gx) at their estimate and may refuse "
+                 "BE pods as if nodes were full; set metricReportIntervalSeconds to %u "
+                 "(docs/sim.md)",
+                 SLO_DEFAULT_NAMESPACE, SLO_DEFAULT_NAME, got, o->report_interval_s, got * o->speed,
+                 o->speed, o->report_interval_s);
+    }
+    cJSON_Delete(cm);
+}
+
 int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct strbuf *err)
 {
     struct sim_cluster cl = {0};
@@ -87,6 +118,7 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
     if (o->kubeconfig) {
         if ((r = admin_client(o->kubeconfig, &own, err)) < 0)
             goto out;
+        check_report_interval(own, o);
     } else {
         struct sim_cluster_opts co = {.exe = o->exe,
                                       .state_dir = o->state_dir,
@@ -103,6 +135,12 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
                  o->colocation ? "on" : "off");
         if ((r = sim_cluster_start(&co, &cl, err)) < 0)
             goto out;
+        /* where to watch the run: the manager's /ui (docs/dashboard.md), any token the API
+         * server accepts (its default authorization lets every authenticated user in) */
+        log_info(COMP,
+                 "dashboard: %s/ui/ (log in with the token of `kubectl --kubeconfig %s create "
+                 "token default -n default`; the manager's CA: %s)",
+                 cl.manager_url, cl.kubeconfig, cl.manager_ca);
         strbuf_addf(&certs, "%s/nodes", o->state_dir);
     }
     log_info(COMP, "registering %zu nodes", tr->nnodes);

@@ -64,8 +64,10 @@ while read -r pod node prio batch cpu; do
     [ "$batch" != "[]" ] || fail "BE pod $pod bound to $node without a batch-cpu request"
     [ "$cpu" = "[]" ] || fail "BE pod $pod still requests cpu $cpu"
 done <"$TMP/be-pods"
-awk 'NR == FNR { alloc[$1] = $2; next }
-     { gsub(/[][]/, "", $4); used[$2] += $4 }
+# (Quantities in canonical form: 4000 milli-cores is "4k".)
+awk 'function milli(q) { return q ~ /k$/ ? substr(q, 1, length(q) - 1) * 1000 : q + 0 }
+     NR == FNR { alloc[$1] = milli($2); next }
+     { gsub(/[][]/, "", $4); used[$2] += milli($4) }
      END { for (n in used) if (used[n] > alloc[n] + 1600) {
                printf "node %s: BE pods ask %d batch-cpu, allocatable %d\n", n, used[n], alloc[n]; bad = 1 }
            exit bad }' "$TMP/nodes" "$TMP/be-pods" >"$TMP/over" ||
