@@ -64,7 +64,7 @@ static const struct def defs[] = {
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 
-struct series {
+struct sched_series {
     const struct def *def;
     char *labels;
     double value; /* counter, gauge; histogram: sum */
@@ -74,7 +74,7 @@ struct series {
 
 struct sched_metrics {
     pthread_mutex_t lock;
-    struct hmap series; /* "name{labels}" -> struct series */
+    struct hmap series; /* "name{labels}" -> struct sched_series */
 };
 
 struct sched_metrics *sched_metrics_new(void)
@@ -94,7 +94,7 @@ void sched_metrics_free(struct sched_metrics *m)
     if (!m)
         return;
     for (e = hmap_first(&m->series, &it); e; e = hmap_next(&m->series, e, &it)) {
-        struct series *s = e->value;
+        struct sched_series *s = e->value;
         free(s->labels);
         free(s);
     }
@@ -113,12 +113,12 @@ static const struct def *find_def(const char *name)
 
 /* The series, created on first use; under the lock. Called several times per scheduled pod:
  * the key is built on the stack when it fits, without printf or malloc. */
-static struct series *get(struct sched_metrics *m, const char *name, const char *labels)
+static struct sched_series *get(struct sched_metrics *m, const char *name, const char *labels)
 {
     struct strbuf key = STRBUF_INIT;
     size_t nl = strlen(name), ll = strlen(labels);
     char buf[384], *k = buf;
-    struct series *s;
+    struct sched_series *s;
 
     if (nl + ll + 3 <= sizeof(buf)) {
         memcpy(buf, name, nl);
@@ -145,9 +145,52 @@ static struct series *get(struct sched_metrics *m, const char *name, const char 
     return s;
 }
 
+struct sched_series *sched_metrics_series(struct sched_metrics *m, const char *name,
+                                          const char *labels)
+{
+    struct sched_series *s;
+
+    if (!m)
+        return NULL;
+    pthread_mutex_lock(&m->lock);
+    s = get(m, name, labels);
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+/* Under the lock. */
+static void observe_locked(struct sched_series *s, double v)
+{
+    double le = s->def->start;
+
+    s->value += v;
+    s->count++;
+    for (int i = 0; i < s->def->nbuckets; i++, le *= s->def->factor)
+        if (v <= le)
+            s->buckets[i]++;
+}
+
+void sched_metrics_series_add(struct sched_metrics *m, struct sched_series *s, double v)
+{
+    if (!m || !s)
+        return;
+    pthread_mutex_lock(&m->lock);
+    s->value += v;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void sched_metrics_series_observe(struct sched_metrics *m, struct sched_series *s, double v)
+{
+    if (!m || !s || s->def->kind != HISTOGRAM)
+        return;
+    pthread_mutex_lock(&m->lock);
+    observe_locked(s, v);
+    pthread_mutex_unlock(&m->lock);
+}
+
 void sched_metrics_add(struct sched_metrics *m, const char *name, const char *labels, double v)
 {
-    struct series *s;
+    struct sched_series *s;
 
     if (!m)
         return;
@@ -159,7 +202,7 @@ void sched_metrics_add(struct sched_metrics *m, const char *name, const char *la
 
 void sched_metrics_set(struct sched_metrics *m, const char *name, const char *labels, double v)
 {
-    struct series *s;
+    struct sched_series *s;
 
     if (!m)
         return;
@@ -171,26 +214,21 @@ void sched_metrics_set(struct sched_metrics *m, const char *name, const char *la
 
 void sched_metrics_observe(struct sched_metrics *m, const char *name, const char *labels, double v)
 {
-    struct series *s;
+    struct sched_series *s;
 
     if (!m)
         return;
     pthread_mutex_lock(&m->lock);
     s = get(m, name, labels);
-    if (s && s->def->kind == HISTOGRAM) {
-        double le = s->def->start;
-        s->value += v;
-        s->count++;
-        for (int i = 0; i < s->def->nbuckets; i++, le *= s->def->factor)
-            if (v <= le)
-                s->buckets[i]++;
-    }
+    if (s && s->def->kind == HISTOGRAM)
+        observe_locked(s, v);
     pthread_mutex_unlock(&m->lock);
 }
 
 static int cmp_series(const void *a, const void *b)
 {
-    const struct series *x = *(struct series *const *)a, *y = *(struct series *const *)b;
+    const struct sched_series *x = *(struct sched_series *const *)a,
+                              *y = *(struct sched_series *const *)b;
     int c = strcmp(x->def->name, y->def->name);
 
     return c ? c : strcmp(x->labels, y->labels);
@@ -203,18 +241,18 @@ static void bucket_labels(struct strbuf *out, const char *name, const char *labe
 
 void sched_metrics_render(struct sched_metrics *m, struct strbuf *out)
 {
-    struct series **v = NULL;
+    struct sched_series **v = NULL;
     struct hmap_entry *e;
     size_t it, n = 0;
     const struct def *last = NULL;
 
     pthread_mutex_lock(&m->lock);
-    v = xcalloc(m->series.n ? m->series.n : 1, sizeof(struct series *));
+    v = xcalloc(m->series.n ? m->series.n : 1, sizeof(struct sched_series *));
     for (e = hmap_first(&m->series, &it); e; e = hmap_next(&m->series, e, &it))
         v[n++] = e->value;
-    qsort(v, n, sizeof(struct series *), cmp_series);
+    qsort(v, n, sizeof(struct sched_series *), cmp_series);
     for (size_t i = 0; i < n; i++) {
-        struct series *s = v[i];
+        struct sched_series *s = v[i];
         const struct def *d = s->def;
 
         CHECK(d);

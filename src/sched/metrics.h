@@ -34,6 +34,18 @@ void sched_metrics_add(struct sched_metrics *m, const char *name, const char *la
 void sched_metrics_set(struct sched_metrics *m, const char *name, const char *labels, double v);
 void sched_metrics_observe(struct sched_metrics *m, const char *name, const char *labels, double v);
 
+/*
+ * A series for repeated use: found (or created) once, valid until sched_metrics_free(); NULL
+ * for an unknown name. The per-pod paths keep these rather than build "name{labels}" and hash
+ * it several times per pod (about 9 lookups per scheduled pod).
+ */
+struct sched_series;
+struct sched_series *sched_metrics_series(struct sched_metrics *m, const char *name,
+                                          const char *labels);
+/* As sched_metrics_add() and sched_metrics_observe(); NULL m or s are fine. */
+void sched_metrics_series_add(struct sched_metrics *m, struct sched_series *s, double v);
+void sched_metrics_series_observe(struct sched_metrics *m, struct sched_series *s, double v);
+
 /* Appends every series, grouped by metric with HELP and TYPE lines. */
 void sched_metrics_render(struct sched_metrics *m, struct strbuf *out);
 

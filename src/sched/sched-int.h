@@ -58,6 +58,40 @@ struct sched__jobs {
     size_t n;
 };
 
+/*
+ * The metric series the per-pod paths observe, found once (schedule_one.c): a scheduled pod
+ * observes about nine, and building and hashing each "name{labels}" key cost more than the
+ * observation. Filled on first use by whichever thread gets there (the same pointer either way).
+ */
+enum sched__point {
+    SCHED__PT_PRE_FILTER,
+    SCHED__PT_FILTER,
+    SCHED__PT_POST_FILTER,
+    SCHED__PT_SCORE,
+    SCHED__PT_BIND,
+    SCHED__NPOINTS
+};
+enum sched__result {
+    SCHED__RES_SCHEDULED,
+    SCHED__RES_UNSCHEDULABLE,
+    SCHED__RES_ERROR,
+    SCHED__NRESULTS
+};
+#define SCHED__NCODES    7  /* enum sched_code */
+#define SCHED__SLI_SLOTS 16 /* attempts="1".."14", "15+" (slot 0 unused) */
+
+struct sched_series;
+
+struct sched__profile_series {
+    _Atomic(struct sched_series *) point[SCHED__NPOINTS][SCHED__NCODES];
+    _Atomic(struct sched_series *) attempts[SCHED__NRESULTS], attempt_duration[SCHED__NRESULTS];
+};
+
+struct sched__series {
+    struct sched__profile_series *profile; /* one per s->fws entry */
+    _Atomic(struct sched_series *) algorithm, pod_attempts, sli[SCHED__SLI_SLOTS];
+};
+
 struct sched_scheduler {
     struct sched_scheduler_opts o;
     const struct sched_config *cfg;
@@ -68,6 +102,7 @@ struct sched_scheduler {
     struct sched_snapshot snap;
     struct sched_pool *pool;
     struct sched_metrics *metrics;
+    struct sched__series series;
     struct kube_recorder *recorder;
     struct kube_informer *pods_inf, *nodes_inf;
     struct kube_informer *resv_inf;     /* Reservations, when a profile runs the plugin */
@@ -78,6 +113,12 @@ struct sched_scheduler {
     size_t next_start; /* round-robin start of the node search */
     struct sched_pool_cost filter_cost;
     unsigned rng;
+    /* The cycle's node arrays, kept from cycle to cycle (scheduling thread only): a fresh
+     * calloc of a few KB per cycle made glibc consolidate its fastbins every time. */
+    struct sched_node_info **feasible_buf;
+    size_t feasible_cap;
+    struct sched_node_score *scores_buf;
+    size_t scores_cap;
 
     pthread_t loop;
     bool running;
@@ -98,6 +139,10 @@ struct sched_scheduler {
     _Atomic uint64_t attempts, scheduled, unschedulable, errors, bound, bind_failures;
 };
 
+/* selectHost over n >= 1 scores: the highest total, ties broken uniformly at random with the
+ * xorshift state *rng (0 is taken as a fixed seed). */
+struct sched_node_info *sched__select_host(unsigned *rng, const struct sched_node_score *v,
+                                           size_t n);
 /* The profile of a scheduler name, or NULL. */
 struct sched_framework *sched__framework_of(struct sched_scheduler *s, const char *name);
 /* Queues API work (takes ownership of j). */

@@ -25,16 +25,55 @@
 #define NODES_TO_FIND_NO_SCORE        1
 #define PLUGIN_METRICS_SAMPLE_PERCENT 10 /* pluginMetricsSamplePercent */
 
-/* scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}. */
-static void observe_point(struct sched_scheduler *s, struct sched_framework *fw, const char *point,
-                          enum sched_code c, double t0)
+/* The profile's slots in s->series (profiles are few: a short walk). */
+static struct sched__profile_series *profile_series(struct sched_scheduler *s,
+                                                    const struct sched_framework *fw)
 {
-    char labels[256];
+    for (size_t i = 0; i < s->nfws; i++)
+        if (s->fws[i] == fw)
+            return &s->series.profile[i];
+    return NULL;
+}
 
-    (void)snprintf(labels, sizeof(labels), "extension_point=\"%s\",profile=\"%s\",status=\"%s\"",
-                   point, sched_framework_name(fw), sched_code_name(c));
-    sched_metrics_observe(s->metrics, "scheduler_framework_extension_point_duration_seconds",
-                          labels, sched__now() - t0);
+/* The series in *slot, found and kept there on first use. */
+static struct sched_series *series_at(struct sched_scheduler *s,
+                                      _Atomic(struct sched_series *) *slot, const char *name,
+                                      const char *labels)
+{
+    struct sched_series *ser = atomic_load_explicit(slot, memory_order_acquire);
+
+    if (!ser) {
+        ser = sched_metrics_series(s->metrics, name, labels);
+        atomic_store_explicit(slot, ser, memory_order_release);
+    }
+    return ser;
+}
+
+static const char *const point_names[SCHED__NPOINTS] = {[SCHED__PT_PRE_FILTER] = "PreFilter",
+                                                        [SCHED__PT_FILTER] = "Filter",
+                                                        [SCHED__PT_POST_FILTER] = "PostFilter",
+                                                        [SCHED__PT_SCORE] = "Score",
+                                                        [SCHED__PT_BIND] = "Bind"};
+
+/* scheduler_framework_extension_point_duration_seconds{extension_point,status,profile}. */
+static void observe_point(struct sched_scheduler *s, struct sched_framework *fw,
+                          enum sched__point point, enum sched_code c, double t0)
+{
+    static const char name[] = "scheduler_framework_extension_point_duration_seconds";
+    struct sched__profile_series *ps = profile_series(s, fw);
+    _Atomic(struct sched_series *) *slot =
+        ps && (unsigned)c < SCHED__NCODES ? &ps->point[point][c] : NULL;
+    struct sched_series *ser = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
+
+    if (!ser) {
+        char labels[256];
+        (void)snprintf(labels, sizeof(labels),
+                       "extension_point=\"%s\",profile=\"%s\",status=\"%s\"", point_names[point],
+                       sched_framework_name(fw), sched_code_name(c));
+        ser = slot ? series_at(s, slot, name, labels)
+                   : sched_metrics_series(s->metrics, name, labels);
+    }
+    sched_metrics_series_observe(s->metrics, ser, sched__now() - t0);
 }
 
 /* numFeasibleNodesToFind (4.1). */
@@ -190,7 +229,19 @@ static void filter_node(void *arg, size_t i)
         pthread_mutex_unlock(&j->lock);
         sched_pool_cancel(j->s->pool);
     }
-    sched_status_release(&st);
+    if (st.buf) /* once per node: the usual Success has nothing to release */
+        sched_status_release(&st);
+}
+
+/* The scheduler's feasible-node array, at least n long (its contents are not kept). */
+static struct sched_node_info **feasible_buf(struct sched_scheduler *s, size_t n)
+{
+    if (n > s->feasible_cap) {
+        free(s->feasible_buf);
+        s->feasible_cap = n;
+        s->feasible_buf = xcalloc(n, sizeof(struct sched_node_info *));
+    }
+    return s->feasible_buf;
 }
 
 static uint64_t plugin_bit(const char *name)
@@ -222,7 +273,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     *ret_n = 0;
     diag->num_all = s->snap.nnodes;
     c = sched_framework_pre_filter(fw, cs, pod, &res, st, &mask);
-    observe_point(s, fw, "PreFilter", c, t0);
+    observe_point(s, fw, SCHED__PT_PRE_FILTER, c, t0);
     if (c != SCHED_SUCCESS) {
         struct strbuf m = STRBUF_INIT;
         if (!sched_code_is_rejected(c)) {
@@ -252,7 +303,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
         struct sched_status ns = {0};
         if (ni && ni->node &&
             sched_framework_filter_nominated(fw, cs, pod, ni, &ns) == SCHED_SUCCESS) {
-            *ret = xcalloc(1, sizeof(struct sched_node_info *));
+            *ret = feasible_buf(s, 1);
             (*ret)[0] = ni;
             *ret_n = 1;
             sched_status_release(&ns);
@@ -298,21 +349,20 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     j.n = n;
     j.start = restricted ? 0 : s->next_start % n;
     j.want = want;
-    j.feasible = xcalloc(want, sizeof(struct sched_node_info *));
+    j.feasible = feasible_buf(s, want);
     j.diag = diag;
     pthread_mutex_init(&j.lock, NULL);
     t0 = sched__now();
     /* Small node sets are cheaper on this thread than a wake-up of the pool. */
     sched_pool_run_measured(n >= 64 ? s->pool : NULL, &s->filter_cost, n, n >= 64 ? 16 : 0,
                             filter_node, &j);
-    observe_point(s, fw, "Filter", atomic_load(&j.error) ? SCHED_ERROR : SCHED_SUCCESS, t0);
+    observe_point(s, fw, SCHED__PT_FILTER, atomic_load(&j.error) ? SCHED_ERROR : SCHED_SUCCESS, t0);
     pthread_mutex_destroy(&j.lock);
     if (!restricted)
         s->next_start = (j.start + atomic_load(&j.nfeasible) + atomic_load(&j.nfailed)) % n;
     free(restricted);
     if (atomic_load(&j.error)) {
         sched_status_move(st, &j.err);
-        free(j.feasible);
         return SCHED_ERROR;
     }
     for (size_t i = 0; i < diag->n; i++)
@@ -333,23 +383,31 @@ static unsigned rand_next(unsigned *state)
     return x;
 }
 
-/* selectHost: the highest total, ties broken uniformly at random (reservoir sampling). */
-static struct sched_node_info *select_host(struct sched_scheduler *s,
-                                           const struct sched_node_score *v, size_t n)
+/*
+ * selectHost: the highest total, ties broken uniformly at random. Upstream samples a reservoir,
+ * one random draw per tie; the nodes of a cycle mostly tie (500 of them in SchedulingBasic), and
+ * a draw and its modulo cost a division each, so this counts the ties first and draws once: the
+ * same uniform choice among them.
+ */
+struct sched_node_info *sched__select_host(unsigned *rng, const struct sched_node_score *v,
+                                           size_t n)
 {
-    size_t best = 0, ties = 1;
+    int64_t max = v[0].score;
+    size_t ties = 1, k;
 
     for (size_t i = 1; i < n; i++) {
-        if (v[i].score > v[best].score) {
-            best = i;
+        if (v[i].score > max) {
+            max = v[i].score;
             ties = 1;
-        } else if (v[i].score == v[best].score) {
+        } else if (v[i].score == max) {
             ties++;
-            if (rand_next(&s->rng) % ties == 0)
-                best = i;
         }
     }
-    return v[best].ni;
+    k = ties > 1 ? rand_next(rng) % ties : 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].score == max && k-- == 0)
+            return v[i].ni;
+    return v[0].ni; /* not reached: the k-th tie exists */
 }
 
 /* ---- the attempt ---- */
@@ -383,15 +441,34 @@ static bool refresh_offered(struct sched_scheduler *s, struct sched_queued_pod *
 }
 
 static void observe_attempt(struct sched_scheduler *s, struct sched_framework *fw,
-                            const char *result, double start)
+                            enum sched__result result, double start)
 {
-    char labels[256];
+    static const char *const names[SCHED__NRESULTS] = {[SCHED__RES_SCHEDULED] = "scheduled",
+                                                       [SCHED__RES_UNSCHEDULABLE] = "unschedulable",
+                                                       [SCHED__RES_ERROR] = "error"};
+    struct sched__profile_series *ps = profile_series(s, fw);
+    struct sched_series *count =
+        ps ? atomic_load_explicit(&ps->attempts[result], memory_order_acquire) : NULL;
+    struct sched_series *dur =
+        ps ? atomic_load_explicit(&ps->attempt_duration[result], memory_order_acquire) : NULL;
 
-    (void)snprintf(labels, sizeof(labels), "profile=\"%s\",result=\"%s\"", sched_framework_name(fw),
-                   result);
-    sched_metrics_add(s->metrics, "scheduler_schedule_attempts_total", labels, 1);
-    sched_metrics_observe(s->metrics, "scheduler_scheduling_attempt_duration_seconds", labels,
-                          sched__now() - start);
+    if (!count || !dur) {
+        char labels[256];
+        (void)snprintf(labels, sizeof(labels), "profile=\"%s\",result=\"%s\"",
+                       sched_framework_name(fw), names[result]);
+        if (ps) {
+            count =
+                series_at(s, &ps->attempts[result], "scheduler_schedule_attempts_total", labels);
+            dur = series_at(s, &ps->attempt_duration[result],
+                            "scheduler_scheduling_attempt_duration_seconds", labels);
+        } else {
+            count = sched_metrics_series(s->metrics, "scheduler_schedule_attempts_total", labels);
+            dur = sched_metrics_series(s->metrics, "scheduler_scheduling_attempt_duration_seconds",
+                                       labels);
+        }
+    }
+    sched_metrics_series_add(s->metrics, count, 1);
+    sched_metrics_series_observe(s->metrics, dur, sched__now() - start);
 }
 
 int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
@@ -399,8 +476,8 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
     struct sched_queued_pod *qp = NULL;
     struct sched_framework *fw;
     struct sched_cycle *cs = NULL;
-    struct sched_node_info **feasible = NULL;
-    struct sched_node_score *scores = NULL;
+    struct sched_node_info **feasible = NULL; /* s->feasible_buf */
+    struct sched_node_score *scores = NULL;   /* s->scores_buf */
     struct diagnosis diag = {0};
     struct sched_status st = {0};
     size_t nfeasible = 0;
@@ -438,7 +515,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         inv.code = SCHED_UNRESOLVABLE;
         qp->unschedulable_plugins = SCHED__INVALID_POD_BIT;
         atomic_fetch_add(&s->unschedulable, 1);
-        observe_attempt(s, fw, "unschedulable", start);
+        observe_attempt(s, fw, SCHED__RES_UNSCHEDULABLE, start);
         sched__fail(s, fw, qp, &inv, pod->invalid, NULL);
         return 1;
     }
@@ -453,7 +530,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         struct sched_status none = {0};
         none.code = SCHED_UNRESOLVABLE;
         atomic_fetch_add(&s->unschedulable, 1);
-        observe_attempt(s, fw, "unschedulable", start);
+        observe_attempt(s, fw, SCHED__RES_UNSCHEDULABLE, start);
         sched__fail(s, fw, qp, &none,
                     "0/0 nodes are available: no nodes available to schedule pods.", NULL);
         sched_cycle_free(cs);
@@ -484,7 +561,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
             }
             pc = sched_framework_post_filter(fw, cs, pod, &m, &pr, &ps);
             sched_metrics_add(s->metrics, "scheduler_preemption_attempts_total", "", 1);
-            observe_point(s, fw, "PostFilter", pc, t0);
+            observe_point(s, fw, SCHED__PT_POST_FILTER, pc, t0);
             if (ps.n)
                 sched_status_message(&ps, &pf);
             nominated = pr.nominated_node;
@@ -495,7 +572,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         fit_error_message(&diag, pf.buf, &msg);
         fit.code = SCHED_UNSCHEDULABLE;
         atomic_fetch_add(&s->unschedulable, 1);
-        observe_attempt(s, fw, "unschedulable", start);
+        observe_attempt(s, fw, SCHED__RES_UNSCHEDULABLE, start);
         sched__fail(s, fw, qp, &fit, msg.buf, nominated);
         free(nominated);
         strbuf_release(&msg);
@@ -506,17 +583,24 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
         host = feasible[0]->name;
     } else {
         double t0 = sched__now();
-        scores = xcalloc(nfeasible, sizeof(*scores));
+        if (nfeasible > s->scores_cap) {
+            free(s->scores_buf);
+            s->scores_cap = nfeasible;
+            s->scores_buf = xcalloc(nfeasible, sizeof(*s->scores_buf));
+        }
+        scores = s->scores_buf;
         for (size_t i = 0; i < nfeasible; i++)
             scores[i].ni = feasible[i];
         c = sched_framework_score(fw, cs, pod, scores, nfeasible, &st);
-        observe_point(s, fw, "Score", c, t0);
+        observe_point(s, fw, SCHED__PT_SCORE, c, t0);
         if (c != SCHED_SUCCESS)
             goto error;
-        host = select_host(s, scores, nfeasible)->name;
+        host = sched__select_host(&s->rng, scores, nfeasible)->name;
     }
-    sched_metrics_observe(s->metrics, "scheduler_scheduling_algorithm_duration_seconds", "",
-                          sched__now() - start);
+    sched_metrics_series_observe(
+        s->metrics,
+        series_at(s, &s->series.algorithm, "scheduler_scheduling_algorithm_duration_seconds", ""),
+        sched__now() - start);
 
     /* Assume, Reserve, Permit; then the binding cycle elsewhere. */
     if (sched_cache_assume(s->cache, qp->pod, host) < 0) {
@@ -536,7 +620,7 @@ int sched_scheduler_schedule_one(struct sched_scheduler *s, double timeout_s)
             strbuf_addf(&msg, "0/1 nodes are available: 1 %s.", m.buf ? m.buf : "");
             qp->unschedulable_plugins = plugin_bit(st.plugin);
             atomic_fetch_add(&s->unschedulable, 1);
-            observe_attempt(s, fw, "unschedulable", start);
+            observe_attempt(s, fw, SCHED__RES_UNSCHEDULABLE, start);
             sched__fail(s, fw, qp, &st, msg.buf, NULL);
             strbuf_release(&msg);
             strbuf_release(&m);
@@ -564,15 +648,13 @@ error : {
     st.code = SCHED_ERROR;
     qp->unschedulable_plugins = 0;
     atomic_fetch_add(&s->errors, 1);
-    observe_attempt(s, fw, "error", start);
+    observe_attempt(s, fw, SCHED__RES_ERROR, start);
     sched__fail(s, fw, qp, &st, m.buf ? m.buf : "internal error", NULL);
     strbuf_release(&m);
 }
 out:
     sched_status_release(&st);
     diagnosis_release(&diag);
-    free(feasible);
-    free(scores);
     sched_cycle_free(cs);
     return 1;
 }
@@ -597,22 +679,32 @@ void sched__bind(struct sched_scheduler *s, struct sched__job *j)
             c = sched_framework_bind(j->fw, j->cs, pod, j->node, &st);
         }
     }
-    observe_point(s, j->fw, "Bind", c, t0);
+    observe_point(s, j->fw, SCHED__PT_BIND, c, t0);
     sched_cache_finish_binding(s->cache, pod->uid, sched__now());
     if (c == SCHED_SUCCESS) {
-        char attempts[16], labels[64];
+        static const char sli[] = "scheduler_pod_scheduling_sli_duration_seconds";
+        int a = j->qp->attempts >= 15 ? 15 : j->qp->attempts;
+        _Atomic(struct sched_series *) *slot = a > 0 ? &s->series.sli[a] : NULL;
+        struct sched_series *ser = slot ? atomic_load_explicit(slot, memory_order_acquire) : NULL;
         double now = sched__now();
         atomic_fetch_add(&s->scheduled, 1);
         atomic_fetch_add(&s->bound, 1);
-        observe_attempt(s, j->fw, "scheduled", j->start);
-        if (j->qp->attempts >= 15)
-            (void)snprintf(attempts, sizeof(attempts), "15+");
-        else
-            (void)snprintf(attempts, sizeof(attempts), "%d", j->qp->attempts);
-        (void)snprintf(labels, sizeof(labels), "attempts=\"%s\"", attempts);
-        sched_metrics_observe(s->metrics, "scheduler_pod_scheduling_sli_duration_seconds", labels,
-                              now - (j->qp->initial_attempt ? j->qp->initial_attempt : j->start));
-        sched_metrics_observe(s->metrics, "scheduler_pod_scheduling_attempts", "", j->qp->attempts);
+        observe_attempt(s, j->fw, SCHED__RES_SCHEDULED, j->start);
+        if (!ser) {
+            char labels[64];
+            if (a >= 15)
+                (void)snprintf(labels, sizeof(labels), "attempts=\"15+\"");
+            else
+                (void)snprintf(labels, sizeof(labels), "attempts=\"%d\"", a);
+            ser = slot ? series_at(s, slot, sli, labels)
+                       : sched_metrics_series(s->metrics, sli, labels);
+        }
+        sched_metrics_series_observe(
+            s->metrics, ser, now - (j->qp->initial_attempt ? j->qp->initial_attempt : j->start));
+        sched_metrics_series_observe(
+            s->metrics,
+            series_at(s, &s->series.pod_attempts, "scheduler_pod_scheduling_attempts", ""),
+            j->qp->attempts);
         if (s->recorder && !s->o.bind_hook) {
             struct sched__job *ev = xcalloc(1, sizeof(*ev));
             ev->kind = SCHED__JOB_EVENT;
@@ -636,7 +728,7 @@ void sched__bind(struct sched_scheduler *s, struct sched__job *j)
         j->qp->unschedulable_plugins = 0;
         st.code = SCHED_ERROR;
         atomic_fetch_add(&s->errors, 1);
-        observe_attempt(s, j->fw, "error", j->start);
+        observe_attempt(s, j->fw, SCHED__RES_ERROR, j->start);
         sched__fail(s, j->fw, j->qp, &st, m.buf ? m.buf : "binding failed", NULL);
         strbuf_release(&m);
     }

@@ -769,6 +769,7 @@ int sched_scheduler_new(const struct sched_scheduler_opts *opts, struct sched_sc
     if (config_uses(s->cfg, "Reservation"))
         s->rcache = sched_rcache_new(rcache_changed, s);
     s->fws = xcalloc(s->cfg->nprofiles, sizeof(struct sched_framework *));
+    s->series.profile = xcalloc(s->cfg->nprofiles, sizeof(*s->series.profile));
     for (size_t i = 0; i < s->cfg->nprofiles; i++) {
         struct sched_framework_opts fo = {
             .client = opts->client,
@@ -961,6 +962,7 @@ void sched_scheduler_free(struct sched_scheduler *s)
     for (size_t i = 0; i < s->nfws; i++)
         sched_framework_free(s->fws[i]);
     free(s->fws);
+    free(s->series.profile);
     free(s->plugin_infs);
     sched_snapshot_release(&s->snap);
     sched_cache_free(s->cache);
@@ -969,6 +971,8 @@ void sched_scheduler_free(struct sched_scheduler *s)
     kube_recorder_free(s->recorder);
     sched_metrics_free(s->metrics);
     free(s->binders);
+    free(s->feasible_buf);
+    free(s->scores_buf);
     pthread_cond_destroy(&s->jobs_cond);
     pthread_cond_destroy(&s->idle_cond);
     pthread_mutex_destroy(&s->jobs_lock);

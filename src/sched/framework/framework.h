@@ -228,6 +228,8 @@ void *sched_cycle_read(const struct sched_cycle *cs, const struct sched_state_ty
 /* Whether a plugin is skipped at Filter / Score this cycle (its PreFilter/PreScore said Skip). */
 bool sched_cycle_skip_filter(const struct sched_cycle *cs, int plugin_id);
 bool sched_cycle_skip_score(const struct sched_cycle *cs, int plugin_id);
+/* The plugins skipped at Filter as registry-id bits, for a loop that asks per node. */
+uint64_t sched_cycle_skip_filter_mask(const struct sched_cycle *cs);
 void sched_cycle_set_skip_filter(struct sched_cycle *cs, int plugin_id);
 /* Whether this cycle records per-plugin durations (the caller samples 10 % of cycles). */
 bool sched_cycle_sampled(const struct sched_cycle *cs);

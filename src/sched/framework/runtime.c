@@ -38,6 +38,12 @@ struct sched_framework {
     struct sched_handle handle;
     struct sched_framework_opts o;
     struct sched_pool_cost score_cost; /* the Score loop's, on the scheduling thread */
+    /* Score's arrays, kept from cycle to cycle (only the scheduling thread scores): a fresh
+     * calloc of tens of KB per cycle made glibc consolidate its fastbins every time. */
+    struct sched_node_info **score_nodes;
+    size_t score_nodes_cap;
+    struct sched_node_score *plugin_scores;
+    size_t plugin_scores_cap;
     const struct sched_snapshot *snap;
 };
 
@@ -127,6 +133,8 @@ void sched_framework_free(struct sched_framework *fw)
             fw->inst[i].pl->free(fw->inst[i].self);
     for (int p = 0; p < SCHED_PT_COUNT; p++)
         free(fw->pts[p]);
+    free(fw->score_nodes);
+    free(fw->plugin_scores);
     free(fw->name);
     free(fw);
 }
@@ -511,10 +519,13 @@ enum sched_code sched_framework_filter(struct sched_framework *fw, struct sched_
                                        const struct sched_pod *pod,
                                        const struct sched_node_info *ni, struct sched_status *st)
 {
+    /* Called per node: the skipped plugins are read once, not once per plugin. */
+    uint64_t skip = sched_cycle_skip_filter_mask(cs);
+
     for (size_t i = 0; i < fw->npts[SCHED_PT_FILTER]; i++) {
         const struct fw_plugin *p = &fw->pts[SCHED_PT_FILTER][i];
         enum sched_code c;
-        if (sched_cycle_skip_filter(cs, p->id))
+        if (skip >> p->id & 1)
             continue;
         c = p->pl->filter(p->self, cs, pod, ni, st);
         if (c != SCHED_SUCCESS) {
@@ -548,6 +559,8 @@ enum sched_code sched_framework_filter_nominated(struct sched_framework *fw, str
 
     if (fw->o.nominated)
         n = fw->o.nominated(fw->o.userdata, ni->name, &nom);
+    if (!n) /* the usual case, once per node of every cycle: one pass, nothing to free */
+        return sched_framework_filter(fw, cs, pod, ni, st);
     /* Pass 1 with the nominated pods of at least the pod's priority (not itself). */
     for (size_t i = 0; i < n; i++) {
         if (nom[i]->priority < pod->priority || !strcmp(nom[i]->uid, pod->uid))
@@ -617,6 +630,25 @@ struct score_job {
     pthread_mutex_t lock;
 };
 
+/* A Score call that failed: the first failure of the loop is its error. */
+static void score_failed(struct score_job *j, const struct fw_plugin *p, enum sched_code c,
+                         const struct sched_status *s)
+{
+    if (c == SCHED_SUCCESS)
+        return;
+    pthread_mutex_lock(&j->lock);
+    if (!atomic_load(&j->failed)) {
+        struct strbuf m = STRBUF_INIT;
+        sched_status_message(s, &m);
+        sched_status_set(&j->err, SCHED_ERROR, "running Score plugin \"%s\": %s", p->pl->name,
+                         m.buf ? m.buf : "");
+        j->err.plugin = p->pl->name;
+        strbuf_release(&m);
+        atomic_store(&j->failed, 1);
+    }
+    pthread_mutex_unlock(&j->lock);
+}
+
 static void score_node(void *arg, size_t i)
 {
     struct score_job *j = arg;
@@ -634,20 +666,11 @@ static void score_node(void *arg, size_t i)
         struct sched_status s = {0};
         int64_t v = 0;
         enum sched_code c = p->pl->score(p->self, j->cs, j->pod, j->nodes[i].ni, &v, &s);
-        if (c != SCHED_SUCCESS) {
-            pthread_mutex_lock(&j->lock);
-            if (!atomic_load(&j->failed)) {
-                struct strbuf m = STRBUF_INIT;
-                sched_status_message(&s, &m);
-                sched_status_set(&j->err, SCHED_ERROR, "running Score plugin \"%s\": %s",
-                                 p->pl->name, m.buf ? m.buf : "");
-                j->err.plugin = p->pl->name;
-                strbuf_release(&m);
-                atomic_store(&j->failed, 1);
-            }
-            pthread_mutex_unlock(&j->lock);
+        /* Called per node and plugin: the usual Success has nothing to release. */
+        if (__builtin_expect(c != SCHED_SUCCESS || s.buf != NULL, 0)) {
+            score_failed(j, p, c, &s);
+            sched_status_release(&s);
         }
-        sched_status_release(&s);
         j->scores[k * j->n + i].ni = j->nodes[i].ni;
         j->scores[k * j->n + i].score = v;
     }
@@ -658,10 +681,16 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
                                       size_t n, struct sched_status *st)
 {
     const struct fw_plugin *pls[SCHED_MAX_PLUGINS];
-    struct sched_node_info **nodes = xcalloc(n ? n : 1, sizeof(struct sched_node_info *));
+    struct sched_node_info **nodes;
     struct score_job j = {.fw = fw, .cs = cs, .pod = pod, .nodes = scores, .n = n, .pls = pls};
     enum sched_code rc = SCHED_SUCCESS;
 
+    if (n > fw->score_nodes_cap || !fw->score_nodes) {
+        free(fw->score_nodes);
+        fw->score_nodes_cap = n ? n : 1;
+        fw->score_nodes = xcalloc(fw->score_nodes_cap, sizeof(struct sched_node_info *));
+    }
+    nodes = fw->score_nodes;
     for (size_t i = 0; i < n; i++) {
         nodes[i] = scores[i].ni;
         scores[i].score = 0;
@@ -683,18 +712,21 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
             st->plugin = p->pl->name;
             strbuf_release(&m);
             sched_status_release(&s);
-            free(nodes);
             return SCHED_ERROR;
         }
         sched_status_release(&s);
     }
-    free(nodes);
     for (size_t i = 0; i < fw->npts[SCHED_PT_SCORE]; i++)
         if (!sched_cycle_skip_score(cs, fw->pts[SCHED_PT_SCORE][i].id))
             pls[j.npls++] = &fw->pts[SCHED_PT_SCORE][i];
     if (!j.npls || !n)
         return SCHED_SUCCESS;
-    j.scores = xcalloc(j.npls * n, sizeof(*j.scores));
+    if (j.npls * n > fw->plugin_scores_cap) {
+        free(fw->plugin_scores);
+        fw->plugin_scores_cap = j.npls * n;
+        fw->plugin_scores = xcalloc(j.npls * n, sizeof(*fw->plugin_scores));
+    }
+    j.scores = fw->plugin_scores; /* every entry is written below */
     pthread_mutex_init(&j.lock, NULL);
     sched_pool_run_measured(n >= 64 ? fw->o.pool : NULL, &fw->score_cost, n, 0, score_node, &j);
     pthread_mutex_destroy(&j.lock);
@@ -737,7 +769,6 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
         }
     }
 out:
-    free(j.scores);
     return rc;
 }
 

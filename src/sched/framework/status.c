@@ -91,7 +91,8 @@ void sched_status_move(struct sched_status *dst, struct sched_status *src)
 
 void sched_status_release(struct sched_status *s)
 {
-    free(s->buf);
+    if (s->buf) /* the usual status, Success with no reason, has none */
+        free(s->buf);
     memset(s, 0, sizeof(*s));
 }
 
@@ -229,6 +230,11 @@ void *sched_cycle_read(const struct sched_cycle *cs, const struct sched_state_ty
 bool sched_cycle_skip_filter(const struct sched_cycle *cs, int plugin_id)
 {
     return cs->skip_filter >> plugin_id & 1;
+}
+
+uint64_t sched_cycle_skip_filter_mask(const struct sched_cycle *cs)
+{
+    return cs->skip_filter;
 }
 
 bool sched_cycle_skip_score(const struct sched_cycle *cs, int plugin_id)

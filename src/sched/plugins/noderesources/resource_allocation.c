@@ -21,39 +21,6 @@ void sched__noderes_specs_release(struct sched_noderes_specs *s)
     s->n = 0;
 }
 
-bool sched__noderes_alloc_req(const struct sched_noderes_spec *spec, const struct sched_pod *pod,
-                              const struct sched_node_info *ni, bool use_requested,
-                              int64_t *ret_alloc, int64_t *ret_req)
-{
-    int i = spec->idx;
-    int64_t pod_req, node_req, alloc;
-
-    if (i < 0 || !ni->node)
-        return false;
-    if (i == SCHED_RES_CPU && !use_requested) {
-        pod_req = pod->nonzero_cpu;
-        node_req = ni->nonzero_cpu;
-    } else if (i == SCHED_RES_MEMORY && !use_requested) {
-        pod_req = pod->nonzero_mem;
-        node_req = ni->nonzero_mem;
-    } else {
-        pod_req = pod->req.v[i];
-        node_req = ni->requested.v[i];
-    }
-    /* An extended resource the pod does not ask for says nothing about this pod's fit. */
-    if (pod_req == 0 && i >= SCHED_RES_FIRST_SCALAR)
-        return false;
-    /* cpu and memory from the NodeInfo's first line (framework.h), not the node's */
-    alloc = i == SCHED_RES_CPU      ? ni->alloc_cpu
-            : i == SCHED_RES_MEMORY ? ni->alloc_mem
-                                    : ni->node->allocatable.v[i];
-    if (alloc == 0)
-        return false;
-    *ret_alloc = alloc;
-    *ret_req = node_req + pod_req;
-    return true;
-}
-
 /* ---- args decoding ---- */
 
 void sched__noderes_dec_init(struct sched_noderes_dec *d, const char *base,

@@ -44,11 +44,43 @@ void sched__noderes_specs_release(struct sched_noderes_specs *s);
  * Ephemeral storage and scalar resources are always plain. Returns false, leaving the outputs
  * untouched, when the resource does not enter the score: a scalar resource pod does not request,
  * a name the scheduler does not count, a node without a Node object, or allocatable 0 (score()
- * in resource_allocation.go skips "alloc == 0").
+ * in resource_allocation.go skips "alloc == 0"). Inline: Score calls it per resource, plugin and
+ * node (four calls per node in the default profile), and with use_requested a constant at each
+ * call the branches that do not apply drop out.
  */
-bool sched__noderes_alloc_req(const struct sched_noderes_spec *spec, const struct sched_pod *pod,
-                              const struct sched_node_info *ni, bool use_requested,
-                              int64_t *ret_alloc, int64_t *ret_req);
+static inline bool sched__noderes_alloc_req(const struct sched_noderes_spec *spec,
+                                            const struct sched_pod *pod,
+                                            const struct sched_node_info *ni, bool use_requested,
+                                            int64_t *ret_alloc, int64_t *ret_req)
+{
+    int i = spec->idx;
+    int64_t pod_req, node_req, alloc;
+
+    if (i < 0 || !ni->node)
+        return false;
+    if (i == SCHED_RES_CPU && !use_requested) {
+        pod_req = pod->nonzero_cpu;
+        node_req = ni->nonzero_cpu;
+    } else if (i == SCHED_RES_MEMORY && !use_requested) {
+        pod_req = pod->nonzero_mem;
+        node_req = ni->nonzero_mem;
+    } else {
+        pod_req = pod->req.v[i];
+        node_req = ni->requested.v[i];
+    }
+    /* An extended resource the pod does not ask for says nothing about this pod's fit. */
+    if (pod_req == 0 && i >= SCHED_RES_FIRST_SCALAR)
+        return false;
+    /* cpu and memory from the NodeInfo's first line (framework.h), not the node's */
+    alloc = i == SCHED_RES_CPU      ? ni->alloc_cpu
+            : i == SCHED_RES_MEMORY ? ni->alloc_mem
+                                    : ni->node->allocatable.v[i];
+    if (alloc == 0)
+        return false;
+    *ret_alloc = alloc;
+    *ret_req = node_req + pod_req;
+    return true;
+}
 
 /* ---- args decoding ---- */
 
