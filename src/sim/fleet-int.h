@@ -118,15 +118,21 @@ struct sim_fleet__op {
     int node;
 };
 
+/* A FIFO of fixed-size items between threads (a worker's writes, the senders' reports): a push
+ * never waits (the ring grows), a pop waits for an item or for the end. */
+struct sim_fleet__queue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned char *v; /* ring of alloc items of size bytes */
+    size_t size, head, n, alloc;
+    bool quit;
+};
+
 struct sim_fleet__worker {
     struct sim_fleet *f;
     pthread_t thread;
     bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct sim_fleet__op *q; /* ring */
-    size_t head, n, alloc;
-    bool quit;
+    struct sim_fleet__queue q; /* of struct sim_fleet__op */
 };
 
 #define SIM_FLEET__NWORKERS 4
@@ -160,11 +166,7 @@ struct sim_fleet {
     size_t nlat_ls, alat_ls, nlat_be, alat_be;
 
     /* senders */
-    pthread_mutex_t jlock;
-    pthread_cond_t jcond;
-    struct sim_fleet__job *jobs; /* ring */
-    size_t jhead, jn, jalloc;
-    bool quit;
+    struct sim_fleet__queue jobs; /* of struct sim_fleet__job */
     pthread_t *threads;
     size_t nthreads;
     atomic_ulong sent, failed;
@@ -185,6 +187,18 @@ int sim_fleet__node_of(struct sim_fleet *f, const char *name);
 struct sim_fleet__pod *sim_fleet__pod_of(struct sim_fleet *f, const cJSON *obj, size_t *ret_idx);
 
 void sim_fleet__idxvec_push(struct sim_fleet__idxvec *q, size_t x);
+
+void sim_fleet__queue_init(struct sim_fleet__queue *q, size_t size);
+void sim_fleet__queue_push(struct sim_fleet__queue *q, const void *item);
+
+/* Waits for the first item and takes it into *ret: true; false once the queue is ended. */
+bool sim_fleet__queue_pop(struct sim_fleet__queue *q, void *ret);
+
+/* Ends the queue: every pop, waiting or to come, returns false. */
+void sim_fleet__queue_quit(struct sim_fleet__queue *q);
+
+/* Frees; the items still queued go to drop first (drop may be NULL). */
+void sim_fleet__queue_release(struct sim_fleet__queue *q, void (*drop)(void *item));
 
 /* The tree of a JSON text this code wrote (a mistake in it aborts). */
 cJSON *sim_fleet__parse(const char *json);

@@ -70,6 +70,71 @@ void sim_fleet__idxvec_push(struct sim_fleet__idxvec *q, size_t x)
     q->v[q->n++] = x;
 }
 
+void sim_fleet__queue_init(struct sim_fleet__queue *q, size_t size)
+{
+    *q = (struct sim_fleet__queue){.size = size};
+    (void)pthread_mutex_init(&q->mu, NULL);
+    (void)pthread_cond_init(&q->cv, NULL);
+}
+
+void sim_fleet__queue_push(struct sim_fleet__queue *q, const void *item)
+{
+    (void)pthread_mutex_lock(&q->mu);
+    if (q->n == q->alloc) {
+        size_t na = q->alloc ? q->alloc * 2 : 256;
+        unsigned char *nv = xcalloc(na, q->size);
+        for (size_t i = 0; i < q->n; i++)
+            memcpy(nv + i * q->size, q->v + (q->head + i) % q->alloc * q->size, q->size);
+        free(q->v);
+        q->v = nv;
+        q->head = 0;
+        q->alloc = na;
+    }
+    memcpy(q->v + (q->head + q->n) % q->alloc * q->size, item, q->size);
+    q->n++;
+    (void)pthread_cond_signal(&q->cv);
+    (void)pthread_mutex_unlock(&q->mu);
+}
+
+bool sim_fleet__queue_pop(struct sim_fleet__queue *q, void *ret)
+{
+    (void)pthread_mutex_lock(&q->mu);
+    while (!q->n && !q->quit)
+        (void)pthread_cond_wait(&q->cv, &q->mu);
+    if (q->quit) {
+        (void)pthread_mutex_unlock(&q->mu);
+        return false;
+    }
+    memcpy(ret, q->v + q->head * q->size, q->size);
+    q->head = (q->head + 1) % q->alloc;
+    q->n--;
+    (void)pthread_mutex_unlock(&q->mu);
+    return true;
+}
+
+void sim_fleet__queue_quit(struct sim_fleet__queue *q)
+{
+    (void)pthread_mutex_lock(&q->mu);
+    q->quit = true;
+    (void)pthread_cond_broadcast(&q->cv);
+    (void)pthread_mutex_unlock(&q->mu);
+}
+
+void sim_fleet__queue_release(struct sim_fleet__queue *q, void (*drop)(void *item))
+{
+    for (size_t i = 0; drop && i < q->n; i++)
+        drop(q->v + (q->head + i) % q->alloc * q->size);
+    free(q->v);
+    (void)pthread_mutex_destroy(&q->mu);
+    (void)pthread_cond_destroy(&q->cv);
+}
+
+/* A report the senders did not take. */
+static void drop_job(void *item)
+{
+    cJSON_Delete(((struct sim_fleet__job *)item)->status);
+}
+
 cJSON *sim_fleet__parse(const char *json)
 {
     cJSON *o = cJSON_Parse(json);
@@ -126,13 +191,11 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
     if (!f->o.senders)
         f->o.senders = 4;
     (void)pthread_mutex_init(&f->lock, NULL);
-    (void)pthread_mutex_init(&f->jlock, NULL);
-    (void)pthread_cond_init(&f->jcond, NULL);
+    sim_fleet__queue_init(&f->jobs, sizeof(struct sim_fleet__job));
     hmap_init(&f->node_index);
     for (size_t i = 0; i < SIM_FLEET__NWORKERS; i++) {
         f->workers[i].f = f;
-        (void)pthread_mutex_init(&f->workers[i].mu, NULL);
-        (void)pthread_cond_init(&f->workers[i].cv, NULL);
+        sim_fleet__queue_init(&f->workers[i].q, sizeof(struct sim_fleet__op));
     }
     f->nnodes = o->trace->nnodes;
     f->nodes = xcalloc(f->nnodes, sizeof(*f->nodes));
@@ -198,26 +261,16 @@ void sim_fleet_free(struct sim_fleet *f)
         return;
     for (size_t i = 0; i < SIM_FLEET__NWORKERS; i++) {
         struct sim_fleet__worker *w = &f->workers[i];
-        (void)pthread_mutex_lock(&w->mu);
-        w->quit = true;
-        (void)pthread_cond_broadcast(&w->cv);
-        (void)pthread_mutex_unlock(&w->mu);
+        sim_fleet__queue_quit(&w->q);
         if (w->started)
             (void)pthread_join(w->thread, NULL);
-        free(w->q);
-        (void)pthread_mutex_destroy(&w->mu);
-        (void)pthread_cond_destroy(&w->cv);
+        sim_fleet__queue_release(&w->q, NULL);
     }
-    (void)pthread_mutex_lock(&f->jlock);
-    f->quit = true;
-    (void)pthread_cond_broadcast(&f->jcond);
-    (void)pthread_mutex_unlock(&f->jlock);
+    sim_fleet__queue_quit(&f->jobs);
     for (size_t i = 0; i < f->nthreads; i++)
         (void)pthread_join(f->threads[i], NULL);
     free(f->threads);
-    for (size_t i = 0; i < f->jn; i++)
-        cJSON_Delete(f->jobs[(f->jhead + i) % f->jalloc].status);
-    free(f->jobs);
+    sim_fleet__queue_release(&f->jobs, drop_job);
     kube_informer_free(f->pod_inf);
     kube_informer_free(f->node_inf);
     kube_informer_free(f->slo_inf);
@@ -242,7 +295,5 @@ void sim_fleet_free(struct sim_fleet *f)
     free(f->lat_ls);
     free(f->lat_be);
     (void)pthread_mutex_destroy(&f->lock);
-    (void)pthread_mutex_destroy(&f->jlock);
-    (void)pthread_cond_destroy(&f->jcond);
     free(f);
 }

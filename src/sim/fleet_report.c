@@ -25,24 +25,13 @@ void *sim_fleet__sender_main(void *arg)
     struct sim_fleet *f = arg;
     const struct api_kind *k = api_kind_find("slo.koordinator.sh/v1alpha1", "NodeMetric");
 
+    struct sim_fleet__job j;
+
     CHECK(k);
-    for (;;) {
-        struct sim_fleet__job j;
+    while (sim_fleet__queue_pop(&f->jobs, &j)) {
         struct kube_status st = {0};
         cJSON *obj, *meta;
         int r;
-
-        (void)pthread_mutex_lock(&f->jlock);
-        while (!f->jn && !f->quit)
-            (void)pthread_cond_wait(&f->jcond, &f->jlock);
-        if (f->quit) {
-            (void)pthread_mutex_unlock(&f->jlock);
-            return NULL;
-        }
-        j = f->jobs[f->jhead];
-        f->jhead = (f->jhead + 1) % f->jalloc;
-        f->jn--;
-        (void)pthread_mutex_unlock(&f->jlock);
 
         CHECK(api_canonicalize(k->status, j.status) == 0);
         obj = cJSON_CreateObject();
@@ -63,26 +52,12 @@ void *sim_fleet__sender_main(void *arg)
             atomic_fetch_add(&f->sent, 1);
         }
     }
+    return NULL;
 }
 
 static void job_push(struct sim_fleet *f, size_t node, cJSON *status)
 {
-    (void)pthread_mutex_lock(&f->jlock);
-    if (f->jn == f->jalloc) {
-        size_t na = f->jalloc ? f->jalloc * 2 : 256;
-        struct sim_fleet__job *nj = xcalloc(na, sizeof(*nj));
-        for (size_t i = 0; i < f->jn; i++)
-            nj[i] = f->jobs[(f->jhead + i) % f->jalloc];
-        free(f->jobs);
-        f->jobs = nj;
-        f->jhead = 0;
-        f->jalloc = na;
-    }
-    f->jobs[(f->jhead + f->jn) % f->jalloc] =
-        (struct sim_fleet__job){.node = node, .status = status};
-    f->jn++;
-    (void)pthread_cond_signal(&f->jcond);
-    (void)pthread_mutex_unlock(&f->jlock);
+    sim_fleet__queue_push(&f->jobs, &(struct sim_fleet__job){.node = node, .status = status});
 }
 
 static cJSON *usage_obj(int64_t cpu, int64_t mem)

@@ -52,11 +52,6 @@ out:
     (void)pthread_mutex_unlock(&f->lock);
 }
 
-static void pod_add(void *ud, const struct kube_object *o)
-{
-    pod_seen(ud, o);
-}
-
 static void pod_update(void *ud, const struct kube_object *old, const struct kube_object *o)
 {
     (void)old;
@@ -106,11 +101,6 @@ static void node_seen(void *ud, const struct kube_object *o)
     (void)pthread_mutex_unlock(&f->lock);
 }
 
-static void node_add(void *ud, const struct kube_object *o)
-{
-    node_seen(ud, o);
-}
-
 static void node_update(void *ud, const struct kube_object *old, const struct kube_object *o)
 {
     (void)old;
@@ -139,11 +129,6 @@ static void slo_seen(void *ud, const struct kube_object *o)
     (void)pthread_mutex_unlock(&f->lock);
 }
 
-static void slo_add(void *ud, const struct kube_object *o)
-{
-    slo_seen(ud, o);
-}
-
 static void slo_update(void *ud, const struct kube_object *old, const struct kube_object *o)
 {
     (void)old;
@@ -165,14 +150,14 @@ int sim_fleet__watch_start(struct sim_fleet *f, struct strbuf *err)
     f->slo_inf =
         kube_informer_new(admin, &(struct kube_informer_opts){.resource = &kube_res_nodeslos});
     CHECK(f->pod_inf && f->node_inf && f->slo_inf);
-    CHECK(kube_informer_add_handlers(f->pod_inf, &(struct kube_handlers){.on_add = pod_add,
+    CHECK(kube_informer_add_handlers(f->pod_inf, &(struct kube_handlers){.on_add = pod_seen,
                                                                          .on_update = pod_update,
                                                                          .on_delete = pod_delete,
                                                                          .userdata = f}) == 0);
-    CHECK(kube_informer_add_handlers(f->node_inf, &(struct kube_handlers){.on_add = node_add,
+    CHECK(kube_informer_add_handlers(f->node_inf, &(struct kube_handlers){.on_add = node_seen,
                                                                           .on_update = node_update,
                                                                           .userdata = f}) == 0);
-    CHECK(kube_informer_add_handlers(f->slo_inf, &(struct kube_handlers){.on_add = slo_add,
+    CHECK(kube_informer_add_handlers(f->slo_inf, &(struct kube_handlers){.on_add = slo_seen,
                                                                          .on_update = slo_update,
                                                                          .userdata = f}) == 0);
     if ((r = kube_informer_start(f->pod_inf)) < 0 || (r = kube_informer_start(f->node_inf)) < 0 ||

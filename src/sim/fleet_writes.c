@@ -83,17 +83,30 @@ static int delete_now(struct sim_fleet *f, const struct sim_fleet__pod *p)
     return r;
 }
 
+/* Merge-patches the status of pod p with json, as kubelet writes it; a failure is logged (doing:
+ * what the write was). A pod already gone is no failure: the trace or an eviction won. */
+static void patch_status(struct sim_fleet *f, const struct sim_fleet__pod *p, const char *doing,
+                         const char *json)
+{
+    struct kube_status st = {0};
+    cJSON *patch = sim_fleet__parse(json);
+    int r = kube_patch(f->o.admin, &kube_res_pods, sim_fleet__ns_of(p->cls), p->name, "status",
+                       KUBE_PATCH_MERGE, patch, NULL, &st);
+
+    if (r < 0 && r != -ENOENT)
+        log_warn(COMP, "%s pod %s/%s failed: %s, ignoring", doing, sim_fleet__ns_of(p->cls),
+                 p->name, st.message[0] ? st.message : err_str(r));
+    cJSON_Delete(patch);
+}
+
 /* What kubelet writes when the pod's container started. */
 static void start_pod(struct sim_fleet *f, const struct sim_fleet__pod *p, int node, size_t idx)
 {
     struct strbuf sb = STRBUF_INIT;
-    struct kube_status st = {0};
     char now[RFC3339_STR_MAX], ip[32];
     const char *qos = p->cls == SIM_LS  ? "Guaranteed"
                       : f->o.colocation ? "BestEffort"
                                         : "Burstable";
-    cJSON *patch;
-    int r;
 
     sim_fleet__now_rfc3339(now);
     sim_fleet__host_ip((size_t)node, ip, sizeof(ip));
@@ -116,24 +129,15 @@ static void start_pod(struct sim_fleet *f, const struct sim_fleet__pod *p, int n
                 "\"imageID\": \"registry.k8s.io/pause@sha256:sim\", \"containerID\": "
                 "\"containerd://sim-%zu\", \"state\": {\"running\": {\"startedAt\": \"%s\"}}}]}}",
                 idx, now);
-    patch = sim_fleet__parse(sb.buf);
-    r = kube_patch(f->o.admin, &kube_res_pods, sim_fleet__ns_of(p->cls), p->name, "status",
-                   KUBE_PATCH_MERGE, patch, NULL, &st);
-    if (r < 0 && r != -ENOENT)
-        log_warn(COMP, "starting pod %s/%s failed: %s, ignoring", sim_fleet__ns_of(p->cls), p->name,
-                 st.message[0] ? st.message : err_str(r));
-    cJSON_Delete(patch);
+    patch_status(f, p, "starting", sb.buf);
     strbuf_release(&sb);
 }
 
 /* A BE pod whose work is done: Succeeded (kubelet's last status), then deleted. */
 static void finish_pod(struct sim_fleet *f, const struct sim_fleet__pod *p)
 {
-    struct kube_status st = {0};
     char now[RFC3339_STR_MAX];
     struct strbuf sb = STRBUF_INIT;
-    cJSON *patch;
-    int r;
 
     sim_fleet__now_rfc3339(now);
     strbuf_addf(&sb,
@@ -145,13 +149,7 @@ static void finish_pod(struct sim_fleet *f, const struct sim_fleet__pod *p)
                 "\"registry.k8s.io/pause@sha256:sim\", \"state\": {\"terminated\": "
                 "{\"exitCode\": 0, \"reason\": \"Completed\", \"finishedAt\": \"%s\"}}}]}}",
                 now, now);
-    patch = sim_fleet__parse(sb.buf);
-    r = kube_patch(f->o.admin, &kube_res_pods, sim_fleet__ns_of(p->cls), p->name, "status",
-                   KUBE_PATCH_MERGE, patch, NULL, &st);
-    if (r < 0 && r != -ENOENT)
-        log_warn(COMP, "finishing pod %s/%s failed: %s, ignoring", sim_fleet__ns_of(p->cls),
-                 p->name, st.message[0] ? st.message : err_str(r));
-    cJSON_Delete(patch);
+    patch_status(f, p, "finishing", sb.buf);
     strbuf_release(&sb);
     (void)delete_now(f, p);
 }
@@ -160,22 +158,7 @@ void sim_fleet__post_op(struct sim_fleet *f, enum sim_fleet__op_kind kind, size_
 {
     struct sim_fleet__worker *w = &f->workers[idx % SIM_FLEET__NWORKERS];
 
-    (void)pthread_mutex_lock(&w->mu);
-    if (w->n == w->alloc) {
-        size_t na = w->alloc ? w->alloc * 2 : 256;
-        struct sim_fleet__op *nq = xcalloc(na, sizeof(*nq));
-        for (size_t i = 0; i < w->n; i++)
-            nq[i] = w->q[(w->head + i) % w->alloc];
-        free(w->q);
-        w->q = nq;
-        w->head = 0;
-        w->alloc = na;
-    }
-    w->q[(w->head + w->n) % w->alloc] =
-        (struct sim_fleet__op){.kind = kind, .idx = idx, .node = node};
-    w->n++;
-    (void)pthread_cond_signal(&w->cv);
-    (void)pthread_mutex_unlock(&w->mu);
+    sim_fleet__queue_push(&w->q, &(struct sim_fleet__op){.kind = kind, .idx = idx, .node = node});
 }
 
 void *sim_fleet__worker_main(void *arg)
@@ -183,21 +166,10 @@ void *sim_fleet__worker_main(void *arg)
     struct sim_fleet__worker *w = arg;
     struct sim_fleet *f = w->f;
 
-    for (;;) {
-        struct sim_fleet__op op;
-        struct sim_fleet__pod *p;
+    struct sim_fleet__op op;
 
-        (void)pthread_mutex_lock(&w->mu);
-        while (!w->n && !w->quit)
-            (void)pthread_cond_wait(&w->cv, &w->mu);
-        if (w->quit) {
-            (void)pthread_mutex_unlock(&w->mu);
-            return NULL;
-        }
-        op = w->q[w->head];
-        w->head = (w->head + 1) % w->alloc;
-        w->n--;
-        (void)pthread_mutex_unlock(&w->mu);
+    while (sim_fleet__queue_pop(&w->q, &op)) {
+        struct sim_fleet__pod *p;
 
         (void)pthread_mutex_lock(&f->lock);
         p = f->pods[op.idx];
@@ -223,4 +195,5 @@ void *sim_fleet__worker_main(void *arg)
             break;
         }
     }
+    return NULL;
 }
