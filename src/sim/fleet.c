@@ -232,6 +232,7 @@ int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, stru
     }
     if ((r = sim_fleet__watch_start(f, err)) < 0)
         goto fail;
+    sim_fleet__wait_nodemetrics(f);
     for (size_t i = 0; i < SIM_FLEET__NWORKERS; i++) {
         struct sim_fleet__worker *w = &f->workers[i];
         if ((r = -pthread_create(&w->thread, NULL, sim_fleet__worker_main, w)) < 0) {

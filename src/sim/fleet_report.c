@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "api/api.h"
 #include "api/rfc3339.h"
@@ -18,7 +19,9 @@
 #include "kube/client.h"
 #include "sim/fleet-int.h"
 
-#define COMP "sim"
+#define COMP             "sim"
+#define METRICS_POLL_MS  1000  /* how often the NodeMetrics are counted before the first reports */
+#define METRICS_STALL_MS 30000 /* ... and how long without one more before going on */
 
 void *sim_fleet__sender_main(void *arg)
 {
@@ -142,4 +145,58 @@ void sim_fleet_report_stats(struct sim_fleet *f, uint64_t *ret_sent, uint64_t *r
 {
     *ret_sent = atomic_load(&f->sent);
     *ret_failed = atomic_load(&f->failed);
+}
+
+/* The fleet nodes that have a NodeMetric now, or -1 (the list failed: logged). */
+static long count_nodemetrics(struct sim_fleet *f)
+{
+    struct kube_status st = {0};
+    cJSON *list = NULL, *it;
+    long n = 0;
+    int r = kube_list(f->o.admin, &kube_res_nodemetrics, NULL, NULL, &list, &st);
+
+    if (r < 0) {
+        log_debug(COMP, "listing the NodeMetrics failed: %s",
+                  st.message[0] ? st.message : err_str(r));
+        return -1;
+    }
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(list, "items"))
+    {
+        const char *name =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metadata"), "name"));
+        n += name && sim_fleet__node_of(f, name) >= 0;
+    }
+    cJSON_Delete(list);
+    return n;
+}
+
+void sim_fleet__wait_nodemetrics(struct sim_fleet *f)
+{
+    double start = sim_fleet__mono_s(), progress = start, next_log = start + 10;
+    long have = 0;
+
+    for (;;) {
+        long n = count_nodemetrics(f);
+        double now = sim_fleet__mono_s();
+        if (n >= (long)f->nnodes)
+            return;
+        if (n > have) {
+            have = n;
+            progress = now;
+        }
+        if ((now - progress) * 1000 >= METRICS_STALL_MS) {
+            log_warn(COMP,
+                     "koord manager has the NodeMetric of %ld of %zu nodes and made none in %d s: "
+                     "the first reports of the others will fail, going on",
+                     have, f->nnodes, METRICS_STALL_MS / 1000);
+            return;
+        }
+        if (now >= next_log) {
+            log_info(COMP, "waiting for koord manager's NodeMetrics: %ld of %zu", have, f->nnodes);
+            next_log = now + 10;
+        }
+        (void)nanosleep(&(struct timespec){.tv_sec = METRICS_POLL_MS / 1000,
+                                           .tv_nsec = METRICS_POLL_MS % 1000 * 1000000L},
+                        NULL);
+    }
 }
