@@ -10,7 +10,8 @@
  *                    delete)
  *   fleet_kubelet.c  the replay's side of the pods: created, started, ended, re-created
  *   fleet_agent.c    the agents' QoS decisions: suppression, evictions
- *   fleet_report.c   the agents' NodeMetric reports and the senders that PUT them
+ *   fleet_report.c   the agents' NodeMetric reports, the senders that PUT them, and the wait
+ *                    for the manager to have every node's NodeMetric first
  *   fleet_sample.c   the fleet's totals and the run's outcome
  *
  * Locking: the pod table (f->pods) is appended to by the caller's thread only, so that thread
@@ -18,7 +19,7 @@
  * under f->lock, and push work (pods to start, to confirm deleted, gone) onto queues the
  * caller drains under the same lock. HTTP calls are never made with the lock held.
  *
- * No other directory includes this.
+ * No other directory includes this, but the queue's unit test (tests/sim/test_fleet_queue.c).
  */
 #ifndef KOORD_SIM_FLEET_INT_H
 #define KOORD_SIM_FLEET_INT_H
