@@ -73,9 +73,9 @@ static int register_node(struct sim_fleet *f, size_t n, const char *now, struct 
 struct registration {
     struct sim_fleet *f;
     char now[RFC3339_STR_MAX];
-    atomic_size_t next; /* the next node to register */
-    atomic_size_t registered;
-    atomic_bool stop; /* a node failed: take no more */
+    atomic_size_t next;       /* the next node to register */
+    atomic_size_t registered; /* nodes the API server has */
+    atomic_bool stop;         /* a node failed: take no more */
     pthread_mutex_t mu;
     int r;             /* under mu: the first failure, 0 if none */
     struct strbuf err; /* under mu: what it was */
