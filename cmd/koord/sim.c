@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "cmd.h"
+#include "sim/inflate.h"
 #include "sim/model.h"
 #include "sim/outcome.h"
 #include "sim/replay.h"
@@ -37,6 +38,13 @@ static const char usage[] =
     "  --node-memory MIB         synthetic node memory (default 262144)\n"
     "  --pods FILE               pod list (name,cpu_milli,memory_mib,...,creation_time,...)\n"
     "  --colocation LIST         off,on (default), on, or off\n"
+    "  --inflate                 replay a workload drawn from the trace instead of its\n"
+    "                            timestamps: LS services filling the fleet, a stream of BE\n"
+    "                            jobs (docs/sim.md, \"Inflating a trace\"), tuned by:\n"
+    "  --ls-fill F               LS CPU requests, fraction of the fleet's CPU (default 0.8)\n"
+    "  --be-load F               BE CPU work offered, fraction of the fleet's CPU (default 0.5)\n"
+    "  --be-stretch X            BE run times x X (default 10)\n"
+    "  --inflate-span S          trace seconds of the inflated workload (default 21600)\n"
     "  --speed X                 trace seconds per wall second (default: one run of the whole\n"
     "                            trace in 6 minutes)\n"
     "  --seed N                  the usage model's seed (default 1)\n"
@@ -121,6 +129,11 @@ enum {
     OPT_NO_CERTS,
     OPT_LOG,
     OPT_SURGE,
+    OPT_INFLATE,
+    OPT_LS_FILL,
+    OPT_BE_LOAD,
+    OPT_BE_STRETCH,
+    OPT_INFLATE_SPAN,
     OPT_MODEL, /* model fractions: the index into model_flags[] is added */
 };
 
@@ -163,28 +176,36 @@ int cmd_sim(int argc, char **argv)
         {"no-node-certs", no_argument, NULL, OPT_NO_CERTS},
         {"log-level", required_argument, NULL, OPT_LOG},
         {"surge", required_argument, NULL, OPT_SURGE},
+        {"inflate", no_argument, NULL, OPT_INFLATE},
+        {"ls-fill", required_argument, NULL, OPT_LS_FILL},
+        {"be-load", required_argument, NULL, OPT_BE_LOAD},
+        {"be-stretch", required_argument, NULL, OPT_BE_STRETCH},
+        {"inflate-span", required_argument, NULL, OPT_INFLATE_SPAN},
         {"help", no_argument, NULL, 'h'},
     };
     const char *nodes = NULL, *pods = NULL, *out = "sim-out", *state = NULL, *kubeconfig = NULL;
     const char *coloc = "off,on", *why = NULL;
     double speed = 0, qos_s = 1, sample_s = 2, node_cpu = 32000, node_mib = 262144;
     uint32_t report_s = 10, senders = 4;
-    bool keep = false, certs = true, made_state = false;
+    bool keep = false, certs = true, made_state = false, stopped = false, inflate = false;
+    const char *inflate_flag = NULL; /* a tuning flag given, for "needs --inflate" */
+    struct sim_inflate_opts infl;
     struct sim_model model;
     struct sim_trace tr = {0};
     struct sim_run runs[2] = {{0}};
     size_t nruns = 0;
     struct strbuf err = STRBUF_INIT, tmp = STRBUF_INIT, nodes_desc = STRBUF_INIT,
-                  model_desc = STRBUF_INIT;
+                  model_desc = STRBUF_INIT, trace_desc = STRBUF_INIT;
     char tmpl[] = "/tmp/koord-sim-XXXXXX";
     char *exe = NULL;
     bool want[2] = {false, false}; /* off, on */
     sigset_t sigs;
     pthread_t sig_thread;
     int rc = 1, c, r = 0;
-    size_t base = 19;
+    size_t base = 24;
 
     sim_model_defaults(&model);
+    sim_inflate_defaults(&infl);
     for (size_t i = 0; i < ARRAY_SIZE(model_flags); i++)
         longopts[base + i] =
             (struct option){model_flags[i].name, required_argument, NULL, OPT_MODEL + (int)i};
@@ -267,6 +288,29 @@ int cmd_sim(int argc, char **argv)
                 return bad("surge", optarg, "FROM:TO trace seconds with FROM < TO");
             break;
         }
+        case OPT_INFLATE:
+            inflate = true;
+            break;
+        case OPT_LS_FILL:
+            if (!num(optarg, &infl.ls_fill) || infl.ls_fill < 0 || infl.ls_fill > 1)
+                return bad("ls-fill", optarg, "a fraction in [0, 1]");
+            inflate_flag = "ls-fill";
+            break;
+        case OPT_BE_LOAD:
+            if (!num(optarg, &infl.be_load) || infl.be_load < 0 || infl.be_load > 10)
+                return bad("be-load", optarg, "a number in [0, 10]");
+            inflate_flag = "be-load";
+            break;
+        case OPT_BE_STRETCH:
+            if (!num(optarg, &infl.be_stretch) || !(infl.be_stretch > 0) || infl.be_stretch > 1000)
+                return bad("be-stretch", optarg, "a number in (0, 1000]");
+            inflate_flag = "be-stretch";
+            break;
+        case OPT_INFLATE_SPAN:
+            if (!num(optarg, &infl.span_s) || !(infl.span_s > 0) || infl.span_s > 86400.0 * 3650)
+                return bad("inflate-span", optarg, "positive trace seconds, ten years at most");
+            inflate_flag = "inflate-span";
+            break;
         case 'h':
             (void)fputs(usage, stdout);
             return 0;
@@ -288,6 +332,11 @@ int cmd_sim(int argc, char **argv)
     }
     if (!nodes || !pods) {
         (void)fprintf(stderr, "koord sim: --nodes and --pods are required\n\n%s", usage);
+        return 2;
+    }
+    if (inflate_flag && !inflate) {
+        (void)fprintf(stderr, "koord sim: --%s tunes --inflate, which is not given\n",
+                      inflate_flag);
         return 2;
     }
     if (sim_model_check(&model, &why) < 0) {
@@ -323,6 +372,17 @@ int cmd_sim(int argc, char **argv)
     }
     if (r == 0)
         r = sim_trace_read_pods(&tr, pods, &err);
+    strbuf_addstr(&trace_desc, pods);
+    if (r == 0 && inflate) {
+        infl.seed = model.seed;
+        if ((r = sim_trace_inflate(&tr, &infl, &tmp)) < 0)
+            strbuf_addf(&err, "%s: cannot inflate it: %s", pods, tmp.buf);
+        else
+            strbuf_addf(&trace_desc,
+                        ", inflated (LS fill %.2f, BE load %.2f, BE run times x%g, %.0f trace "
+                        "seconds)",
+                        infl.ls_fill, infl.be_load, infl.be_stretch, infl.span_s);
+    }
     if (r < 0) {
         (void)fprintf(stderr, "koord sim: %s\n", err.buf);
         rc = 2;
@@ -382,13 +442,19 @@ int cmd_sim(int argc, char **argv)
             break;
         }
         nruns++;
-        if (r == -EINTR)
+        if (r == -EINTR) {
+            stopped = true;
+            (void)fprintf(stderr,
+                          "koord sim: %s stopped before the end of the trace; the report "
+                          "covers what ran\n",
+                          runs[nruns - 1].name);
             break;
+        }
     }
     (void)pthread_kill(sig_thread, SIGUSR1);
     (void)pthread_join(sig_thread, NULL);
     if (nruns) {
-        struct sim_report_meta meta = {.trace = pods,
+        struct sim_report_meta meta = {.trace = trace_desc.buf,
                                        .nodes = nodes_desc.buf,
                                        .nnodes = tr.nnodes,
                                        .npods = tr.npods,
@@ -404,7 +470,7 @@ int cmd_sim(int argc, char **argv)
         else
             (void)printf("\nreport: %s/report.html, %s/summary.csv, %s/timeseries.csv\n", out, out,
                          out);
-        rc = r < 0 || nruns < (size_t)(want[0] + want[1]) ? 1 : 0;
+        rc = r < 0 || stopped || nruns < (size_t)(want[0] + want[1]) ? 1 : 0;
     }
 out:
     if (made_state && !keep)
@@ -418,6 +484,7 @@ out:
     strbuf_release(&tmp);
     strbuf_release(&nodes_desc);
     strbuf_release(&model_desc);
+    strbuf_release(&trace_desc);
     free(exe);
     return rc;
 }

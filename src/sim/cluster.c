@@ -24,6 +24,7 @@
 #include "codec/codec.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "slo/slo.h"
 
 #define COMP        "sim"
 #define STEP_MS     30000
@@ -189,6 +190,36 @@ cJSON *sim_cluster_slo_config(const struct sim_cluster_opts *o)
     strbuf_release(&colo);
     strbuf_release(&thr);
     return cm;
+}
+
+int sim_cluster_report_interval(const cJSON *configmap, double *ret)
+{
+    struct slo_config *cfg = slo_config_new();
+    struct slo_events ev = {0};
+    cJSON *node = NULL, *spec = NULL;
+    const cJSON *v;
+    int r;
+
+    *ret = 0;
+    if (!cfg)
+        return -ENOMEM;
+    r = configmap ? slo_config_update(cfg, cJSON_GetObjectItem(configmap, "data"), &ev, NULL)
+                  : slo_config_absent(cfg, NULL);
+    /* the cluster strategy: a node that no nodeConfigs entry selects */
+    if (r == 0)
+        r = (node = cJSON_Parse("{\"metadata\": {\"name\": \"sim\"}}")) ? 0 : -ENOMEM;
+    if (r == 0)
+        r = slo_render_nodemetric_spec(cfg, node, &spec);
+    if (r == 0) {
+        v = cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "metricCollectPolicy"),
+                                "reportIntervalSeconds");
+        *ret = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    }
+    cJSON_Delete(spec);
+    cJSON_Delete(node);
+    slo_events_release(&ev);
+    slo_config_free(cfg);
+    return r;
 }
 
 static int create(struct kube_client *c, const struct kube_resource *res, const char *ns,

@@ -65,4 +65,13 @@ void sim_cluster_stop(struct sim_cluster *c);
 struct cJSON;
 struct cJSON *sim_cluster_slo_config(const struct sim_cluster_opts *o);
 
+/*
+ * The NodeMetric report interval (seconds) a cluster's slo-controller-config gives its nodes
+ * (configmap NULL: the cluster has none), computed by the manager's own code (slo.h: the
+ * cluster strategy's metricCollectPolicy; upstream's 60 s when colocation is disabled or the
+ * ConfigMap is absent). With --kubeconfig the sim warns when it differs from its own
+ * --report-interval (docs/sim.md). 0, or -ENOMEM.
+ */
+int sim_cluster_report_interval(const struct cJSON *configmap, double *ret);
+
 #endif

@@ -66,6 +66,7 @@ struct sim_fleet__pod {
     bool start_queued;            /* under f->lock */
     bool delete_queued;           /* under f->lock */
     bool ours;                    /* under f->lock: the trace ended it */
+    bool refused;                 /* under f->lock: the scheduler said Unschedulable */
     const char *evicted_by;       /* under f->lock: the feature that evicted it */
     bool created;                 /* the API server accepted it */
     int64_t cpu_used, mem_used;   /* the model's last tick (caller's thread) */

@@ -109,6 +109,9 @@ void sim_fleet_report(struct sim_fleet *f, int64_t now_ms);
 /* The fleet totals now (trace time t, wall seconds since the start). */
 void sim_fleet_sample(struct sim_fleet *f, double t, double wall_s, struct sim_sample *ret);
 
+/* Pods created that the scheduler has neither placed nor refused (PodScheduled False) yet. */
+size_t sim_fleet_unsettled(struct sim_fleet *f);
+
 /* The per-pod figures of the run (counts, waits, latencies, evictions) into r. */
 void sim_fleet_outcome(struct sim_fleet *f, struct sim_run *r);
 

@@ -50,6 +50,17 @@ void sim_fleet_sample(struct sim_fleet *f, double t, double wall_s, struct sim_s
     s->ls_evicted = f->ls_evicted;
 }
 
+size_t sim_fleet_unsettled(struct sim_fleet *f)
+{
+    size_t n = 0;
+
+    (void)pthread_mutex_lock(&f->lock);
+    for (size_t i = 0; i < f->npods; i++)
+        n += f->pods[i]->st == SIM_FLEET__POD_NEW && !f->pods[i]->refused;
+    (void)pthread_mutex_unlock(&f->lock);
+    return n;
+}
+
 void sim_fleet_outcome(struct sim_fleet *f, struct sim_run *r)
 {
     r->ls_pods = f->ls_created;

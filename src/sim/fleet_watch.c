@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "agent/qos/nodeslo.h"
 #include "api/quantity.h"
@@ -47,6 +48,16 @@ static void pod_seen(void *ud, const struct kube_object *o)
     if (deleting && !p->delete_queued) {
         p->delete_queued = true;
         sim_fleet__idxvec_push(&f->q_delete, i);
+    }
+    if (p->st == SIM_FLEET__POD_NEW && !p->refused) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "status"), "conditions"))
+        {
+            const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(c, "type"));
+            const char *status = cJSON_GetStringValue(cJSON_GetObjectItem(c, "status"));
+            if (type && status && !strcmp(type, "PodScheduled") && !strcmp(status, "False"))
+                p->refused = true;
+        }
     }
 out:
     (void)pthread_mutex_unlock(&f->lock);

@@ -3,6 +3,11 @@
  * wakes every TICK_MS of wall time; everything it does is driven by the trace time of that
  * moment, so a slow step delays work but never skips it (pods due meanwhile are created in the
  * next step, in trace order).
+ *
+ * The pods of trace time 0 are the cluster as it stands when the trace begins (an inflated
+ * workload puts its services and running jobs there): they are created before the clock
+ * starts, and it starts once the scheduler has placed or refused each of them, so a run
+ * measures the trace, not how fast one machine fills an empty fleet.
  */
 #include "sim/replay.h"
 
@@ -19,9 +24,11 @@
 #include "kube/config.h"
 #include "sim/cluster.h"
 #include "sim/fleet.h"
+#include "slo/slo.h"
 
-#define COMP    "sim"
-#define TICK_MS 50
+#define COMP      "sim"
+#define TICK_MS   50
+#define WARMUP_MS (600 * 1000) /* the time-0 pods get this long to settle, then the clock goes */
 
 static int64_t mono_ms(void)
 {
@@ -62,6 +69,36 @@ static int admin_client(const char *kubeconfig, struct kube_client **ret, struct
     return r;
 }
 
+/*
+ * A running cluster keeps its own slo-controller-config. When its report interval is not the
+ * sim's, the run goes on but says what it costs: koord scheduler's LoadAware filter counts a pod
+ * placed within one report interval at its estimate, which at a compressed clock is hours of
+ * trace, so nodes look full of new pods and BE pods are refused for no reason of colocation.
+ */
+static void check_report_interval(struct kube_client *c, const struct sim_replay_opts *o)
+{
+    struct kube_status st = {0};
+    cJSON *cm = NULL;
+    double got = 0;
+    int r = kube_get(c, &kube_res_configmaps, SLO_DEFAULT_NAMESPACE, SLO_DEFAULT_NAME, &cm, &st);
+
+    if (r < 0 && st.code != 404) {
+        log_warn(COMP, "cannot read %s/%s (%s): its report interval is not checked",
+                 SLO_DEFAULT_NAMESPACE, SLO_DEFAULT_NAME, err_str(r));
+    } else if (sim_cluster_report_interval(r < 0 ? NULL : cm, &got) == 0 &&
+               got != (double)o->report_interval_s) {
+        log_warn(COMP,
+                 "the cluster's %s/%s has nodes report every %g s (metricReportIntervalSeconds), "
+                 "this run every %u s (--report-interval): koord scheduler counts pods placed "
+                 "within one interval (%g trace seconds at %gx) at their estimate and may refuse "
+                 "BE pods as if nodes were full; set metricReportIntervalSeconds to %u "
+                 "(docs/sim.md)",
+                 SLO_DEFAULT_NAMESPACE, SLO_DEFAULT_NAME, got, o->report_interval_s, got * o->speed,
+                 o->speed, o->report_interval_s);
+    }
+    cJSON_Delete(cm);
+}
+
 int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct strbuf *err)
 {
     struct sim_cluster cl = {0};
@@ -69,7 +106,8 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
     struct sim_fleet *fleet = NULL;
     struct strbuf certs = STRBUF_INIT;
     const struct sim_trace *tr = o->trace;
-    int64_t start, next_qos, next_sample, now;
+    int64_t start, next_qos, next_sample, now, warm_log, warm_end;
+    bool warming;
     double last_qos_t = 0, t = 0;
     size_t next_pod = 0, alloc = 0;
     uint64_t sent = 0, failed = 0;
@@ -80,6 +118,7 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
     if (o->kubeconfig) {
         if ((r = admin_client(o->kubeconfig, &own, err)) < 0)
             goto out;
+        check_report_interval(own, o);
     } else {
         struct sim_cluster_opts co = {.exe = o->exe,
                                       .state_dir = o->state_dir,
@@ -96,6 +135,12 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
                  o->colocation ? "on" : "off");
         if ((r = sim_cluster_start(&co, &cl, err)) < 0)
             goto out;
+        /* where to watch the run: the manager's /ui (docs/dashboard.md), any token the API
+         * server accepts (its default authorization lets every authenticated user in) */
+        log_info(COMP,
+                 "dashboard: %s/ui/ (log in with the token of `kubectl --kubeconfig %s create "
+                 "token default -n default`; the manager's CA: %s)",
+                 cl.manager_url, cl.kubeconfig, cl.manager_ca);
         strbuf_addf(&certs, "%s/nodes", o->state_dir);
     }
     log_info(COMP, "registering %zu nodes", tr->nnodes);
@@ -146,9 +191,36 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
 
     start = now = mono_ms();
     next_qos = next_sample = start;
+    warming = tr->npods && tr->pods[0].create_s <= 0;
+    warm_log = now + 10000;
+    warm_end = now + WARMUP_MS;
+    if (warming)
+        log_info(COMP, "placing the pods of trace time 0 before the clock starts");
     for (;;) {
-        double wall_s = (double)(now - start) / 1000.0;
-        t = wall_s * o->speed;
+        double wall_s;
+        if (warming) {
+            size_t left = sim_fleet_unsettled(fleet);
+            if (next_pod && (!left || now >= warm_end)) {
+                if (left)
+                    log_warn(COMP,
+                             "%zu pods of trace time 0 still wait for the scheduler after "
+                             "%d s: starting the clock",
+                             left, WARMUP_MS / 1000);
+                else
+                    log_info(COMP,
+                             "the %zu pods of trace time 0 are placed or refused (%.1f s): "
+                             "starting the clock",
+                             next_pod, (double)(now - start) / 1000.0);
+                warming = false;
+                start = next_qos = next_sample = now;
+            } else if (now >= warm_log) {
+                log_info(COMP, "trace time 0: %zu of %zu pods wait for the scheduler", left,
+                         next_pod);
+                warm_log = now + 10000;
+            }
+        }
+        wall_s = (double)(now - start) / 1000.0;
+        t = warming ? 0 : wall_s * o->speed;
         if (o->stop && atomic_load(o->stop)) {
             r = -EINTR;
             break;
@@ -165,7 +237,7 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
                 next_qos = now + (int64_t)(o->qos_interval_s * 1000);
         }
         sim_fleet_report(fleet, now);
-        if (now >= next_sample) {
+        if (!warming && now >= next_sample) {
             struct sim_sample s;
             sim_fleet_sample(fleet, t, wall_s, &s);
             push_sample(run, &alloc, &s);

@@ -227,7 +227,24 @@ static int cmp_pod(const void *a, const void *b)
 
     if (x->create_s != y->create_s)
         return x->create_s < y->create_s ? -1 : 1;
+    if (x->cls != y->cls) /* the services a batch job comes to find already there */
+        return x->cls == SIM_LS ? -1 : 1;
     return strcmp(x->name, y->name);
+}
+
+int sim_trace_sort_pods(struct sim_pod *v, size_t n, const char *name, struct strbuf *err)
+{
+    qsort(v, n, sizeof(*v), cmp_pod);
+    for (size_t i = 1; i < n; i++) {
+        if (!strcmp(v[i - 1].name, v[i].name)) {
+            if (err) {
+                strbuf_reset(err);
+                strbuf_addf(err, "%s: pod \"%s\" appears twice", name, v[i].name);
+            }
+            return -EINVAL;
+        }
+    }
+    return 0;
 }
 
 static int pod_line(struct lines *l, const char *line, size_t llen, struct sim_pod *ret)
@@ -311,17 +328,8 @@ int sim_trace_parse_pods(struct sim_trace *t, const char *name, const char *text
         r = fail(&l, 1, "no pods after the header");
         goto fail;
     }
-    qsort(v, n, sizeof(*v), cmp_pod);
-    for (size_t i = 1; i < n; i++) {
-        if (!strcmp(v[i - 1].name, v[i].name)) {
-            r = -EINVAL;
-            if (err) {
-                strbuf_reset(err);
-                strbuf_addf(err, "%s: pod \"%s\" appears twice", name, v[i].name);
-            }
-            goto fail;
-        }
-    }
+    if ((r = sim_trace_sort_pods(v, n, name, err)) < 0)
+        goto fail;
     t->pods = v;
     t->npods = n;
     t->span_s = span;

@@ -49,7 +49,7 @@ struct sim_pod {
 struct sim_trace {
     struct sim_node *nodes;
     size_t nnodes;
-    struct sim_pod *pods; /* sorted by create_s, then by position in the file */
+    struct sim_pod *pods; /* sorted by create_s, then LS before BE, then by name */
     size_t npods;
     double span_s; /* the largest creation or deletion time */
 };
@@ -73,6 +73,13 @@ int sim_trace_parse_pods(struct sim_trace *t, const char *name, const char *text
 /* The same from files; -errno of reading names the file in err. */
 int sim_trace_read_nodes(struct sim_trace *t, const char *path, struct strbuf *err);
 int sim_trace_read_pods(struct sim_trace *t, const char *path, struct strbuf *err);
+
+/*
+ * Sorts pods by creation time, then LS before BE, then name (the order a replay creates them
+ * in: at the same second the services come first), and refuses a
+ * name that appears twice: -EINVAL with "name: pod \"x\" appears twice" in err.
+ */
+int sim_trace_sort_pods(struct sim_pod *v, size_t n, const char *name, struct strbuf *err);
 
 /*
  * n synthetic nodes "sim-node-00000".. of cpu_milli and memory bytes each (openb's most common

@@ -22,6 +22,13 @@ expect_out "bad-nodes.csv:2:10: memory_mib must be a whole number" "a bad node l
 run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --colocation sometimes
 expect_rc 2 "a bad --colocation"
 expect_out "--colocation must be off,on, on or off" "a bad --colocation"
+run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --ls-fill 0.5
+expect_rc 2 "--ls-fill without --inflate"
+expect_out "--ls-fill tunes --inflate, which is not given" "--ls-fill without --inflate"
+run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --inflate --be-load 10 --be-stretch 0.001 \
+    --inflate-span 100000000
+expect_rc 2 "an inflation past the pod limit"
+expect_out "pods.csv: cannot inflate it: the BE load would make about" "an inflation past the pod limit"
 
 "$KOORD" sim --nodes "$data/nodes.csv" --pods "$data/pods.csv" --seed 7 --speed 80 \
     --report-interval 2 --surge 1650:1850 --spike-height 0.7 --state-dir "$state" \
@@ -57,8 +64,10 @@ while read -r pod node prio batch cpu; do
     [ "$batch" != "[]" ] || fail "BE pod $pod bound to $node without a batch-cpu request"
     [ "$cpu" = "[]" ] || fail "BE pod $pod still requests cpu $cpu"
 done <"$TMP/be-pods"
-awk 'NR == FNR { alloc[$1] = $2; next }
-     { gsub(/[][]/, "", $4); used[$2] += $4 }
+# (Quantities in canonical form: 4000 milli-cores is "4k".)
+awk 'function milli(q) { return q ~ /k$/ ? substr(q, 1, length(q) - 1) * 1000 : q + 0 }
+     NR == FNR { alloc[$1] = milli($2); next }
+     { gsub(/[][]/, "", $4); used[$2] += milli($4) }
      END { for (n in used) if (used[n] > alloc[n] + 1600) {
                printf "node %s: BE pods ask %d batch-cpu, allocatable %d\n", n, used[n], alloc[n]; bad = 1 }
            exit bad }' "$TMP/nodes" "$TMP/be-pods" >"$TMP/over" ||

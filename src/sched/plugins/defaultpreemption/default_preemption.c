@@ -261,6 +261,15 @@ static enum sched_code dp_put_back(const struct dp_ops *ops, struct sched_cycle 
  * has lower priority, the Filter status when the pod does not fit even without all of them,
  * Error when a PreFilterExtension fails.
  */
+/* Whether ni holds a pod of lower priority than pod: a possible victim. */
+static bool dp_has_lower(const struct sched_node_info *ni, const struct sched_pod *pod)
+{
+    for (size_t i = 0; i < ni->npods; i++)
+        if (sched_node_info_pod(ni, i)->priority < pod->priority)
+            return true;
+    return false;
+}
+
 static enum sched_code dp_select_victims(const struct sched_pod *pod, struct sched_node_info *ni,
                                          struct sched_cycle *cs, const struct dp_pdbs *pdbs,
                                          const struct dp_ops *ops, struct dp_victims *ret,
@@ -392,12 +401,22 @@ static void dp_dry_run(const struct sched_pod *pod, struct sched_node_info *cons
     ret->failed = xcalloc(n ? n : 1, sizeof(*ret->failed));
     for (size_t i = 0; i < n; i++) {
         const struct sched_node_info *ni = nodes[(offset + i) % n];
-        struct sched_node_info *copy = sched_node_info_clone(ni);
-        struct sched_cycle *cs2 = cs ? sched_cycle_clone(cs) : NULL;
+        struct sched_node_info *copy;
+        struct sched_cycle *cs2;
         struct sched_status st = {0};
         struct dp_victims v = {0};
-        enum sched_code c = dp_select_victims(pod, copy, cs2, pdbs, ops, &v, &st);
+        enum sched_code c;
 
+        /* A node without a lower-priority pod is what dp_select_victims would find it, without
+         * copying the node and the cycle state (most nodes, for a pod of the lowest priority) */
+        if (!dp_has_lower(ni, pod)) {
+            st.code = sched_status_set(&st, SCHED_UNRESOLVABLE, "%s", DP_NO_VICTIMS);
+            ret->failed[ret->nfailed++] = st;
+            continue;
+        }
+        copy = sched_node_info_clone(ni);
+        cs2 = cs ? sched_cycle_clone(cs) : NULL;
+        c = dp_select_victims(pod, copy, cs2, pdbs, ops, &v, &st);
         sched_node_info_free(copy);
         sched_cycle_free(cs2);
         if (c == SCHED_SUCCESS && v.n) {

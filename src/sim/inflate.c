@@ -1,0 +1,206 @@
+/*
+ * Workload inflation (inflate.h). The BE arrivals are a Poisson process drawn from the model's
+ * hash (sim_model_uniform), so the same seed gives the same workload on any machine, and the
+ * two runs of a replay get identical work.
+ */
+#include "sim/inflate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/strbuf.h"
+#include "sim/model.h"
+#include "sim/trace.h"
+
+#define DRAW_ARRIVAL   UINT64_C(0x696e666c) /* "infl": the arrival gaps' own stream */
+#define DRAW_RUNNING   UINT64_C(0x72756e6e) /* "runn": the jobs running at time 0 */
+#define MAX_BE_LOAD    10.0
+#define MAX_BE_STRETCH 1000.0
+#define MAX_SPAN_S     (86400.0 * 3650)
+
+void sim_inflate_defaults(struct sim_inflate_opts *o)
+{
+    *o = (struct sim_inflate_opts){
+        .ls_fill = 0.8, .be_load = 0.5, .be_stretch = 10, .span_s = 21600, .seed = 1};
+}
+
+/* The run time of a trace BE pod: deletion - creation, or to the trace's end. */
+static double run_time(const struct sim_trace *t, const struct sim_pod *p)
+{
+    return (p->delete_s < 0 ? t->span_s : p->delete_s) - p->create_s;
+}
+
+/* Appends a copy of p, as repeat k of it ("<name>" for k = 0, "<name>-c<k>" after). */
+static void add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_pod *p, size_t k,
+                double create_s, double delete_s)
+{
+    struct sim_pod *q;
+
+    if (*n == SIM_TRACE_MAX_PODS)
+        return;
+    if (*n == *alloc) {
+        *alloc = *alloc ? *alloc * 2 : 1024;
+        *v = xrealloc(*v, *alloc * sizeof(**v));
+    }
+    q = &(*v)[(*n)++];
+    *q = *p;
+    if (k) {
+        size_t len = strlen(p->name) + 24;
+        q->name = xmalloc(len);
+        (void)snprintf(q->name, len, "%s-c%zu", p->name, k);
+    } else {
+        q->name = xstrdup(p->name);
+    }
+    q->create_s = create_s;
+    q->delete_s = delete_s;
+}
+
+static int check(const struct sim_inflate_opts *o, struct strbuf *err)
+{
+    const char *why = NULL;
+
+    if (!(o->ls_fill >= 0 && o->ls_fill <= 1))
+        why = "the LS fill must be a fraction in [0, 1]";
+    else if (!(o->be_load >= 0 && o->be_load <= MAX_BE_LOAD))
+        why = "the BE load must be in [0, 10] (fractions of the fleet's CPU)";
+    else if (!(o->be_stretch > 0 && o->be_stretch <= MAX_BE_STRETCH))
+        why = "the BE stretch must be in (0, 1000]";
+    else if (!(o->span_s > 0 && o->span_s <= MAX_SPAN_S))
+        why = "the span must be positive and at most ten years";
+    if (!why)
+        return 0;
+    strbuf_reset(err);
+    strbuf_addstr(err, why);
+    return -EINVAL;
+}
+
+static int fail(struct strbuf *err, int r, const char *msg)
+{
+    strbuf_reset(err);
+    strbuf_addstr(err, msg);
+    return r;
+}
+
+/* Index into be[] of the job whose cumulative run time passes x (length-biased choice). */
+static size_t pick(const double *cum, size_t n, double x)
+{
+    size_t lo = 0, hi = n - 1;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cum[mid] > x)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, struct strbuf *err)
+{
+    struct sim_pod *v = NULL;
+    size_t n = 0, alloc = 0, nls = 0, nbe = 0, *ls, *be, *reps;
+    double fleet = 0, work = 0, runs = 0, req = 0, rate = 0, at = 0, *cum;
+    size_t running = 0;
+    int r = 0;
+
+    if ((r = check(o, err)) < 0)
+        return r;
+    for (size_t i = 0; i < t->nnodes; i++)
+        fleet += (double)t->nodes[i].cpu_milli;
+    ls = xcalloc(t->npods + 1, sizeof(*ls));
+    be = xcalloc(t->npods + 1, sizeof(*be));
+    reps = xcalloc(t->npods + 1, sizeof(*reps));
+    cum = xcalloc(t->npods + 1, sizeof(*cum));
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct sim_pod *p = &t->pods[i];
+        double d = run_time(t, p) * o->be_stretch;
+        if (p->cls == SIM_LS && p->cpu_milli > 0) {
+            ls[nls++] = i;
+        } else if (p->cls == SIM_BE && d > 0) {
+            work += (double)p->cpu_milli * d;
+            runs += d;
+            cum[nbe] = runs;
+            be[nbe++] = i;
+        }
+    }
+    if (o->ls_fill > 0 && !nls) {
+        r = fail(err, -EINVAL, "the trace has no LS pod with a CPU request to fill the fleet with");
+        goto out;
+    }
+    if (o->be_load > 0 && !(work > 0)) {
+        r = fail(err, -EINVAL,
+                 "the trace has no BE pod with a CPU request and a run time to draw jobs from");
+        goto out;
+    }
+    if (o->be_load > 0) {
+        rate = o->be_load * fleet / (work / (double)nbe); /* arrivals per trace second */
+        /* the jobs running at any moment once the stream is steady (Little's law) */
+        running = (size_t)llround(rate * runs / (double)nbe);
+        if (rate * o->span_s + (double)running > SIM_TRACE_MAX_PODS) {
+            strbuf_reset(err);
+            strbuf_addf(err,
+                        "the BE load would make about %.0f jobs, more than %d: lower the load "
+                        "or the span, or stretch the jobs",
+                        rate * o->span_s + (double)running, SIM_TRACE_MAX_PODS);
+            r = -E2BIG;
+            goto out;
+        }
+    }
+    for (size_t k = 0; o->ls_fill > 0 && req < o->ls_fill * fleet; k++) {
+        const struct sim_pod *p = &t->pods[ls[k % nls]];
+        add(&v, &n, &alloc, p, reps[ls[k % nls]]++, 0, -1);
+        req += (double)p->cpu_milli;
+    }
+    /*
+     * The stream starts steady, as in a cluster that has been running: the jobs running at
+     * time 0 are drawn as a stationary stream holds them, each job with a chance in proportion
+     * to its run time, and a uniform part of that run time left.
+     */
+    for (size_t k = 0; k < running; k++) {
+        size_t j = pick(cum, nbe, sim_model_uniform(o->seed, DRAW_RUNNING, k, 0) * runs);
+        const struct sim_pod *p = &t->pods[be[j]];
+        double left =
+            run_time(t, p) * o->be_stretch * sim_model_uniform(o->seed, DRAW_RUNNING, k, 1);
+        add(&v, &n, &alloc, p, reps[be[j]]++, 0, left > 1 ? left : 1);
+    }
+    for (size_t k = 0; rate > 0; k++) {
+        const struct sim_pod *p = &t->pods[be[k % nbe]];
+        double u = sim_model_uniform(o->seed, DRAW_ARRIVAL, k, 0);
+        at += -log1p(-u) / rate;
+        if (at >= o->span_s)
+            break;
+        add(&v, &n, &alloc, p, reps[be[k % nbe]]++, at, at + run_time(t, p) * o->be_stretch);
+    }
+    if (n == SIM_TRACE_MAX_PODS) {
+        r = fail(err, -E2BIG, "the inflated workload takes more pods than a trace may hold");
+        goto out;
+    }
+    if (!n) {
+        r = fail(err, -EINVAL, "the inflated workload is empty (no LS fill and no BE load)");
+        goto out;
+    }
+    if ((r = sim_trace_sort_pods(v, n, "the inflated workload", err)) < 0)
+        goto out;
+    for (size_t i = 0; i < t->npods; i++)
+        free(t->pods[i].name);
+    free(t->pods);
+    t->pods = v;
+    t->npods = n;
+    t->span_s = o->span_s;
+    v = NULL;
+    n = 0;
+out:
+    for (size_t i = 0; i < n; i++)
+        free(v[i].name);
+    free(v);
+    free(ls);
+    free(be);
+    free(reps);
+    free(cum);
+    return r;
+}
