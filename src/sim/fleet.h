@@ -77,8 +77,10 @@ struct sim_fleet;
 
 /*
  * Creates the namespaces (sim-be labelled for the ClusterColocationProfile when colocation is
- * on), registers the nodes, mints their certificates, starts the informers (waiting for their
- * first list) and the senders. 0, or a negative errno with err saying what failed.
+ * on), registers the nodes (from several threads; the first node refused is named in err),
+ * mints their certificates, starts the informers (waiting for their first list), waits for the
+ * manager to have every node's NodeMetric and starts the senders. 0, or a negative errno with
+ * err saying what failed.
  */
 int sim_fleet_start(const struct sim_fleet_opts *o, struct sim_fleet **ret, struct strbuf *err);
 
