@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -827,6 +828,64 @@ static void test_summary_follows_changes(void **state)
     sched_pod_unref(p);
 }
 
+/*
+ * Score workers race on one node's summary: two cached NodeInfos of the same node (the same
+ * holder) with different pods make every other read find the summary made for the other one,
+ * so threads keep making it while others read it. No read may return the other NodeInfo's
+ * figures (the holder's sequence lock).
+ */
+#define RACE_THREADS 4
+#define RACE_ROUNDS  4000
+
+struct race {
+    struct la *la;
+    const struct sched_pod *p;
+    const struct sched_node_info *a, *b;
+    _Atomic int wrong;
+};
+
+static void *race_worker(void *arg)
+{
+    struct race *r = arg;
+
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        if (score(r->la, r->p, r->a) != 72)
+            atomic_fetch_add(&r->wrong, 1);
+        if (score(r->la, r->p, r->b) != 67)
+            atomic_fetch_add(&r->wrong, 1);
+    }
+    return NULL;
+}
+
+static void test_summary_race(void **state)
+{
+    struct sched_pod *p = POD("in", "", POD_1C1G);
+    struct sched_node_info *a = node(NODE_32C, NULL), *b = node(NODE_32C, NULL);
+    struct sched_pod *placed = POD("placed", "",
+                                   "'nodeName':'n1','containers':[{'name':'c',"
+                                   "'resources':{'requests':{'cpu':'4'}}}]");
+    struct race r = {.la = la_new(NULL), .p = p, .a = a, .b = b};
+    pthread_t t[RACE_THREADS];
+
+    (void)state;
+    a->generation = 1;
+    sched_node_info_add_pod(b, placed);
+    b->generation = 2;
+    /* 16000m used: a scores 72 (cpu 47, memory 98); b's pod adds its 3400m estimate and 200 Mi:
+     * 20250m -> cpu 36, memory 98 -> 67. */
+    metric(r.la, "n1", 10, "'nodeUsage':{'resources':{'cpu':'16000m','memory':'1Gi'}}", NULL);
+    for (int i = 0; i < RACE_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, race_worker, &r), 0);
+    for (int i = 0; i < RACE_THREADS; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    assert_int_equal(atomic_load(&r.wrong), 0);
+    sched_plugin_load_aware.free(r.la);
+    sched_node_info_free(a);
+    sched_node_info_free(b);
+    sched_pod_unref(placed);
+    sched_pod_unref(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -841,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_score),
         cmocka_unit_test(test_feed_real_apiserver),
         cmocka_unit_test(test_summary_follows_changes),
+        cmocka_unit_test(test_summary_race),
     };
 
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,9 +45,22 @@ static double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CLOCK_REALTIME_COARSE: the last tick's time (a few ms behind at most), read without asking
+ * the (virtual) hardware clock. */
+static double wall_coarse(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void sched__la_set_clock(void *self, double (*now)(void))
 {
-    ((struct la *)self)->now = now ? now : wall_now;
+    struct la *la = self;
+
+    la->now = now ? now : wall_now;
+    la->coarse = now ? now : wall_coarse;
 }
 
 /* ---- the estimator ---- */
@@ -317,12 +331,42 @@ static const struct la_rlist *thresholds(const struct la *la, bool prod_pod, boo
     return &la->a.usage;
 }
 
+/* The summary's fields are read by several threads while one makes it (struct la_holder's
+ * sequence lock): relaxed atomic loads and stores, plain ones on x86. */
+#define LD(x)    __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* Whether h's summary is for ni's pods and the record as they are now (the key). */
+static bool summary_fresh(const struct la *la, const struct la_holder *h,
+                          const struct sched_node_info *ni, int nres)
+{
+    return LD(h->valid) && LD(h->generation) == ni->generation &&
+           LD(h->npods) == (uint32_t)ni->npods && LD(h->epoch) == (uint32_t)la->prune_epoch &&
+           LD(h->nres) == nres;
+}
+
+/* Copies n figures of h's summary (src: its score or filter array) into out when it is fresh
+ * and nobody made it meanwhile; only loads, so the holder's line is not written. */
+static bool summary_read(const struct la *la, const struct la_holder *h,
+                         const struct sched_node_info *ni, int nres, const int64_t *src, size_t n,
+                         int64_t *out)
+{
+    uint16_t seq = atomic_load_explicit(&h->seq, memory_order_acquire);
+
+    if (seq & 1 || !summary_fresh(la, h, ni, nres))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        out[i] = LD(src[i]);
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&h->seq, memory_order_relaxed) == seq;
+}
+
 /*
  * The usage Score (for_score) or Filter compares on the node for a pod that is not prod (a prod
  * pod's paths read other figures), per resourceWeights or non-prod threshold entry, into out:
  * from h's summary, made first when it is not for the node's record and pods as they are now.
  * False when the summary cannot serve (a NodeInfo no cache keeps, too many entries, another
- * thread at it): the caller takes the long way. Call with the read lock held, h->m set.
+ * thread making it): the caller takes the long way. Call with the read lock held, h->m set.
  */
 static bool summary(const struct la *la, struct la_holder *h, const struct sched_node_info *ni,
                     double now, bool for_score, int64_t *out)
@@ -331,12 +375,22 @@ static bool summary(const struct la *la, struct la_holder *h, const struct sched
     const struct la_rlist *th = thresholds(la, false, &unused_prod, &agg);
     int nres = sched_res_count();
     size_t n = for_score ? la->a.weights.n : th->n;
+    const int64_t *src = for_score ? h->score : h->filter;
+    uint16_t seq;
 
-    if (!cacheable(ni) || la->a.weights.n > LA_SUMMARY_SCORE || th->n > LA_SUMMARY_FILTER ||
-        atomic_flag_test_and_set_explicit(&h->busy, memory_order_acquire))
+    if (!cacheable(ni) || la->a.weights.n > LA_SUMMARY_SCORE || th->n > LA_SUMMARY_FILTER)
         return false;
-    if (!h->valid || h->generation != ni->generation || h->npods != (uint32_t)ni->npods ||
-        h->epoch != (uint32_t)la->prune_epoch || h->nres != nres) {
+    if (summary_read(la, h, ni, nres, src, n, out))
+        return true;
+    /* Make it: seq odd while at it (a reader that overlaps sees seq move and retries the long
+     * way); losing the race to another maker takes the long way too. */
+    seq = atomic_load_explicit(&h->seq, memory_order_relaxed);
+    if (seq & 1 ||
+        !atomic_compare_exchange_strong_explicit(&h->seq, &seq, (uint16_t)(seq + 1),
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return false;
+    atomic_thread_fence(memory_order_release);
+    if (!summary_fresh(la, h, ni, nres)) {
         struct la_node u;
         struct sched_res est;
 
@@ -344,22 +398,23 @@ static bool summary(const struct la *la, struct la_holder *h, const struct sched
         base_usage(la, &u, false, la->a.agg_score_type, la->a.agg_score_dur_s, &est);
         for (size_t i = 0; i < la->a.weights.n; i++) {
             int idx = la_index(&la->a.weights.v[i], 0);
-            h->score[i] = idx >= 0 ? est.v[idx] : 0;
+            ST(h->score[i], idx >= 0 ? est.v[idx] : 0);
         }
         base_usage(la, &u, false, agg ? la->a.agg_usage_type : LA_AGG_UNSET, la->a.agg_usage_dur_s,
                    &est);
         for (size_t i = 0; i < th->n; i++) {
             int idx = la_index(&th->v[i], 0);
-            h->filter[i] = idx >= 0 ? est.v[idx] : 0;
+            ST(h->filter[i], idx >= 0 ? est.v[idx] : 0);
         }
-        h->generation = ni->generation;
-        h->npods = (uint32_t)ni->npods;
-        h->epoch = (uint32_t)la->prune_epoch;
-        h->nres = nres;
-        h->valid = true;
+        ST(h->generation, ni->generation);
+        ST(h->npods, (uint32_t)ni->npods);
+        ST(h->epoch, (uint32_t)la->prune_epoch);
+        ST(h->nres, nres);
+        ST(h->valid, true);
     }
-    memcpy(out, for_score ? h->score : h->filter, n * sizeof(*out));
-    atomic_flag_clear_explicit(&h->busy, memory_order_release);
+    for (size_t i = 0; i < n; i++)
+        out[i] = LD(src[i]);
+    atomic_store_explicit(&h->seq, (uint16_t)(seq + 2), memory_order_release);
     return true;
 }
 
@@ -407,7 +462,7 @@ static enum sched_code la_filter(void *self, struct sched_cycle *cs, const struc
     CHECK(pthread_rwlock_rdlock(&la->lock) == 0);
     if (!(h = holder_of(la, ni)) || !h->m)
         goto out;
-    now = la->now();
+    now = la->coarse();
     if (expired(la, h, now)) {
         if (la->a.filter_expired && !la->a.schedule_when_expired)
             c = sched_status_set(st, SCHED_UNSCHEDULABLE, "node(s) nodeMetric expired");
@@ -471,7 +526,7 @@ static enum sched_code la_score(void *self, struct sched_cycle *cs, const struct
     if (!ni->node)
         return SCHED_SUCCESS;
     CHECK(pthread_rwlock_rdlock(&la->lock) == 0);
-    if (!(h = holder_of(la, ni)) || !h->m || expired(la, h, now = la->now()) || !h->has_node) {
+    if (!(h = holder_of(la, ni)) || !h->m || expired(la, h, now = la->coarse()) || !h->has_node) {
         CHECK(pthread_rwlock_unlock(&la->lock) == 0);
         return SCHED_SUCCESS;
     }
@@ -580,6 +635,7 @@ static int la_init(const cJSON *args, const char *path, struct sched_handle *h, 
     }
     la->h = h;
     la->now = wall_now;
+    la->coarse = wall_coarse;
     CHECK(pthread_rwlock_init(&la->lock, NULL) == 0);
     hmap_init(&la->metrics);
     hmap_init(&la->assigned);

@@ -157,12 +157,15 @@ struct la_assign {
  * summary of the usage it compares, made from the record and the NodeInfo's pods and kept until
  * either changes; Filter's summary is on the second line. Reading the record, its usage cache
  * and its lock cost about six cache misses per scored node, most of the Koordinator profile's
- * cycle. One thread at a time makes or reads the summary (busy); another that finds it busy
- * takes the long way. The writer of a record (under the plugin's write lock) clears valid.
+ * cycle. The summary is under a sequence lock (seq): one thread at a time makes it (seq odd
+ * meanwhile; another that finds it so takes the long way), and readers only load, so that
+ * the line stays shared between the Score workers (a lock word written by every reader moved
+ * the line between the CPUs on every scored node). The writer of a record (under the plugin's
+ * write lock, so with no reader or maker about) clears valid.
  */
 struct la_holder {
     /* line 1 */
-    atomic_flag busy;
+    _Atomic uint16_t seq;            /* odd: a thread is making the summary */
     bool has_node;                   /* m->has_node, under the plugin's lock */
     bool valid;                      /* the summary is for m and the key below */
     int nres;                        /* key: sched_res_count() */
@@ -179,7 +182,10 @@ struct la_holder {
 struct la {
     struct la_args a;
     struct sched_handle *h;
-    double (*now)(void); /* wall clock, seconds */
+    double (*now)(void);    /* wall clock, seconds */
+    double (*coarse)(void); /* the same at the clock tick's resolution, for NodeMetric expiry:
+                               Filter and Score ask per node, and a precise reading per node was
+                               3 % of the Koordinator profile's scheduler CPU */
     pthread_rwlock_t lock;
     struct hmap metrics;        /* node -> struct la_holder * */
     struct sched_memo_key memo; /* NodeInfo -> its struct la_holder * */

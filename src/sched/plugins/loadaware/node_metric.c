@@ -193,7 +193,6 @@ void sched__la_metric_set(struct la *la, const cJSON *obj, bool added)
     CHECK(pthread_rwlock_wrlock(&la->lock) == 0);
     if (!(h = hmap_get(&la->metrics, name))) {
         h = xaligned_zalloc(SCHED_CACHE_LINE, sizeof(*h));
-        atomic_flag_clear(&h->busy);
         (void)hmap_put(&la->metrics, name, h);
     }
     sched__la_metric_free(h->m);
