@@ -109,10 +109,17 @@ void sim_fleet_step(struct sim_fleet *f, double t)
         struct sim_fleet__pod *p = f->pods[q.v[k]];
         double lat = p->bind_wall - p->create_wall;
         int node;
+        bool before_clock;
         (void)pthread_mutex_lock(&f->lock);
         node = p->node;
+        /* placed before the clock started: the cluster as the trace begins (replay.c), whose
+         * filling says how fast one machine fills a fleet, not how long pods wait */
+        before_clock = p->run_since <= 0 && f->o.trace->pods[p->trace].create_s <= 0;
         (void)pthread_mutex_unlock(&f->lock);
-        if (p->cls == SIM_LS) {
+        if (before_clock) {
+            if (p->cls == SIM_BE)
+                f->waited[p->trace] = true;
+        } else if (p->cls == SIM_LS) {
             push_double(&f->lat_ls, &f->nlat_ls, &f->alat_ls, lat);
         } else {
             push_double(&f->lat_be, &f->nlat_be, &f->alat_be, lat);
