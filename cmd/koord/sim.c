@@ -202,10 +202,12 @@ int cmd_sim(int argc, char **argv)
     sigset_t sigs;
     pthread_t sig_thread;
     int rc = 1, c, r = 0;
-    size_t base = 24;
+    size_t base = 0;
 
     sim_model_defaults(&model);
     sim_inflate_defaults(&infl);
+    while (longopts[base].name) /* the model's flags go after the fixed ones */
+        base++;
     for (size_t i = 0; i < ARRAY_SIZE(model_flags); i++)
         longopts[base + i] =
             (struct option){model_flags[i].name, required_argument, NULL, OPT_MODEL + (int)i};

@@ -151,7 +151,7 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
             goto out;
         }
     }
-    for (size_t k = 0; o->ls_fill > 0 && req < o->ls_fill * fleet; k++) {
+    for (size_t k = 0; o->ls_fill > 0 && req < o->ls_fill * fleet && n < SIM_TRACE_MAX_PODS; k++) {
         const struct sim_pod *p = &t->pods[ls[k % nls]];
         add(&v, &n, &alloc, p, reps[ls[k % nls]]++, 0, -1);
         req += (double)p->cpu_milli;
