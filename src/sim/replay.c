@@ -26,9 +26,9 @@
 #include "sim/fleet.h"
 #include "slo/slo.h"
 
-#define COMP      "sim"
-#define TICK_MS   50
-#define WARMUP_MS (600 * 1000) /* the time-0 pods get this long to settle, then the clock goes */
+#define COMP     "sim"
+#define TICK_MS  50
+#define WARMUP_S 600 /* the time-0 pods get this long to settle, then the clock goes */
 
 static int64_t mono_ms(void)
 {
@@ -193,7 +193,7 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
     next_qos = next_sample = start;
     warming = tr->npods && tr->pods[0].create_s <= 0;
     warm_log = now + 10000;
-    warm_end = now + WARMUP_MS;
+    warm_end = now + (int64_t)WARMUP_S * 1000;
     if (warming)
         log_info(COMP, "placing the pods of trace time 0 before the clock starts");
     for (;;) {
@@ -205,7 +205,7 @@ int sim_replay_run(const struct sim_replay_opts *o, struct sim_run *run, struct 
                     log_warn(COMP,
                              "%zu pods of trace time 0 still wait for the scheduler after "
                              "%d s: starting the clock",
-                             left, WARMUP_MS / 1000);
+                             left, WARMUP_S);
                 else
                     log_info(COMP,
                              "the %zu pods of trace time 0 are placed or refused (%.1f s): "
