@@ -190,6 +190,7 @@ struct filter_job {
     struct diagnosis *diag;
     _Atomic int error;
     struct sched_status err;
+    struct sched_filter_plan plan;
 };
 
 static void filter_node(void *arg, size_t i)
@@ -206,7 +207,7 @@ static void filter_node(void *arg, size_t i)
     /* The NodeInfo a few nodes on: its two lines (framework.h) arrive while this one filters. */
     __builtin_prefetch(ahead);
     __builtin_prefetch(ahead + SCHED_CACHE_LINE);
-    c = sched_framework_filter_nominated(j->fw, j->cs, j->pod, ni, &st);
+    c = sched_framework_filter_planned(j->fw, &j->plan, j->cs, j->pod, ni, &st);
     if (c == SCHED_SUCCESS) {
         size_t k = atomic_fetch_add(&j->nfeasible, 1);
         if (k < j->want)
@@ -351,6 +352,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     j.want = want;
     j.feasible = feasible_buf(s, want);
     j.diag = diag;
+    sched_framework_filter_plan(fw, cs, sched_queue_has_nominations(s->queue), &j.plan);
     pthread_mutex_init(&j.lock, NULL);
     t0 = sched__now();
     /* Small node sets are cheaper on this thread than a wake-up of the pool. */

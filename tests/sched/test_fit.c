@@ -478,6 +478,12 @@ static void test_score_table(void **state)
         assert_int_equal(PL.score(self, NULL, pod, ni, &got, &st), SCHED_SUCCESS);
         if (got != tc->want)
             fail_msg("%s: score %lld, want %lld", tc->name, (long long)got, (long long)tc->want);
+        /* The framework's path: score_nodes over a chunk gives each node the same. */
+        struct sched_node_score v[2] = {{.ni = ni, .score = -1}, {.ni = ni, .score = -1}};
+        assert_int_equal(PL.score_nodes(self, NULL, pod, v, 2, &st), SCHED_SUCCESS);
+        if (v[0].score != tc->want || v[1].score != tc->want)
+            fail_msg("%s: score_nodes %lld, %lld, want %lld", tc->name, (long long)v[0].score,
+                     (long long)v[1].score, (long long)tc->want);
         sched_status_release(&st);
         sched_pod_unref(pod);
         sched_node_info_free(ni);
@@ -499,6 +505,9 @@ static void test_score_huge_values(void **state)
     (void)state;
     assert_int_equal(PL.score(self, NULL, pod, ni, &got, &st), SCHED_SUCCESS);
     assert_int_equal(got, 50);
+    struct sched_node_score v = {.ni = ni, .score = -1};
+    assert_int_equal(PL.score_nodes(self, NULL, pod, &v, 1, &st), SCHED_SUCCESS);
+    assert_int_equal(v.score, 50);
     sched_pod_unref(pod);
     sched_node_info_free(ni);
     PL.free(self);

@@ -135,6 +135,14 @@ static void run_scores(bool with_pre_score)
         if (scores[i].score != score_raw[i])
             fail_msg("node %zu: raw %lld", i, (long long)scores[i].score);
     }
+    /* The framework's path: score_nodes over the four at once gives the same raw counts. */
+    struct sched_node_score batch[4];
+    for (size_t i = 0; i < 4; i++)
+        batch[i] = (struct sched_node_score){.ni = nis[i], .score = -1};
+    assert_int_equal(pl->score_nodes(NULL, cs, p, batch, 4, &st), SCHED_SUCCESS);
+    for (size_t i = 0; i < 4; i++)
+        if (batch[i].score != score_raw[i])
+            fail_msg("node %zu: score_nodes raw %lld", i, (long long)batch[i].score);
     assert_int_equal(pl->normalize(NULL, cs, p, scores, 4, &st), SCHED_SUCCESS);
     for (size_t i = 0; i < 4; i++)
         if (scores[i].score != score_norm[i])

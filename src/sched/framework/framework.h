@@ -407,6 +407,15 @@ struct sched_plugin {
     enum sched_code (*score)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
                              const struct sched_node_info *ni, int64_t *ret_score,
                              struct sched_status *st);
+    /*
+     * Score over several nodes (optional; the framework calls score per node without it):
+     * scores[i].ni given, scores[i].score set as score would set it. A plugin gives it when it
+     * has something to read once for all the nodes (its cycle state, its args' shape): the
+     * framework calls it once per chunk of a few dozen nodes instead of score once per node.
+     */
+    enum sched_code (*score_nodes)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                   struct sched_node_score *scores, size_t n,
+                                   struct sched_status *st);
     enum sched_code (*normalize)(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
                                  struct sched_node_score *scores, size_t n,
                                  struct sched_status *st);

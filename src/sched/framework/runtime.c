@@ -515,35 +515,55 @@ enum sched_code sched_framework_pre_filter(struct sched_framework *fw, struct sc
     return SCHED_SUCCESS;
 }
 
+void sched_framework_filter_plan(const struct sched_framework *fw, const struct sched_cycle *cs,
+                                 bool nominations, struct sched_filter_plan *ret)
+{
+    uint64_t skip = sched_cycle_skip_filter_mask(cs);
+
+    ret->n = 0;
+    ret->nominations = nominations;
+    for (size_t i = 0; i < fw->npts[SCHED_PT_FILTER]; i++) {
+        const struct fw_plugin *p = &fw->pts[SCHED_PT_FILTER][i];
+        if (!(skip >> p->id & 1) && p->pl->filter)
+            ret->v[ret->n++] = p;
+    }
+}
+
+/* Filter on one node under plan, without the nominated pods. */
+static enum sched_code filter_plain(const struct sched_filter_plan *plan, struct sched_cycle *cs,
+                                    const struct sched_pod *pod, const struct sched_node_info *ni,
+                                    struct sched_status *st)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const struct fw_plugin *p = plan->v[i];
+        enum sched_code c = p->pl->filter(p->self, cs, pod, ni, st);
+
+        if (__builtin_expect(c == SCHED_SUCCESS, 1))
+            continue;
+        if (!sched_code_is_rejected(c)) {
+            struct strbuf m = STRBUF_INIT;
+            sched_status_message(st, &m);
+            sched_status_release(st);
+            sched_status_set(st, SCHED_ERROR, "running \"%s\" filter plugin: %s", p->pl->name,
+                             m.buf ? m.buf : "");
+            strbuf_release(&m);
+            c = SCHED_ERROR;
+        }
+        st->code = c;
+        st->plugin = p->pl->name;
+        return c;
+    }
+    return SCHED_SUCCESS;
+}
+
 enum sched_code sched_framework_filter(struct sched_framework *fw, struct sched_cycle *cs,
                                        const struct sched_pod *pod,
                                        const struct sched_node_info *ni, struct sched_status *st)
 {
-    /* Called per node: the skipped plugins are read once, not once per plugin. */
-    uint64_t skip = sched_cycle_skip_filter_mask(cs);
+    struct sched_filter_plan plan;
 
-    for (size_t i = 0; i < fw->npts[SCHED_PT_FILTER]; i++) {
-        const struct fw_plugin *p = &fw->pts[SCHED_PT_FILTER][i];
-        enum sched_code c;
-        if (skip >> p->id & 1)
-            continue;
-        c = p->pl->filter(p->self, cs, pod, ni, st);
-        if (c != SCHED_SUCCESS) {
-            if (!sched_code_is_rejected(c)) {
-                struct strbuf m = STRBUF_INIT;
-                sched_status_message(st, &m);
-                sched_status_release(st);
-                sched_status_set(st, SCHED_ERROR, "running \"%s\" filter plugin: %s", p->pl->name,
-                                 m.buf ? m.buf : "");
-                strbuf_release(&m);
-                c = SCHED_ERROR;
-            }
-            st->code = c;
-            st->plugin = p->pl->name;
-            return c;
-        }
-    }
-    return SCHED_SUCCESS;
+    sched_framework_filter_plan(fw, cs, false, &plan);
+    return filter_plain(&plan, cs, pod, ni, st);
 }
 
 enum sched_code sched_framework_filter_nominated(struct sched_framework *fw, struct sched_cycle *cs,
@@ -551,16 +571,28 @@ enum sched_code sched_framework_filter_nominated(struct sched_framework *fw, str
                                                  const struct sched_node_info *ni,
                                                  struct sched_status *st)
 {
+    struct sched_filter_plan plan;
+
+    sched_framework_filter_plan(fw, cs, true, &plan);
+    return sched_framework_filter_planned(fw, &plan, cs, pod, ni, st);
+}
+
+enum sched_code sched_framework_filter_planned(struct sched_framework *fw,
+                                               const struct sched_filter_plan *plan,
+                                               struct sched_cycle *cs, const struct sched_pod *pod,
+                                               const struct sched_node_info *ni,
+                                               struct sched_status *st)
+{
     struct sched_pod **nom = NULL;
     size_t n = 0, added = 0;
     struct sched_node_info *copy = NULL;
     struct sched_cycle *cs2 = NULL;
     enum sched_code c;
 
-    if (fw->o.nominated)
+    if (plan->nominations && fw->o.nominated)
         n = fw->o.nominated(fw->o.userdata, ni->name, &nom);
     if (!n) /* the usual case, once per node of every cycle: one pass, nothing to free */
-        return sched_framework_filter(fw, cs, pod, ni, st);
+        return filter_plain(plan, cs, pod, ni, st);
     /* Pass 1 with the nominated pods of at least the pod's priority (not itself). */
     for (size_t i = 0; i < n; i++) {
         if (nom[i]->priority < pod->priority || !strcmp(nom[i]->uid, pod->uid))
@@ -577,11 +609,11 @@ enum sched_code sched_framework_filter_nominated(struct sched_framework *fw, str
         added++;
     }
     if (added) {
-        c = sched_framework_filter(fw, cs2, pod, copy, st);
+        c = filter_plain(plan, cs2, pod, copy, st);
         if (c != SCHED_SUCCESS)
             goto out;
     }
-    c = sched_framework_filter(fw, cs, pod, ni, st);
+    c = filter_plain(plan, cs, pod, ni, st);
 out:
     sched_node_info_free(copy);
     sched_cycle_free(cs2);
@@ -649,30 +681,48 @@ static void score_failed(struct score_job *j, const struct fw_plugin *p, enum sc
     pthread_mutex_unlock(&j->lock);
 }
 
-static void score_node(void *arg, size_t i)
+/*
+ * Score runs over chunks of this many nodes, plugin by plugin within a chunk: a plugin's state
+ * (its args, the pod's cycle state) stays in registers over the chunk, a plugin with
+ * score_nodes is called once per chunk rather than once per node, and the chunk's NodeInfos
+ * (two lines each, framework.h) stay in L1 from one plugin to the next.
+ */
+#define SCORE_CHUNK 32
+
+static void score_chunk(void *arg, size_t c)
 {
     struct score_job *j = arg;
+    size_t base = c * SCORE_CHUNK, len = j->n - base < SCORE_CHUNK ? j->n - base : SCORE_CHUNK;
+    const struct sched_node_score *nodes = &j->nodes[base];
 
-    if (i + SCHED_PREFETCH_AHEAD < j->n) { /* as filter_node does, and the plugins' memos */
-        const struct sched_node_info *ahead = j->nodes[i + SCHED_PREFETCH_AHEAD].ni;
-        __builtin_prefetch(ahead);
-        __builtin_prefetch((const char *)ahead + SCHED_CACHE_LINE);
-        __builtin_prefetch(ahead->memo);
+    /* The chunk's NodeInfos are asked for at once and arrive together; the memos' targets
+     * (framework.h) once the memo lines are in. */
+    for (size_t i = 0; i < len; i++) {
+        __builtin_prefetch(nodes[i].ni);
+        __builtin_prefetch((const char *)nodes[i].ni + SCHED_CACHE_LINE);
     }
-    if (i + SCHED_PREFETCH_AHEAD / 2 < j->n)
-        sched_node_memo_prefetch(j->nodes[i + SCHED_PREFETCH_AHEAD / 2].ni);
+    for (size_t i = 0; i < len; i++)
+        sched_node_memo_prefetch(nodes[i].ni);
     for (size_t k = 0; k < j->npls; k++) {
         const struct fw_plugin *p = j->pls[k];
+        struct sched_node_score *out = &j->scores[k * j->n + base];
         struct sched_status s = {0};
-        int64_t v = 0;
-        enum sched_code c = p->pl->score(p->self, j->cs, j->pod, j->nodes[i].ni, &v, &s);
-        /* Called per node and plugin: the usual Success has nothing to release. */
-        if (__builtin_expect(c != SCHED_SUCCESS || s.buf != NULL, 0)) {
-            score_failed(j, p, c, &s);
+        enum sched_code rc = SCHED_SUCCESS;
+
+        memcpy(out, nodes, len * sizeof(*out));
+        if (p->pl->score_nodes) {
+            rc = p->pl->score_nodes(p->self, j->cs, j->pod, out, len, &s);
+        } else {
+            for (size_t i = 0; i < len && rc == SCHED_SUCCESS; i++) {
+                out[i].score = 0;
+                rc = p->pl->score(p->self, j->cs, j->pod, out[i].ni, &out[i].score, &s);
+            }
+        }
+        /* The usual Success has nothing to release. */
+        if (__builtin_expect(rc != SCHED_SUCCESS || s.buf != NULL, 0)) {
+            score_failed(j, p, rc, &s);
             sched_status_release(&s);
         }
-        j->scores[k * j->n + i].ni = j->nodes[i].ni;
-        j->scores[k * j->n + i].score = v;
     }
 }
 
@@ -728,7 +778,8 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
     }
     j.scores = fw->plugin_scores; /* every entry is written below */
     pthread_mutex_init(&j.lock, NULL);
-    sched_pool_run_measured(n >= 64 ? fw->o.pool : NULL, &fw->score_cost, n, 0, score_node, &j);
+    sched_pool_run_measured(n >= 2 * SCORE_CHUNK ? fw->o.pool : NULL, &fw->score_cost,
+                            (n + SCORE_CHUNK - 1) / SCORE_CHUNK, 1, score_chunk, &j);
     pthread_mutex_destroy(&j.lock);
     if (atomic_load(&j.failed)) {
         sched_status_move(st, &j.err);

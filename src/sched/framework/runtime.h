@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "sched/framework/framework.h"
+#include "sched/plugins/registry.h"
 
 struct sched_profile_config;
 struct sched_pool;
@@ -92,6 +93,29 @@ enum sched_code sched_framework_filter_nominated(struct sched_framework *fw, str
                                                  const struct sched_pod *pod,
                                                  const struct sched_node_info *ni,
                                                  struct sched_status *st);
+
+/*
+ * What Filter runs in one cycle, worked out once per cycle rather than once per node (the loop
+ * over the profile's plugins and the queue's nominations were a third of SchedulingBasic's
+ * Filter): the plugins PreFilter did not skip, in order, and whether any pod is nominated
+ * anywhere (the caller asks its queue once; without nominations no node is looked up). Valid
+ * for cs, and its clones, after PreFilter.
+ */
+struct fw_plugin;
+struct sched_filter_plan {
+    const struct fw_plugin *v[SCHED_MAX_PLUGINS];
+    size_t n;
+    bool nominations;
+};
+
+void sched_framework_filter_plan(const struct sched_framework *fw, const struct sched_cycle *cs,
+                                 bool nominations, struct sched_filter_plan *ret);
+/* sched_framework_filter_nominated() under a plan. */
+enum sched_code sched_framework_filter_planned(struct sched_framework *fw,
+                                               const struct sched_filter_plan *plan,
+                                               struct sched_cycle *cs, const struct sched_pod *pod,
+                                               const struct sched_node_info *ni,
+                                               struct sched_status *st);
 
 /* PostFilter: until the first Success, Error or Unresolvable. */
 enum sched_code sched_framework_post_filter(struct sched_framework *fw, struct sched_cycle *cs,

@@ -473,6 +473,11 @@ void sched_queue_nominate(struct sched_queue *q, struct sched_pod *pod, const ch
     CHECK(pthread_mutex_unlock(&q->mu) == 0);
 }
 
+bool sched_queue_has_nominations(struct sched_queue *q)
+{
+    return atomic_load_explicit(&q->nominations, memory_order_relaxed) != 0;
+}
+
 size_t sched_queue_nominated(struct sched_queue *q, const char *node, struct sched_pod ***ret)
 {
     struct nom_list *l;

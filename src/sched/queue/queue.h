@@ -179,6 +179,8 @@ int sched_queue_run(struct sched_queue *q);
 void sched_queue_nominate(struct sched_queue *q, struct sched_pod *pod, const char *node);
 /* Pods nominated to node, as new references (free with sched_pods_free()); the count. */
 size_t sched_queue_nominated(struct sched_queue *q, const char *node, struct sched_pod ***ret);
+/* Whether any pod is nominated to any node (a cycle asks once, then per node only if so). */
+bool sched_queue_has_nominations(struct sched_queue *q);
 
 /* ---- figures ---- */
 

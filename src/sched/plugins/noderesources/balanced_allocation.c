@@ -96,17 +96,13 @@ static int balanced_init(const cJSON *args, const char *path, struct sched_handl
  * requested/allocatable (capped at 1) of the counted resources; |f1 - f2| / 2 for two, the
  * population standard deviation for more, 0 for fewer.
  */
-static enum sched_code balanced_score(void *self, struct sched_cycle *cs,
-                                      const struct sched_pod *pod, const struct sched_node_info *ni,
-                                      int64_t *ret_score, struct sched_status *st)
+/* One node's score (balanced_allocation.go balancedResourceScorer). */
+static inline int64_t balanced_node_score(const struct balanced *b, const struct sched_pod *pod,
+                                          const struct sched_node_info *ni)
 {
-    const struct balanced *b = self;
     double fr[SCHED_RES_MAX], total = 0, std = 0;
     size_t n = 0;
 
-    (void)cs;
-    if (!ni->node)
-        return sched_status_set(st, SCHED_ERROR, "node not found");
     /* Names are unique (validated), so at most one fraction per resource index. */
     for (size_t i = 0; i < b->res.n && n < ARRAY_SIZE(fr); i++) {
         int64_t alloc, req;
@@ -128,7 +124,32 @@ static enum sched_code balanced_score(void *self, struct sched_cycle *cs,
             sum = sum + (fr[i] - mean) * (fr[i] - mean);
         std = sqrt(sum / (double)n);
     }
-    *ret_score = (int64_t)((1 - std) * (double)SCHED_MAX_NODE_SCORE);
+    return (int64_t)((1 - std) * (double)SCHED_MAX_NODE_SCORE);
+}
+
+static enum sched_code balanced_score(void *self, struct sched_cycle *cs,
+                                      const struct sched_pod *pod, const struct sched_node_info *ni,
+                                      int64_t *ret_score, struct sched_status *st)
+{
+    (void)cs;
+    if (!ni->node)
+        return sched_status_set(st, SCHED_ERROR, "node not found");
+    *ret_score = balanced_node_score(self, pod, ni);
+    return SCHED_SUCCESS;
+}
+
+static enum sched_code balanced_score_nodes(void *self, struct sched_cycle *cs,
+                                            const struct sched_pod *pod, struct sched_node_score *v,
+                                            size_t n, struct sched_status *st)
+{
+    const struct balanced *b = self;
+
+    (void)cs;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].ni->node)
+            return sched_status_set(st, SCHED_ERROR, "node not found");
+        v[i].score = balanced_node_score(b, pod, v[i].ni);
+    }
     return SCHED_SUCCESS;
 }
 
@@ -163,4 +184,5 @@ const struct sched_plugin sched_plugin_balanced_allocation = {
     .free = balanced_free,
     .pre_score = balanced_pre_score,
     .score = balanced_score,
+    .score_nodes = balanced_score_nodes,
 };

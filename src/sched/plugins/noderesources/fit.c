@@ -463,23 +463,20 @@ static int64_t rtcr_resource_score(const struct fit *f, int64_t req, int64_t cap
  * most_allocated.go); RequestedToCapacityRatio counts only resources scoring above 0 and rounds
  * (requested_to_capacity_ratio.go buildRequestedToCapacityRatioScorerFunction).
  */
-static enum sched_code fit_score(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
-                                 const struct sched_node_info *ni, int64_t *ret_score,
-                                 struct sched_status *st)
+/* One node's score under strategy (a constant where inlined: the switch then drops out). */
+static inline __attribute__((always_inline)) int64_t
+fit_node_score(const struct fit *f, enum fit_strategy strategy, const struct sched_pod *pod,
+               const struct sched_node_info *ni)
 {
-    const struct fit *f = self;
     int64_t sum = 0, wsum = 0;
 
-    (void)cs;
-    if (!ni->node)
-        return sched_status_set(st, SCHED_ERROR, "node not found");
     for (size_t i = 0; i < f->res.n; i++) {
         const struct sched_noderes_spec *sp = &f->res.v[i];
         int64_t alloc, req, s;
 
         if (!sched__noderes_alloc_req(sp, pod, ni, false, &alloc, &req))
             continue;
-        switch (f->strategy) {
+        switch (strategy) {
         case FIT_LEAST_ALLOCATED:
             s = least_requested(req, alloc);
             break;
@@ -496,11 +493,51 @@ static enum sched_code fit_score(void *self, struct sched_cycle *cs, const struc
         wsum += sp->weight;
     }
     if (wsum == 0)
-        *ret_score = 0;
-    else if (f->strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
-        *ret_score = (2 * sum + wsum) / (2 * wsum); /* math.Round of a non-negative ratio */
-    else
-        *ret_score = sum / wsum;
+        return 0;
+    if (strategy == FIT_REQUESTED_TO_CAPACITY_RATIO)
+        return (2 * sum + wsum) / (2 * wsum); /* math.Round of a non-negative ratio */
+    return sum / wsum;
+}
+
+static enum sched_code fit_score(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                 const struct sched_node_info *ni, int64_t *ret_score,
+                                 struct sched_status *st)
+{
+    const struct fit *f = self;
+
+    (void)cs;
+    if (!ni->node)
+        return sched_status_set(st, SCHED_ERROR, "node not found");
+    *ret_score = fit_node_score(f, f->strategy, pod, ni);
+    return SCHED_SUCCESS;
+}
+
+/* fit_score over n nodes, the strategy chosen once. */
+#define FIT_SCORE_LOOP(strategy)                                                                   \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        if (!v[i].ni->node)                                                                        \
+            return sched_status_set(st, SCHED_ERROR, "node not found");                            \
+        v[i].score = fit_node_score(f, strategy, pod, v[i].ni);                                    \
+    }
+
+static enum sched_code fit_score_nodes(void *self, struct sched_cycle *cs,
+                                       const struct sched_pod *pod, struct sched_node_score *v,
+                                       size_t n, struct sched_status *st)
+{
+    const struct fit *f = self;
+
+    (void)cs;
+    switch (f->strategy) {
+    case FIT_LEAST_ALLOCATED:
+        FIT_SCORE_LOOP(FIT_LEAST_ALLOCATED)
+        break;
+    case FIT_MOST_ALLOCATED:
+        FIT_SCORE_LOOP(FIT_MOST_ALLOCATED)
+        break;
+    default:
+        FIT_SCORE_LOOP(FIT_REQUESTED_TO_CAPACITY_RATIO)
+        break;
+    }
     return SCHED_SUCCESS;
 }
 
@@ -553,4 +590,5 @@ const struct sched_plugin sched_plugin_node_resources_fit = {
     .filter = fit_filter,
     .pre_score = fit_pre_score,
     .score = fit_score,
+    .score_nodes = fit_score_nodes,
 };

@@ -101,23 +101,45 @@ static bool tolerated(const struct tt_prescore *s, const struct sched_pod *pod,
     return false;
 }
 
-static enum sched_code tt_score(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
-                                const struct sched_node_info *ni, int64_t *ret_score,
-                                struct sched_status *st)
+/* The node's PreferNoSchedule taints the pod does not tolerate. */
+static inline int64_t tt_node_score(const struct tt_prescore *s, const struct sched_pod *pod,
+                                    const struct sched_node_info *ni)
 {
-    const struct tt_prescore *s = sched_cycle_read(cs, &tt_prescore_type);
     const struct sched_node *node = ni->node;
     int64_t count = 0;
 
-    (void)self;
-    if (!node)
-        return sched_status_set(st, SCHED_ERROR, "node not found");
     for (size_t i = 0; ni->ntaints && i < node->ntaints; i++) {
         const struct sched_taint *t = &node->taints[i];
         if (t->effect == SCHED_EFFECT_PREFER_NO_SCHEDULE && !tolerated(s, pod, t))
             count++;
     }
-    *ret_score = count;
+    return count;
+}
+
+static enum sched_code tt_score(void *self, struct sched_cycle *cs, const struct sched_pod *pod,
+                                const struct sched_node_info *ni, int64_t *ret_score,
+                                struct sched_status *st)
+{
+    (void)self;
+    if (!ni->node)
+        return sched_status_set(st, SCHED_ERROR, "node not found");
+    *ret_score = tt_node_score(sched_cycle_read(cs, &tt_prescore_type), pod, ni);
+    return SCHED_SUCCESS;
+}
+
+/* tt_score over n nodes, the cycle state read once. */
+static enum sched_code tt_score_nodes(void *self, struct sched_cycle *cs,
+                                      const struct sched_pod *pod, struct sched_node_score *v,
+                                      size_t n, struct sched_status *st)
+{
+    const struct tt_prescore *s = sched_cycle_read(cs, &tt_prescore_type);
+
+    (void)self;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].ni->node)
+            return sched_status_set(st, SCHED_ERROR, "node not found");
+        v[i].score = tt_node_score(s, pod, v[i].ni);
+    }
     return SCHED_SUCCESS;
 }
 
@@ -157,5 +179,6 @@ const struct sched_plugin sched_plugin_taint_toleration = {
     .filter = tt_filter,
     .pre_score = tt_pre_score,
     .score = tt_score,
+    .score_nodes = tt_score_nodes,
     .normalize = tt_normalize,
 };
