@@ -3,8 +3,9 @@
  * one pod past it, repeats are named replicas; the BE stream offers the asked load (arrival
  * count and work within Poisson bounds worked out here from the inputs, not from the code),
  * with stretched run times, in trace order, and starts steady (the jobs running at time 0 hold
- * the load); the same seed gives the same workload; bad options
- * and traces that cannot be inflated are refused with the trace untouched.
+ * the load); the same seed gives the same workload; bad options (at the bounds of their
+ * ranges, which `koord sim`'s flags share) and traces that cannot be inflated are refused with
+ * the trace untouched.
  */
 #include <errno.h>
 #include <math.h>
@@ -186,9 +187,10 @@ static void test_errors(void **state)
         const char *msg;
     } cases[] = {
         {trace, 1.5, 0.5, 1, 100, -EINVAL, "LS fill must be a fraction"},
-        {trace, 0.5, -1, 1, 100, -EINVAL, "BE load must be in [0, 10]"},
-        {trace, 0.5, 0.5, 0, 100, -EINVAL, "BE stretch must be in (0, 1000]"},
-        {trace, 0.5, 0.5, 1, 0, -EINVAL, "span must be positive"},
+        {trace, 0.5, -1, 1, 100, -EINVAL, "BE load must be a number in [0, 10]"},
+        {trace, 0.5, 0.5, 0, 100, -EINVAL, "BE stretch must be a number in (0, 1000]"},
+        {trace, 0.5, 0.5, 1, 0, -EINVAL, "span must be positive trace seconds"},
+        {trace, 0.5, 0.5, 1, 86400.0 * 3650 + 1, -EINVAL, "ten years (315360000) at most"},
         {trace, 0, 0, 1, 100, -EINVAL, "the inflated workload is empty"},
         {POD_HDR "be-x,2000,1024,0,0,,BE,Running,10,110,10\n", 0.5, 0.5, 1, 100, -EINVAL,
          "no LS pod with a CPU request"},
@@ -226,13 +228,48 @@ static void test_errors(void **state)
     }
 }
 
+/*
+ * The ranges `koord sim`'s flags and sim_trace_inflate() share: each bound is in, the nearest
+ * value past it and NaN are out, and a refused value leaves the options as they were.
+ */
+static void test_ranges(void **state)
+{
+    static const struct {
+        enum sim_inflate_opt which;
+        double in[2], out[2];
+        const char *range;
+    } cases[] = {
+        {SIM_INFLATE_LS_FILL, {0, 1}, {-0.001, 1.001}, "a fraction in [0, 1]"},
+        {SIM_INFLATE_BE_LOAD, {0, 10}, {-0.001, 10.001}, "[0, 10]"},
+        {SIM_INFLATE_BE_STRETCH, {0.001, 1000}, {0, 1000.001}, "(0, 1000]"},
+        {SIM_INFLATE_SPAN, {0.001, 315360000}, {0, 315360000.001}, "positive trace seconds"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct sim_inflate_opts o, before;
+        const double *field[] = {&o.ls_fill, &o.be_load, &o.be_stretch, &o.span_s};
+
+        sim_inflate_defaults(&o);
+        assert_non_null(strstr(sim_inflate_range(cases[i].which), cases[i].range));
+        for (size_t k = 0; k < 2; k++) {
+            assert_int_equal(sim_inflate_set(&o, cases[i].which, cases[i].in[k]), 0);
+            assert_true(*field[cases[i].which] == cases[i].in[k]);
+            before = o;
+            assert_int_equal(sim_inflate_set(&o, cases[i].which, cases[i].out[k]), -EINVAL);
+            assert_memory_equal(&o, &before, sizeof(o));
+        }
+        assert_int_equal(sim_inflate_set(&o, cases[i].which, NAN), -EINVAL);
+        assert_memory_equal(&o, &before, sizeof(o));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ls_fill),
-        cmocka_unit_test(test_be_stream),
-        cmocka_unit_test(test_be_steady_start),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_ls_fill),         cmocka_unit_test(test_be_stream),
+        cmocka_unit_test(test_be_steady_start), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
