@@ -75,14 +75,22 @@ static double run_time(const struct sim_trace *t, const struct sim_pod *p)
     return (p->delete_s < 0 ? t->span_s : p->delete_s) - p->create_s;
 }
 
-/* Appends a copy of p, as repeat k of it ("<name>" for k = 0, "<name>-c<k>" after). */
-static void add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_pod *p, size_t k,
-                double create_s, double delete_s)
+/*
+ * Appends a copy of p, as repeat k of it ("<name>" for k = 0, "<name>-c<k>" after): 0, or
+ * -E2BIG with why in err, nothing appended, when v holds SIM_TRACE_MAX_PODS already (the most
+ * a trace may hold, so a workload of exactly that many is one).
+ */
+static int add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_pod *p, size_t k,
+               double create_s, double delete_s, struct strbuf *err)
 {
     struct sim_pod *q;
 
-    if (*n == SIM_TRACE_MAX_PODS)
-        return;
+    if (*n == SIM_TRACE_MAX_PODS) {
+        strbuf_reset(err);
+        strbuf_addf(err, "the inflated workload takes more pods than a trace may hold (%d)",
+                    SIM_TRACE_MAX_PODS);
+        return -E2BIG;
+    }
     if (*n == *alloc) {
         *alloc = *alloc ? *alloc * 2 : 1024;
         *v = xrealloc(*v, *alloc * sizeof(**v));
@@ -98,6 +106,7 @@ static void add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_p
     }
     q->create_s = create_s;
     q->delete_s = delete_s;
+    return 0;
 }
 
 static int check(const struct sim_inflate_opts *o, struct strbuf *err)
@@ -187,9 +196,10 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
         }
     }
     /* (nls and nbe guard the picks: the analyser cannot tie them to the fractions) */
-    for (size_t k = 0; nls > 0 && req < o->ls_fill * fleet && n < SIM_TRACE_MAX_PODS; k++) {
+    for (size_t k = 0; nls > 0 && req < o->ls_fill * fleet; k++) {
         const struct sim_pod *p = &t->pods[ls[k % nls]];
-        add(&v, &n, &alloc, p, reps[ls[k % nls]]++, 0, -1);
+        if ((r = add(&v, &n, &alloc, p, reps[ls[k % nls]]++, 0, -1, err)) < 0)
+            goto out;
         req += (double)p->cpu_milli;
     }
     /*
@@ -202,7 +212,8 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
         const struct sim_pod *p = &t->pods[be[j]];
         double left =
             run_time(t, p) * o->be_stretch * sim_model_uniform(o->seed, DRAW_RUNNING, k, 1);
-        add(&v, &n, &alloc, p, reps[be[j]]++, 0, left > 1 ? left : 1);
+        if ((r = add(&v, &n, &alloc, p, reps[be[j]]++, 0, left > 1 ? left : 1, err)) < 0)
+            goto out;
     }
     for (size_t k = 0; nbe > 0 && rate > 0; k++) {
         const struct sim_pod *p = &t->pods[be[k % nbe]];
@@ -210,11 +221,9 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
         at += -log1p(-u) / rate;
         if (at >= o->span_s)
             break;
-        add(&v, &n, &alloc, p, reps[be[k % nbe]]++, at, at + run_time(t, p) * o->be_stretch);
-    }
-    if (n == SIM_TRACE_MAX_PODS) {
-        r = fail(err, -E2BIG, "the inflated workload takes more pods than a trace may hold");
-        goto out;
+        if ((r = add(&v, &n, &alloc, p, reps[be[k % nbe]]++, at,
+                     at + run_time(t, p) * o->be_stretch, err)) < 0)
+            goto out;
     }
     if (!n) {
         r = fail(err, -EINVAL, "the inflated workload is empty (no LS fill and no BE load)");

@@ -4,8 +4,8 @@
  * count and work within Poisson bounds worked out here from the inputs, not from the code),
  * with stretched run times, in trace order, and starts steady (the jobs running at time 0 hold
  * the load); the same seed gives the same workload; bad options (at the bounds of their
- * ranges, which `koord sim`'s flags share) and traces that cannot be inflated are refused with
- * the trace untouched.
+ * ranges, which `koord sim`'s flags share), traces that cannot be inflated and workloads past
+ * the pod limit are refused with the trace untouched.
  */
 #include <errno.h>
 #include <math.h>
@@ -264,12 +264,62 @@ static void test_ranges(void **state)
     }
 }
 
+/*
+ * The pod limit: a trace holds SIM_TRACE_MAX_PODS pods at most, so a workload of exactly that
+ * many is inflated and the pod past it is refused (-E2BIG, the limit named, the trace as it
+ * was), whether the LS fill or the BE jobs after it reach it. Two nodes of 1,000 cores and LS
+ * pods of 1 m: the LS fill is the pod count over two million.
+ */
+static void test_pod_limit(void **state)
+{
+    static const char nodes[] = NODE_HDR "n0,1000000,65536,0,\nn1,1000000,65536,0,\n";
+    /* BE x: 1000 m for 100 s; at load 0.5 of 2,000,000 m, 10 arrivals a second (400 in the
+     * span), 1,000 running */
+    static const char pods[] = POD_HDR "ls-t,1,1,0,0,,LS,Running,0,,0\n"
+                                       "be-x,1000,1,0,0,,BE,Running,0,100,0\n";
+    static const struct {
+        double ls_fill, be_load;
+        int want;
+    } cases[] = {
+        {0.5, 0, 0},            /* 1,000,000 LS pods: the limit, allowed */
+        {0.5000005, 0, -E2BIG}, /* 1,000,001 */
+        {0.49999, 0.5, -E2BIG}, /* 999,980 LS, then 1,000 BE running at time 0 */
+        {0.4994, 0.5, -E2BIG},  /* 998,800 LS, 1,000 running, the stream's 200th of ~400 */
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct sim_trace t = {0};
+        struct sim_inflate_opts o;
+        struct strbuf err = STRBUF_INIT;
+
+        assert_int_equal(sim_trace_parse_nodes(&t, "nodes.csv", nodes, strlen(nodes), &err), 0);
+        assert_int_equal(sim_trace_parse_pods(&t, "pods.csv", pods, strlen(pods), &err), 0);
+        sim_inflate_defaults(&o);
+        o.ls_fill = cases[i].ls_fill;
+        o.be_load = cases[i].be_load;
+        o.be_stretch = 1;
+        o.span_s = 40;
+        assert_int_equal(sim_trace_inflate(&t, &o, &err), cases[i].want);
+        if (cases[i].want == 0) {
+            assert_int_equal(t.npods, 1000000);
+        } else {
+            if (!strstr(err.buf, "more pods than a trace may hold (1000000)"))
+                fail_msg("case %zu: \"%s\" does not name the limit", i, err.buf);
+            assert_int_equal(t.npods, 2);
+            assert_string_equal(t.pods[0].name, "ls-t");
+        }
+        sim_trace_release(&t);
+        strbuf_release(&err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ls_fill),         cmocka_unit_test(test_be_stream),
         cmocka_unit_test(test_be_steady_start), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_ranges),          cmocka_unit_test(test_pod_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
