@@ -130,11 +130,16 @@ enum {
     OPT_LOG,
     OPT_SURGE,
     OPT_INFLATE,
-    OPT_LS_FILL,
-    OPT_BE_LOAD,
-    OPT_BE_STRETCH,
-    OPT_INFLATE_SPAN,
-    OPT_MODEL, /* model fractions: the index into model_flags[] is added */
+    OPT_TUNE, /* --inflate's tuning flags: the option (enum sim_inflate_opt) is added */
+    OPT_MODEL = OPT_TUNE + SIM_INFLATE_NOPTS, /* model fractions: the index into model_flags[] */
+};
+
+/* The flag of each of --inflate's options; their ranges are sim/inflate's. */
+static const char *const tune_flags[SIM_INFLATE_NOPTS] = {
+    [SIM_INFLATE_LS_FILL] = "ls-fill",
+    [SIM_INFLATE_BE_LOAD] = "be-load",
+    [SIM_INFLATE_BE_STRETCH] = "be-stretch",
+    [SIM_INFLATE_SPAN] = "inflate-span",
 };
 
 static const struct {
@@ -177,10 +182,6 @@ int cmd_sim(int argc, char **argv)
         {"log-level", required_argument, NULL, OPT_LOG},
         {"surge", required_argument, NULL, OPT_SURGE},
         {"inflate", no_argument, NULL, OPT_INFLATE},
-        {"ls-fill", required_argument, NULL, OPT_LS_FILL},
-        {"be-load", required_argument, NULL, OPT_BE_LOAD},
-        {"be-stretch", required_argument, NULL, OPT_BE_STRETCH},
-        {"inflate-span", required_argument, NULL, OPT_INFLATE_SPAN},
         {"help", no_argument, NULL, 'h'},
     };
     const char *nodes = NULL, *pods = NULL, *out = "sim-out", *state = NULL, *kubeconfig = NULL;
@@ -206,8 +207,11 @@ int cmd_sim(int argc, char **argv)
 
     sim_model_defaults(&model);
     sim_inflate_defaults(&infl);
-    while (longopts[base].name) /* the model's flags go after the fixed ones */
+    while (longopts[base].name) /* the tuning and model flags go after the fixed ones */
         base++;
+    for (size_t i = 0; i < SIM_INFLATE_NOPTS; i++)
+        longopts[base++] =
+            (struct option){tune_flags[i], required_argument, NULL, OPT_TUNE + (int)i};
     for (size_t i = 0; i < ARRAY_SIZE(model_flags); i++)
         longopts[base + i] =
             (struct option){model_flags[i].name, required_argument, NULL, OPT_MODEL + (int)i};
@@ -293,30 +297,17 @@ int cmd_sim(int argc, char **argv)
         case OPT_INFLATE:
             inflate = true;
             break;
-        case OPT_LS_FILL:
-            if (!num(optarg, &infl.ls_fill) || infl.ls_fill < 0 || infl.ls_fill > 1)
-                return bad("ls-fill", optarg, "a fraction in [0, 1]");
-            inflate_flag = "ls-fill";
-            break;
-        case OPT_BE_LOAD:
-            if (!num(optarg, &infl.be_load) || infl.be_load < 0 || infl.be_load > 10)
-                return bad("be-load", optarg, "a number in [0, 10]");
-            inflate_flag = "be-load";
-            break;
-        case OPT_BE_STRETCH:
-            if (!num(optarg, &infl.be_stretch) || !(infl.be_stretch > 0) || infl.be_stretch > 1000)
-                return bad("be-stretch", optarg, "a number in (0, 1000]");
-            inflate_flag = "be-stretch";
-            break;
-        case OPT_INFLATE_SPAN:
-            if (!num(optarg, &infl.span_s) || !(infl.span_s > 0) || infl.span_s > 86400.0 * 3650)
-                return bad("inflate-span", optarg, "positive trace seconds, ten years at most");
-            inflate_flag = "inflate-span";
-            break;
         case 'h':
             (void)fputs(usage, stdout);
             return 0;
         default:
+            if (c >= OPT_TUNE && c < OPT_MODEL) {
+                enum sim_inflate_opt k = (enum sim_inflate_opt)(c - OPT_TUNE);
+                if (!num(optarg, &d) || sim_inflate_set(&infl, k, d) < 0)
+                    return bad(tune_flags[k], optarg, sim_inflate_range(k));
+                inflate_flag = tune_flags[k];
+                break;
+            }
             if (c >= OPT_MODEL && c < OPT_MODEL + (int)ARRAY_SIZE(model_flags)) {
                 size_t k = (size_t)(c - OPT_MODEL);
                 if (!num(optarg, &d))

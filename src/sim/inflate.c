@@ -16,16 +16,57 @@
 #include "sim/model.h"
 #include "sim/trace.h"
 
-#define DRAW_ARRIVAL   UINT64_C(0x696e666c) /* "infl": the arrival gaps' own stream */
-#define DRAW_RUNNING   UINT64_C(0x72756e6e) /* "runn": the jobs running at time 0 */
-#define MAX_BE_LOAD    10.0
-#define MAX_BE_STRETCH 1000.0
-#define MAX_SPAN_S     (86400.0 * 3650)
+#define DRAW_ARRIVAL UINT64_C(0x696e666c) /* "infl": the arrival gaps' own stream */
+#define DRAW_RUNNING UINT64_C(0x72756e6e) /* "runn": the jobs running at time 0 */
+
+/*
+ * The options' ranges, [lo, hi] or, with lo_out, (lo, hi]: the one place they are written
+ * (inflate.h). range says the same in words for the errors, on the same line so that the two
+ * change together.
+ */
+static const struct {
+    size_t off;       /* the option in struct sim_inflate_opts */
+    const char *name; /* in sim_trace_inflate()'s error */
+    double lo, hi;
+    bool lo_out;
+    const char *range;
+} ranges[SIM_INFLATE_NOPTS] = {
+    [SIM_INFLATE_LS_FILL] = {offsetof(struct sim_inflate_opts, ls_fill), "the LS fill", 0, 1, false,
+                             "a fraction in [0, 1]"},
+    [SIM_INFLATE_BE_LOAD] = {offsetof(struct sim_inflate_opts, be_load), "the BE load", 0, 10,
+                             false, "a number in [0, 10] (fractions of the fleet's CPU)"},
+    [SIM_INFLATE_BE_STRETCH] = {offsetof(struct sim_inflate_opts, be_stretch), "the BE stretch", 0,
+                                1000, true, "a number in (0, 1000]"},
+    [SIM_INFLATE_SPAN] = {offsetof(struct sim_inflate_opts, span_s), "the span", 0, 86400.0 * 3650,
+                          true, "positive trace seconds, ten years (315360000) at most"},
+};
 
 void sim_inflate_defaults(struct sim_inflate_opts *o)
 {
     *o = (struct sim_inflate_opts){
         .ls_fill = 0.8, .be_load = 0.5, .be_stretch = 10, .span_s = 21600, .seed = 1};
+}
+
+/* Whether v is in option which's range (NaN is not). */
+static bool in_range(enum sim_inflate_opt which, double v)
+{
+    return v <= ranges[which].hi &&
+           (ranges[which].lo_out ? v > ranges[which].lo : v >= ranges[which].lo);
+}
+
+int sim_inflate_set(struct sim_inflate_opts *o, enum sim_inflate_opt which, double v)
+{
+    CHECK((unsigned)which < SIM_INFLATE_NOPTS);
+    if (!in_range(which, v))
+        return -EINVAL;
+    *(double *)(void *)((char *)o + ranges[which].off) = v;
+    return 0;
+}
+
+const char *sim_inflate_range(enum sim_inflate_opt which)
+{
+    CHECK((unsigned)which < SIM_INFLATE_NOPTS);
+    return ranges[which].range;
 }
 
 /* The run time of a trace BE pod: deletion - creation, or to the trace's end. */
@@ -34,14 +75,22 @@ static double run_time(const struct sim_trace *t, const struct sim_pod *p)
     return (p->delete_s < 0 ? t->span_s : p->delete_s) - p->create_s;
 }
 
-/* Appends a copy of p, as repeat k of it ("<name>" for k = 0, "<name>-c<k>" after). */
-static void add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_pod *p, size_t k,
-                double create_s, double delete_s)
+/*
+ * Appends a copy of p, as repeat k of it ("<name>" for k = 0, "<name>-c<k>" after): 0, or
+ * -E2BIG with why in err, nothing appended, when v holds SIM_TRACE_MAX_PODS already (the most
+ * a trace may hold, so a workload of exactly that many is one).
+ */
+static int add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_pod *p, size_t k,
+               double create_s, double delete_s, struct strbuf *err)
 {
     struct sim_pod *q;
 
-    if (*n == SIM_TRACE_MAX_PODS)
-        return;
+    if (*n == SIM_TRACE_MAX_PODS) {
+        strbuf_reset(err);
+        strbuf_addf(err, "the inflated workload takes more pods than a trace may hold (%d)",
+                    SIM_TRACE_MAX_PODS);
+        return -E2BIG;
+    }
     if (*n == *alloc) {
         *alloc = *alloc ? *alloc * 2 : 1024;
         *v = xrealloc(*v, *alloc * sizeof(**v));
@@ -57,25 +106,20 @@ static void add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_p
     }
     q->create_s = create_s;
     q->delete_s = delete_s;
+    return 0;
 }
 
 static int check(const struct sim_inflate_opts *o, struct strbuf *err)
 {
-    const char *why = NULL;
-
-    if (!(o->ls_fill >= 0 && o->ls_fill <= 1))
-        why = "the LS fill must be a fraction in [0, 1]";
-    else if (!(o->be_load >= 0 && o->be_load <= MAX_BE_LOAD))
-        why = "the BE load must be in [0, 10] (fractions of the fleet's CPU)";
-    else if (!(o->be_stretch > 0 && o->be_stretch <= MAX_BE_STRETCH))
-        why = "the BE stretch must be in (0, 1000]";
-    else if (!(o->span_s > 0 && o->span_s <= MAX_SPAN_S))
-        why = "the span must be positive and at most ten years";
-    if (!why)
-        return 0;
-    strbuf_reset(err);
-    strbuf_addstr(err, why);
-    return -EINVAL;
+    for (unsigned i = 0; i < SIM_INFLATE_NOPTS; i++) {
+        double v = *(const double *)(const void *)((const char *)o + ranges[i].off);
+        if (!in_range((enum sim_inflate_opt)i, v)) {
+            strbuf_reset(err);
+            strbuf_addf(err, "%s must be %s", ranges[i].name, ranges[i].range);
+            return -EINVAL;
+        }
+    }
+    return 0;
 }
 
 static int fail(struct strbuf *err, int r, const char *msg)
@@ -151,9 +195,11 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
             goto out;
         }
     }
-    for (size_t k = 0; o->ls_fill > 0 && req < o->ls_fill * fleet && n < SIM_TRACE_MAX_PODS; k++) {
+    /* (nls and nbe guard the picks: the analyser cannot tie them to the fractions) */
+    for (size_t k = 0; nls > 0 && req < o->ls_fill * fleet; k++) {
         const struct sim_pod *p = &t->pods[ls[k % nls]];
-        add(&v, &n, &alloc, p, reps[ls[k % nls]]++, 0, -1);
+        if ((r = add(&v, &n, &alloc, p, reps[ls[k % nls]]++, 0, -1, err)) < 0)
+            goto out;
         req += (double)p->cpu_milli;
     }
     /*
@@ -166,19 +212,18 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
         const struct sim_pod *p = &t->pods[be[j]];
         double left =
             run_time(t, p) * o->be_stretch * sim_model_uniform(o->seed, DRAW_RUNNING, k, 1);
-        add(&v, &n, &alloc, p, reps[be[j]]++, 0, left > 1 ? left : 1);
+        if ((r = add(&v, &n, &alloc, p, reps[be[j]]++, 0, left > 1 ? left : 1, err)) < 0)
+            goto out;
     }
-    for (size_t k = 0; rate > 0; k++) {
+    for (size_t k = 0; nbe > 0 && rate > 0; k++) {
         const struct sim_pod *p = &t->pods[be[k % nbe]];
         double u = sim_model_uniform(o->seed, DRAW_ARRIVAL, k, 0);
         at += -log1p(-u) / rate;
         if (at >= o->span_s)
             break;
-        add(&v, &n, &alloc, p, reps[be[k % nbe]]++, at, at + run_time(t, p) * o->be_stretch);
-    }
-    if (n == SIM_TRACE_MAX_PODS) {
-        r = fail(err, -E2BIG, "the inflated workload takes more pods than a trace may hold");
-        goto out;
+        if ((r = add(&v, &n, &alloc, p, reps[be[k % nbe]]++, at,
+                     at + run_time(t, p) * o->be_stretch, err)) < 0)
+            goto out;
     }
     if (!n) {
         r = fail(err, -EINVAL, "the inflated workload is empty (no LS fill and no BE load)");

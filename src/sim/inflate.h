@@ -34,14 +34,33 @@ struct sim_inflate_opts {
     uint64_t seed;     /* the arrival process */
 };
 
+/* The options with a range, the fractions and factors of struct sim_inflate_opts. */
+enum sim_inflate_opt {
+    SIM_INFLATE_LS_FILL,
+    SIM_INFLATE_BE_LOAD,
+    SIM_INFLATE_BE_STRETCH,
+    SIM_INFLATE_SPAN,
+    SIM_INFLATE_NOPTS,
+};
+
 /* The defaults (docs/sim.md says why each is what it is). */
 void sim_inflate_defaults(struct sim_inflate_opts *o);
 
 /*
+ * The ranges of the options live here only: sim_trace_inflate() checks them, and so do the
+ * flags of `koord sim --inflate` as they are read (naming the flag). sim_inflate_set() sets
+ * option `which` of o to v: 0, or -EINVAL with o unchanged when v is out of its range, which
+ * sim_inflate_range() says in words that follow "must be" ("a fraction in [0, 1]").
+ */
+int sim_inflate_set(struct sim_inflate_opts *o, enum sim_inflate_opt which, double v);
+const char *sim_inflate_range(enum sim_inflate_opt which);
+
+/*
  * Replaces t's pods by the inflated workload drawn from them (t's nodes give the fleet's CPU).
- * 0; -EINVAL with why in err (a fraction out of range, no LS pod to fill with, no BE pod with
- * a run time to draw from); -E2BIG when the result would pass SIM_TRACE_MAX_PODS (err gives
- * the count: lower be_load or span_s, or raise be_stretch). t is unchanged on failure.
+ * 0; -EINVAL with why in err (an option out of its range, no LS pod to fill with, no BE pod
+ * with a run time to draw from); -E2BIG when the result would pass SIM_TRACE_MAX_PODS (for the
+ * BE stream err gives the count: lower be_load or span_s, or raise be_stretch; the LS fill is
+ * refused at the pod past the limit). t is unchanged on failure.
  */
 int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, struct strbuf *err);
 

@@ -1,7 +1,7 @@
 /*
  * The browser half of test_manager_dashboard.sh: drives Debian's chromium (headless, through
- * playwright-core from web/node_modules) against koord manager's /ui and checks what the page
- * shows against what the shell side fed the cluster. Environment:
+ * playwright-core from web/node_modules, started by browser.cjs) against koord manager's /ui
+ * and checks what the page shows against what the shell side fed the cluster. Environment:
  *   UI_URL       https://host:port/ui/
  *   UI_TOKEN     a bearer token to log in with; UI_BAD_TOKEN one the API server refuses
  *   UI_EXPECT    JSON: {node, lsCpu, beCpu, lsMemory, beMemory, batchCpu, cpu, pendingPod,
@@ -12,18 +12,11 @@
  * Exits 1 with a message naming what differed.
  */
 "use strict";
-const path = require("path");
 const { execFileSync } = require("child_process");
-const { chromium } = require(path.join(process.env.KOORD_SOURCE_DIR, "web/node_modules/playwright-core"));
+const { DASHBOARD_CONTEXT, fail, newPage, openLogin, submitToken, withBrowser, screenshot } = require("./browser.cjs");
 
 const want = JSON.parse(process.env.UI_EXPECT);
 const TIMEOUT = 30000;
-
-function fail(msg) {
-  console.error("FAIL: " + msg);
-  process.exitCode = 1;
-  throw new Error(msg);
-}
 
 /* Waits until the cell's data-value equals v (numbers compared as numbers). */
 async function cellValue(page, node, field, v, what) {
@@ -39,83 +32,63 @@ async function cellValue(page, node, field, v, what) {
   }
 }
 
-(async () => {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox"],
-  });
-  try {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1400, height: 1100 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
+withBrowser(async (browser) => {
+  const { context, page, errors } = await newPage(browser, DASHBOARD_CONTEXT);
 
-    /* Without a session the dashboard sends the browser to the login page. */
-    await page.goto(process.env.UI_URL);
-    if (!page.url().endsWith("/ui/login")) fail(`not sent to the login page: at ${page.url()}`);
+  /* Without a session the dashboard sends the browser to the login page. */
+  await openLogin(page, process.env.UI_URL);
 
-    /* A token the API server refuses: an error on the page, no cookie. */
-    await page.fill("#token", process.env.UI_BAD_TOKEN);
-    await Promise.all([page.waitForNavigation(), page.click("#login")]);
-    const err = await page.textContent("#login-error").catch(() => null);
-    if (!err || !err.includes("did not accept")) fail(`refused token: error shown is ${err}`);
-    if ((await context.cookies()).length) fail("a refused token got a cookie");
+  /* A token the API server refuses: an error on the page, no cookie. */
+  await submitToken(page, process.env.UI_BAD_TOKEN);
+  const err = await page.textContent("#login-error").catch(() => null);
+  if (!err || !err.includes("did not accept")) fail(`refused token: error shown is ${err}`);
+  if ((await context.cookies()).length) fail("a refused token got a cookie");
 
-    /* The real token: a session cookie with the promised attributes, then the dashboard. */
-    await page.fill("#token", process.env.UI_TOKEN);
-    await Promise.all([page.waitForNavigation(), page.click("#login")]);
-    if (!page.url().endsWith("/ui/")) fail(`after login at ${page.url()}`);
-    const cookie = (await context.cookies()).find((c) => c.name === "koord_ui_session");
-    if (!cookie) fail("no session cookie after login");
-    if (!cookie.httpOnly || !cookie.secure || cookie.sameSite !== "Strict" || cookie.path !== "/ui")
-      fail(`session cookie attributes: ${JSON.stringify(cookie)}`);
-    if (!/^[0-9a-f]{64}$/.test(cookie.value)) fail(`session id ${cookie.value} is not 256 random bits in hex`);
+  /* The real token: a session cookie with the promised attributes, then the dashboard. */
+  await submitToken(page, process.env.UI_TOKEN);
+  if (!page.url().endsWith("/ui/")) fail(`after login at ${page.url()}`);
+  const cookie = (await context.cookies()).find((c) => c.name === "koord_ui_session");
+  if (!cookie) fail("no session cookie after login");
+  if (!cookie.httpOnly || !cookie.secure || cookie.sameSite !== "Strict" || cookie.path !== "/ui")
+    fail(`session cookie attributes: ${JSON.stringify(cookie)}`);
+  if (!/^[0-9a-f]{64}$/.test(cookie.value)) fail(`session id ${cookie.value} is not 256 random bits in hex`);
 
-    await page.waitForSelector("#status.live", { timeout: TIMEOUT }).catch(() => fail("the stream never went live"));
+  await page.waitForSelector("#status.live", { timeout: TIMEOUT }).catch(() => fail("the stream never went live"));
 
-    /* Node row: the figures of the reports and of the Node. */
-    await cellValue(page, want.node, "lsCpu", want.lsCpu, "LS CPU used");
-    await cellValue(page, want.node, "beCpu", want.beCpu, "batch CPU used");
-    await cellValue(page, want.node, "lsMemory", want.lsMemory, "LS memory used");
-    await cellValue(page, want.node, "beMemory", want.beMemory, "batch memory used");
-    await cellValue(page, want.node, "cpu", want.cpu, "CPU allocatable");
-    await cellValue(page, want.node, "batchCpu", want.batchCpu, "batch CPU allocatable");
+  /* Node row: the figures of the reports and of the Node. */
+  await cellValue(page, want.node, "lsCpu", want.lsCpu, "LS CPU used");
+  await cellValue(page, want.node, "beCpu", want.beCpu, "batch CPU used");
+  await cellValue(page, want.node, "lsMemory", want.lsMemory, "LS memory used");
+  await cellValue(page, want.node, "beMemory", want.beMemory, "batch memory used");
+  await cellValue(page, want.node, "cpu", want.cpu, "CPU allocatable");
+  await cellValue(page, want.node, "batchCpu", want.batchCpu, "batch CPU allocatable");
 
-    /* The pending pod, its class and the scheduler's reason. */
-    const row = `#pending tr[data-pod="${want.pendingPod}"]`;
-    await page.waitForSelector(row, { timeout: TIMEOUT }).catch(() => fail(`no pending row ${want.pendingPod}`));
-    await page.waitForFunction(([r, reason]) => {
-      const td = document.querySelector(r + ' td[data-field="reason"]');
-      return td && td.textContent === reason;
-    }, [row, want.pendingReason], { timeout: TIMEOUT }).catch(async () =>
-      fail(`pending reason: ${await page.textContent(row)}`));
-    const cls = await page.textContent(row + ' td[data-field="class"]');
-    if (cls !== want.pendingClass) fail(`pending class ${cls}, want ${want.pendingClass}`);
-    const msg = await page.textContent(row + ' td[data-field="message"]');
-    if (!msg.includes(want.pendingMessage)) fail(`pending message "${msg}" lacks "${want.pendingMessage}"`);
+  /* The pending pod, its class and the scheduler's reason. */
+  const row = `#pending tr[data-pod="${want.pendingPod}"]`;
+  await page.waitForSelector(row, { timeout: TIMEOUT }).catch(() => fail(`no pending row ${want.pendingPod}`));
+  await page.waitForFunction(([r, reason]) => {
+    const td = document.querySelector(r + ' td[data-field="reason"]');
+    return td && td.textContent === reason;
+  }, [row, want.pendingReason], { timeout: TIMEOUT }).catch(async () =>
+    fail(`pending reason: ${await page.textContent(row)}`));
+  const cls = await page.textContent(row + ' td[data-field="class"]');
+  if (cls !== want.pendingClass) fail(`pending class ${cls}, want ${want.pendingClass}`);
+  const msg = await page.textContent(row + ' td[data-field="message"]');
+  if (!msg.includes(want.pendingMessage)) fail(`pending message "${msg}" lacks "${want.pendingMessage}"`);
 
-    /* The eviction. */
-    await page.waitForSelector(`#events tr[data-kind="eviction"][data-object="${want.evictedPod}"]`,
-      { timeout: TIMEOUT }).catch(() => fail(`no eviction row for ${want.evictedPod}`));
+  /* The eviction. */
+  await page.waitForSelector(`#events tr[data-kind="eviction"][data-object="${want.evictedPod}"]`,
+    { timeout: TIMEOUT }).catch(() => fail(`no eviction row for ${want.evictedPod}`));
 
-    /* Live: a new report shows up without a reload (the marker survives: same document). */
-    await page.evaluate(() => { window.__sameDocument = true; });
-    execFileSync(JSON.parse(process.env.UI_REPORT)[0], JSON.parse(process.env.UI_REPORT).slice(1), { stdio: "inherit" });
-    await cellValue(page, want.node, "lsCpu", want.liveLsCpu, "LS CPU used after a new report");
-    if (!(await page.evaluate(() => window.__sameDocument === true))) fail("the page reloaded");
-    const total = await page.getAttribute('#totals div[data-total="LS CPU used"]', "data-value");
-    if (Number(total) < want.liveLsCpu) fail(`total LS CPU ${total} below the node's ${want.liveLsCpu}`);
-    if (!(await page.$("#chart-cpu canvas"))) fail("no CPU chart drawn");
+  /* Live: a new report shows up without a reload (the marker survives: same document). */
+  await page.evaluate(() => { window.__sameDocument = true; });
+  execFileSync(JSON.parse(process.env.UI_REPORT)[0], JSON.parse(process.env.UI_REPORT).slice(1), { stdio: "inherit" });
+  await cellValue(page, want.node, "lsCpu", want.liveLsCpu, "LS CPU used after a new report");
+  if (!(await page.evaluate(() => window.__sameDocument === true))) fail("the page reloaded");
+  const total = await page.getAttribute('#totals div[data-total="LS CPU used"]', "data-value");
+  if (Number(total) < want.liveLsCpu) fail(`total LS CPU ${total} below the node's ${want.liveLsCpu}`);
+  if (!(await page.$("#chart-cpu canvas"))) fail("no CPU chart drawn");
 
-    await page.screenshot({ path: process.env.UI_SHOT, fullPage: true });
-    console.log("screenshot: " + process.env.UI_SHOT);
-    if (errors.length) fail("errors on the page: " + errors.join("; "));
-  } catch (e) {
-    if (!process.exitCode) {
-      console.error("FAIL: " + e.message);
-      process.exitCode = 1;
-    }
-  } finally {
-    await browser.close();
-  }
-})();
+  await screenshot(page, process.env.UI_SHOT);
+  if (errors.length) fail("errors on the page: " + errors.join("; "));
+});

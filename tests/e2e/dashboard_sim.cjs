@@ -1,10 +1,10 @@
 /*
  * The browser half of test_sim_dashboard.sh: drives Debian's chromium (headless, through
- * playwright-core from web/node_modules) against the /ui of the manager a running `koord sim`
- * started, and checks what the page shows against what the API says at that moment (kubectl,
- * with $KUBECONFIG, is asked anew on every try). A simulation moves while it is looked at, so
- * every check is "page and API agree", tried every 250 ms until they do or the deadline passes,
- * never one comparison of figures taken at different times. Environment:
+ * playwright-core from web/node_modules, started by browser.cjs) against the /ui of the manager
+ * a running `koord sim` started, and checks what the page shows against what the API says at
+ * that moment (kubectl, with $KUBECONFIG, is asked anew on every try). A simulation moves while
+ * it is looked at, so every check is "page and API agree", tried every 250 ms until they do or
+ * the deadline passes, never one comparison of figures taken at different times. Environment:
  *   UI_URL    https://host:port/ui/
  *   UI_TOKEN  a bearer token to log in with
  *   UI_SHOT   where to save the screenshot
@@ -12,19 +12,12 @@
  * Exits 1 with a message naming what differed (the last disagreement seen).
  */
 "use strict";
-const path = require("path");
 const { execFileSync } = require("child_process");
-const { chromium } = require(path.join(process.env.KOORD_SOURCE_DIR, "web/node_modules/playwright-core"));
+const { DASHBOARD_CONTEXT, fail, newPage, login, withBrowser, screenshot } = require("./browser.cjs");
 
 const DEADLINE_MS = 60000;
 const FLEET_LABEL = "sim.koordinator.sh/fleet";
 const QOS_SOURCE = "koordlet-qosManager";
-
-function fail(msg) {
-  console.error("FAIL: " + msg);
-  process.exitCode = 1;
-  throw new Error(msg);
-}
 
 function kubectl(...args) {
   return JSON.parse(execFileSync("kubectl", ["--request-timeout=20s", ...args, "-o", "json"],
@@ -97,124 +90,103 @@ function apiNodes() {
   return rows;
 }
 
-(async () => {
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox"],
-  });
-  try {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1400, height: 1100 } });
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(String(e)));
+withBrowser(async (browser) => {
+  const { page, errors } = await newPage(browser, DASHBOARD_CONTEXT);
 
-    /* Log in as a user would: the login page, the token, the dashboard going live. */
-    await page.goto(process.env.UI_URL);
-    if (!page.url().endsWith("/ui/login")) fail(`not sent to the login page: at ${page.url()}`);
-    await page.fill("#token", process.env.UI_TOKEN);
-    await Promise.all([page.waitForNavigation(), page.click("#login")]);
-    if (!page.url().endsWith("/ui/")) fail(`after login at ${page.url()}`);
-    await page.waitForSelector("#status.live", { timeout: DEADLINE_MS }).catch(() => fail("the stream never went live"));
+  /* Log in as a user would: the login page, the token, the dashboard going live. */
+  await login(page, process.env.UI_URL, process.env.UI_TOKEN);
+  await page.waitForSelector("#status.live", { timeout: DEADLINE_MS }).catch(() => fail("the stream never went live"));
 
-    /* Per node: a row for each of the sim's nodes (and no other), allocatable and batch
-     * allocatable as on the Node (batch capacity advertised on every node: colocation is on),
-     * LS and batch usage as in its NodeMetric. */
-    let api = {};
-    await agree("node rows", async () => {
-      api = apiNodes();
-      const got = await pageNodes(page), bad = [];
-      const names = Object.keys(api).sort();
-      if (!names.length) bad.push("the API lists no fleet node");
-      if (JSON.stringify(Object.keys(got).sort()) !== JSON.stringify(names))
-        bad.push(`rows ${Object.keys(got).sort()}, nodes ${names}`);
-      for (const n of names) {
-        if (!(api[n].batchCpu > 0)) bad.push(`${n}: no batch-cpu on the Node yet`);
-        if (api[n].lsCpu === undefined) bad.push(`${n}: no NodeMetric report yet`);
-        for (const f of ["cpu", "memory", "batchCpu", "batchMemory", "lsCpu", "lsMemory", "beCpu", "beMemory"])
-          if (got[n] && got[n][f] !== api[n][f]) bad.push(`${n} ${f}: page ${got[n][f]}, API ${api[n][f]}`);
-      }
-      return bad;
-    });
-    if (!Object.values(api).some((r) => r.beCpu > 0)) fail("no batch usage reported on any node: no BE pod runs");
-
-    /* Cluster totals: the sums of what the Nodes and NodeMetrics say. */
-    await agree("cluster totals", async () => {
-      const a = apiNodes(), t = await pageTotals(page), bad = [];
-      const sum = (f) => Object.values(a).reduce((s, r) => s + (r[f] || 0), 0);
-      const want = {
-        nodes: Object.keys(a).length, "CPU allocatable": sum("cpu"), "batch CPU allocatable": sum("batchCpu"),
-        "LS CPU used": sum("lsCpu"), "batch CPU used": sum("beCpu"),
-      };
-      for (const [k, v] of Object.entries(want))
-        if (t[k] !== v) bad.push(`${k}: page ${t[k]}, API ${v}`);
-      return bad;
-    });
-
-    /* Pending pods by class: the counts, the rows, each row's class and the scheduler's reason
-     * (the trace's ls-huge and be-huge fit no node, so both classes have some). */
-    await agree("pending pods", async () => {
-      const want = {}, count = { LS: 0, BE: 0 }, bad = [];
-      for (const p of kubectl("get", "pods", "-A")) {
-        if (p.spec.nodeName || p.metadata.deletionTimestamp || ["Succeeded", "Failed"].includes(p.status.phase))
-          continue;
-        const cls = isBE(p.spec.priorityClassName, (p.metadata.labels || {})["koordinator.sh/qosClass"]) ? "BE" : "LS";
-        const cond = (p.status.conditions || []).find((c) => c.type === "PodScheduled" && c.status === "False");
-        want[`${p.metadata.namespace}/${p.metadata.name}`] = { cls, reason: cond ? cond.reason : "" };
-        count[cls]++;
-      }
-      if (!count.LS || !count.BE) bad.push(`the API has ${count.LS} LS and ${count.BE} BE pods pending, want some of each`);
-      const shown = await page.textContent("#pending-count");
-      if (shown !== `(LS ${count.LS}, BE ${count.BE})`) bad.push(`counts: page ${shown}, API LS ${count.LS}, BE ${count.BE}`);
-      const rows = await page.$$eval("#pending tr[data-pod]", (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.pod, {
-        cls: tr.querySelector('td[data-field="class"]').textContent,
-        reason: tr.querySelector('td[data-field="reason"]').textContent,
-      }])));
-      if (JSON.stringify(Object.keys(rows).sort()) !== JSON.stringify(Object.keys(want).sort()))
-        bad.push(`rows ${Object.keys(rows).sort()}, API ${Object.keys(want).sort()}`);
-      for (const [k, w] of Object.entries(want)) {
-        const r = rows[k];
-        if (!r) continue;
-        if (r.cls !== w.cls) bad.push(`${k}: class ${r.cls}, API ${w.cls}`);
-        if (r.reason !== (w.reason || "waiting for the scheduler")) bad.push(`${k}: reason ${r.reason}, API ${w.reason}`);
-      }
-      for (const k of ["sim-ls/ls-huge", "sim-be/be-huge"])
-        if (!want[k] || want[k].reason !== "Unschedulable") bad.push(`${k} not (yet) Unschedulable in the API`);
-      return bad;
-    });
-
-    /* The agent stand-ins' evictions (evictPodSuccess Events on the BE pods, BECPUEvict under
-     * the --surge) and suppressions (BECPUSuppress on the Nodes), as the API holds them. */
-    await agree("evictions and suppressions", async () => {
-      const want = { eviction: new Set(), suppression: new Set() }, bad = [];
-      for (const e of kubectl("get", "events", "-A")) {
-        if ((e.source || {}).component !== QOS_SOURCE) continue;
-        const o = e.involvedObject, name = o.namespace ? `${o.namespace}/${o.name}` : o.name;
-        if (e.reason === "evictPodSuccess") want.eviction.add(name);
-        else if (e.reason === "BECPUSuppress") want.suppression.add(name);
-      }
-      if (!want.eviction.size) bad.push("no eviction in the API yet");
-      const rows = await page.$$eval("#events tr[data-kind]", (trs) => trs.map((tr) => ({
-        kind: tr.dataset.kind, object: tr.dataset.object, text: tr.textContent })));
-      for (const kind of ["eviction", "suppression"]) {
-        const got = [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.object))].sort();
-        const w = [...want[kind]].sort();
-        if (JSON.stringify(got) !== JSON.stringify(w)) bad.push(`${kind}s: page ${got}, API ${w}`);
-      }
-      if (!rows.some((r) => r.kind === "eviction" && r.text.includes("BECPUEvict")))
-        bad.push("no eviction row says BECPUEvict");
-      return bad;
-    });
-    if (!(await page.$("#chart-cpu canvas"))) fail("no CPU chart drawn");
-
-    await page.screenshot({ path: process.env.UI_SHOT, fullPage: true });
-    console.log("screenshot: " + process.env.UI_SHOT);
-    if (errors.length) fail("errors on the page: " + errors.join("; "));
-  } catch (e) {
-    if (!process.exitCode) {
-      console.error("FAIL: " + e.message);
-      process.exitCode = 1;
+  /* Per node: a row for each of the sim's nodes (and no other), allocatable and batch
+   * allocatable as on the Node (batch capacity advertised on every node: colocation is on),
+   * LS and batch usage as in its NodeMetric. */
+  let api = {};
+  await agree("node rows", async () => {
+    api = apiNodes();
+    const got = await pageNodes(page), bad = [];
+    const names = Object.keys(api).sort();
+    if (!names.length) bad.push("the API lists no fleet node");
+    if (JSON.stringify(Object.keys(got).sort()) !== JSON.stringify(names))
+      bad.push(`rows ${Object.keys(got).sort()}, nodes ${names}`);
+    for (const n of names) {
+      if (!(api[n].batchCpu > 0)) bad.push(`${n}: no batch-cpu on the Node yet`);
+      if (api[n].lsCpu === undefined) bad.push(`${n}: no NodeMetric report yet`);
+      for (const f of ["cpu", "memory", "batchCpu", "batchMemory", "lsCpu", "lsMemory", "beCpu", "beMemory"])
+        if (got[n] && got[n][f] !== api[n][f]) bad.push(`${n} ${f}: page ${got[n][f]}, API ${api[n][f]}`);
     }
-  } finally {
-    await browser.close();
-  }
-})();
+    return bad;
+  });
+  if (!Object.values(api).some((r) => r.beCpu > 0)) fail("no batch usage reported on any node: no BE pod runs");
+
+  /* Cluster totals: the sums of what the Nodes and NodeMetrics say. */
+  await agree("cluster totals", async () => {
+    const a = apiNodes(), t = await pageTotals(page), bad = [];
+    const sum = (f) => Object.values(a).reduce((s, r) => s + (r[f] || 0), 0);
+    const want = {
+      nodes: Object.keys(a).length, "CPU allocatable": sum("cpu"), "batch CPU allocatable": sum("batchCpu"),
+      "LS CPU used": sum("lsCpu"), "batch CPU used": sum("beCpu"),
+    };
+    for (const [k, v] of Object.entries(want))
+      if (t[k] !== v) bad.push(`${k}: page ${t[k]}, API ${v}`);
+    return bad;
+  });
+
+  /* Pending pods by class: the counts, the rows, each row's class and the scheduler's reason
+   * (the trace's ls-huge and be-huge fit no node, so both classes have some). */
+  await agree("pending pods", async () => {
+    const want = {}, count = { LS: 0, BE: 0 }, bad = [];
+    for (const p of kubectl("get", "pods", "-A")) {
+      if (p.spec.nodeName || p.metadata.deletionTimestamp || ["Succeeded", "Failed"].includes(p.status.phase))
+        continue;
+      const cls = isBE(p.spec.priorityClassName, (p.metadata.labels || {})["koordinator.sh/qosClass"]) ? "BE" : "LS";
+      const cond = (p.status.conditions || []).find((c) => c.type === "PodScheduled" && c.status === "False");
+      want[`${p.metadata.namespace}/${p.metadata.name}`] = { cls, reason: cond ? cond.reason : "" };
+      count[cls]++;
+    }
+    if (!count.LS || !count.BE) bad.push(`the API has ${count.LS} LS and ${count.BE} BE pods pending, want some of each`);
+    const shown = await page.textContent("#pending-count");
+    if (shown !== `(LS ${count.LS}, BE ${count.BE})`) bad.push(`counts: page ${shown}, API LS ${count.LS}, BE ${count.BE}`);
+    const rows = await page.$$eval("#pending tr[data-pod]", (trs) => Object.fromEntries(trs.map((tr) => [tr.dataset.pod, {
+      cls: tr.querySelector('td[data-field="class"]').textContent,
+      reason: tr.querySelector('td[data-field="reason"]').textContent,
+    }])));
+    if (JSON.stringify(Object.keys(rows).sort()) !== JSON.stringify(Object.keys(want).sort()))
+      bad.push(`rows ${Object.keys(rows).sort()}, API ${Object.keys(want).sort()}`);
+    for (const [k, w] of Object.entries(want)) {
+      const r = rows[k];
+      if (!r) continue;
+      if (r.cls !== w.cls) bad.push(`${k}: class ${r.cls}, API ${w.cls}`);
+      if (r.reason !== (w.reason || "waiting for the scheduler")) bad.push(`${k}: reason ${r.reason}, API ${w.reason}`);
+    }
+    for (const k of ["sim-ls/ls-huge", "sim-be/be-huge"])
+      if (!want[k] || want[k].reason !== "Unschedulable") bad.push(`${k} not (yet) Unschedulable in the API`);
+    return bad;
+  });
+
+  /* The agent stand-ins' evictions (evictPodSuccess Events on the BE pods, BECPUEvict under
+   * the --surge) and suppressions (BECPUSuppress on the Nodes), as the API holds them. */
+  await agree("evictions and suppressions", async () => {
+    const want = { eviction: new Set(), suppression: new Set() }, bad = [];
+    for (const e of kubectl("get", "events", "-A")) {
+      if ((e.source || {}).component !== QOS_SOURCE) continue;
+      const o = e.involvedObject, name = o.namespace ? `${o.namespace}/${o.name}` : o.name;
+      if (e.reason === "evictPodSuccess") want.eviction.add(name);
+      else if (e.reason === "BECPUSuppress") want.suppression.add(name);
+    }
+    if (!want.eviction.size) bad.push("no eviction in the API yet");
+    const rows = await page.$$eval("#events tr[data-kind]", (trs) => trs.map((tr) => ({
+      kind: tr.dataset.kind, object: tr.dataset.object, text: tr.textContent })));
+    for (const kind of ["eviction", "suppression"]) {
+      const got = [...new Set(rows.filter((r) => r.kind === kind).map((r) => r.object))].sort();
+      const w = [...want[kind]].sort();
+      if (JSON.stringify(got) !== JSON.stringify(w)) bad.push(`${kind}s: page ${got}, API ${w}`);
+    }
+    if (!rows.some((r) => r.kind === "eviction" && r.text.includes("BECPUEvict")))
+      bad.push("no eviction row says BECPUEvict");
+    return bad;
+  });
+  if (!(await page.$("#chart-cpu canvas"))) fail("no CPU chart drawn");
+
+  await screenshot(page, process.env.UI_SHOT);
+  if (errors.length) fail("errors on the page: " + errors.join("; "));
+});

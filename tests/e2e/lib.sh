@@ -17,6 +17,19 @@ expect_out() { grep -qF -- "$1" "$TMP/out" || fail "$2: output lacks '$1'; outpu
 # skip WHY: the test cannot run here (a tool or privilege missing); CTest reports it as skipped.
 skip() { echo "SKIP: $*"; exit 77; }
 finish() { [ "$fails" -eq 0 ] || { echo "$fails failure(s)" >&2; exit 1; }; echo "all passed"; }
+# need_browser: what the browser tests drive: headless chromium ($CHROMIUM, Debian's by default),
+# node and playwright-core in web/node_modules. A missing one fails the test, naming it: `make
+# deps` installs them all, so no browser is not a skip. Sets $ARTEFACTS, the directory under the
+# build tree where the screenshots are kept, and makes it.
+need_browser() {
+    CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+    [ -x "$CHROMIUM" ] || { echo "FAIL: $CHROMIUM is missing: run \`make deps\` (installs Debian's chromium)" >&2; exit 1; }
+    command -v node >/dev/null || { echo "FAIL: node is missing: run \`make deps\`" >&2; exit 1; }
+    [ -d "$KOORD_SOURCE_DIR/web/node_modules/playwright-core" ] ||
+        { echo "FAIL: web/node_modules/playwright-core is missing: run \`make deps\`" >&2; exit 1; }
+    ARTEFACTS=$(dirname "$KOORD")/test-artefacts
+    mkdir -p "$ARTEFACTS"
+}
 
 # start_apiserver DATA_DIR [EXTRA FLAGS...]: starts `koord apiserver` on a free port in the
 # background ($pid), waits until it is serving, and points kubectl at it ($KUBECONFIG,

@@ -1,20 +1,18 @@
 /*
  * The browser half of test_sim_report_html.sh: opens a `koord sim` HTML report from disk in
- * Debian's chromium (headless, playwright-core from web/node_modules), offline, and checks that
- * every chart is drawn, nothing is fetched, no script fails, and a run name made to close the
- * data's script element is shown as text. Environment: REPORT (the file), SHOT (screenshot
- * path), CHROMIUM (default /usr/bin/chromium). Exits 1 naming what differed.
+ * Debian's chromium (headless, playwright-core from web/node_modules, started by browser.cjs),
+ * offline, and checks that every chart is drawn, nothing is fetched, no script fails, and a run
+ * name made to close the data's script element is shown as text. Environment: REPORT (the
+ * file), SHOT (screenshot path), CHROMIUM (default /usr/bin/chromium). Exits 1 naming what
+ * differed.
  */
 "use strict";
 const path = require("path");
-const { chromium } = require(path.join(process.env.KOORD_SOURCE_DIR, "web/node_modules/playwright-core"));
+const { launch, screenshot } = require("./browser.cjs");
 
 (async () => {
   const problems = [];
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox"],
-  });
+  const browser = await launch();
   try {
     const context = await browser.newContext({ offline: true, viewport: { width: 1200, height: 900 } });
     const page = await context.newPage();
@@ -36,8 +34,7 @@ const { chromium } = require(path.join(process.env.KOORD_SOURCE_DIR, "web/node_m
     const util = await page.evaluate(() =>
       JSON.parse(document.getElementById("sim-data").textContent).runs[1].cpu_util[0]);
     if (util !== 0.5) problems.push(`second run's CPU utilisation ${util}, want 0.5`);
-    await page.screenshot({ path: process.env.SHOT, fullPage: true });
-    console.log("screenshot: " + process.env.SHOT);
+    await screenshot(page, process.env.SHOT);
   } catch (e) {
     problems.push(String(e));
   } finally {

@@ -10,13 +10,7 @@
 # installs it.
 . "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl not installed"; exit 0; }
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$CHROMIUM" ] || { echo "FAIL: $CHROMIUM is missing: run \`make deps\` (installs Debian's chromium)" >&2; exit 1; }
-command -v node >/dev/null || { echo "FAIL: node is missing: run \`make deps\`" >&2; exit 1; }
-[ -d "$KOORD_SOURCE_DIR/web/node_modules/playwright-core" ] ||
-    { echo "FAIL: web/node_modules/playwright-core is missing: run \`make deps\`" >&2; exit 1; }
-ARTEFACTS=$(dirname "$KOORD")/test-artefacts
-mkdir -p "$ARTEFACTS"
+need_browser
 
 start_apiserver "$TMP/data"
 mpid="" spid=""

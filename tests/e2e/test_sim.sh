@@ -25,6 +25,9 @@ expect_out "--colocation must be off,on, on or off" "a bad --colocation"
 run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --ls-fill 0.5
 expect_rc 2 "--ls-fill without --inflate"
 expect_out "--ls-fill tunes --inflate, which is not given" "--ls-fill without --inflate"
+run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --inflate --be-stretch 0
+expect_rc 2 "a --be-stretch out of its range"
+expect_out '--be-stretch must be a number in (0, 1000], not "0"' "a --be-stretch out of its range"
 run "$KOORD" sim --nodes 3 --pods "$data/pods.csv" --inflate --be-load 10 --be-stretch 0.001 \
     --inflate-span 100000000
 expect_rc 2 "an inflation past the pod limit"

@@ -6,13 +6,7 @@
 # kept under the build directory. No browser is not a skip: `make deps` installs it.
 . "$(dirname "$0")/lib.sh"
 : "${KOORD_TEST_SIM_REPORT:?KOORD_TEST_SIM_REPORT must point at koord_test_sim_report}"
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-[ -x "$CHROMIUM" ] || { echo "FAIL: $CHROMIUM is missing: run \`make deps\` (installs Debian's chromium)" >&2; exit 1; }
-command -v node >/dev/null || { echo "FAIL: node is missing: run \`make deps\`" >&2; exit 1; }
-[ -d "$KOORD_SOURCE_DIR/web/node_modules/playwright-core" ] ||
-    { echo "FAIL: web/node_modules/playwright-core is missing: run \`make deps\`" >&2; exit 1; }
-ARTEFACTS=$(dirname "$KOORD")/test-artefacts
-mkdir -p "$ARTEFACTS"
+need_browser
 
 run "$KOORD_TEST_SIM_REPORT"
 expect_rc 0 "write the sample report"

@@ -3,8 +3,9 @@
  * one pod past it, repeats are named replicas; the BE stream offers the asked load (arrival
  * count and work within Poisson bounds worked out here from the inputs, not from the code),
  * with stretched run times, in trace order, and starts steady (the jobs running at time 0 hold
- * the load); the same seed gives the same workload; bad options
- * and traces that cannot be inflated are refused with the trace untouched.
+ * the load); the same seed gives the same workload; bad options (at the bounds of their
+ * ranges, which `koord sim`'s flags share), traces that cannot be inflated and workloads past
+ * the pod limit are refused with the trace untouched.
  */
 #include <errno.h>
 #include <math.h>
@@ -186,9 +187,10 @@ static void test_errors(void **state)
         const char *msg;
     } cases[] = {
         {trace, 1.5, 0.5, 1, 100, -EINVAL, "LS fill must be a fraction"},
-        {trace, 0.5, -1, 1, 100, -EINVAL, "BE load must be in [0, 10]"},
-        {trace, 0.5, 0.5, 0, 100, -EINVAL, "BE stretch must be in (0, 1000]"},
-        {trace, 0.5, 0.5, 1, 0, -EINVAL, "span must be positive"},
+        {trace, 0.5, -1, 1, 100, -EINVAL, "BE load must be a number in [0, 10]"},
+        {trace, 0.5, 0.5, 0, 100, -EINVAL, "BE stretch must be a number in (0, 1000]"},
+        {trace, 0.5, 0.5, 1, 0, -EINVAL, "span must be positive trace seconds"},
+        {trace, 0.5, 0.5, 1, 86400.0 * 3650 + 1, -EINVAL, "ten years (315360000) at most"},
         {trace, 0, 0, 1, 100, -EINVAL, "the inflated workload is empty"},
         {POD_HDR "be-x,2000,1024,0,0,,BE,Running,10,110,10\n", 0.5, 0.5, 1, 100, -EINVAL,
          "no LS pod with a CPU request"},
@@ -226,13 +228,98 @@ static void test_errors(void **state)
     }
 }
 
+/*
+ * The ranges `koord sim`'s flags and sim_trace_inflate() share: each bound is in, the nearest
+ * value past it and NaN are out, and a refused value leaves the options as they were.
+ */
+static void test_ranges(void **state)
+{
+    static const struct {
+        enum sim_inflate_opt which;
+        double in[2], out[2];
+        const char *range;
+    } cases[] = {
+        {SIM_INFLATE_LS_FILL, {0, 1}, {-0.001, 1.001}, "a fraction in [0, 1]"},
+        {SIM_INFLATE_BE_LOAD, {0, 10}, {-0.001, 10.001}, "[0, 10]"},
+        {SIM_INFLATE_BE_STRETCH, {0.001, 1000}, {0, 1000.001}, "(0, 1000]"},
+        {SIM_INFLATE_SPAN, {0.001, 315360000}, {0, 315360000.001}, "positive trace seconds"},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct sim_inflate_opts o, before;
+        const double *field[] = {&o.ls_fill, &o.be_load, &o.be_stretch, &o.span_s};
+
+        sim_inflate_defaults(&o);
+        assert_non_null(strstr(sim_inflate_range(cases[i].which), cases[i].range));
+        for (size_t k = 0; k < 2; k++) {
+            assert_int_equal(sim_inflate_set(&o, cases[i].which, cases[i].in[k]), 0);
+            assert_true(*field[cases[i].which] == cases[i].in[k]);
+            before = o;
+            assert_int_equal(sim_inflate_set(&o, cases[i].which, cases[i].out[k]), -EINVAL);
+            assert_memory_equal(&o, &before, sizeof(o));
+        }
+        assert_int_equal(sim_inflate_set(&o, cases[i].which, NAN), -EINVAL);
+        assert_memory_equal(&o, &before, sizeof(o));
+    }
+}
+
+/*
+ * The pod limit: a trace holds SIM_TRACE_MAX_PODS pods at most, so a workload of exactly that
+ * many is inflated and the pod past it is refused (-E2BIG, the limit named, the trace as it
+ * was), whether the LS fill or the BE jobs after it reach it. Two nodes of 1,000 cores and LS
+ * pods of 1 m: the LS fill is the pod count over two million.
+ */
+static void test_pod_limit(void **state)
+{
+    static const char nodes[] = NODE_HDR "n0,1000000,65536,0,\nn1,1000000,65536,0,\n";
+    /* BE x: 1000 m for 100 s; at load 0.5 of 2,000,000 m, 10 arrivals a second (400 in the
+     * span), 1,000 running */
+    static const char pods[] = POD_HDR "ls-t,1,1,0,0,,LS,Running,0,,0\n"
+                                       "be-x,1000,1,0,0,,BE,Running,0,100,0\n";
+    static const struct {
+        double ls_fill, be_load;
+        int want;
+    } cases[] = {
+        {0.5, 0, 0},            /* 1,000,000 LS pods: the limit, allowed */
+        {0.5000005, 0, -E2BIG}, /* 1,000,001 */
+        {0.49999, 0.5, -E2BIG}, /* 999,980 LS, then 1,000 BE running at time 0 */
+        {0.4994, 0.5, -E2BIG},  /* 998,800 LS, 1,000 running, the stream's 200th of ~400 */
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct sim_trace t = {0};
+        struct sim_inflate_opts o;
+        struct strbuf err = STRBUF_INIT;
+
+        assert_int_equal(sim_trace_parse_nodes(&t, "nodes.csv", nodes, strlen(nodes), &err), 0);
+        assert_int_equal(sim_trace_parse_pods(&t, "pods.csv", pods, strlen(pods), &err), 0);
+        sim_inflate_defaults(&o);
+        o.ls_fill = cases[i].ls_fill;
+        o.be_load = cases[i].be_load;
+        o.be_stretch = 1;
+        o.span_s = 40;
+        assert_int_equal(sim_trace_inflate(&t, &o, &err), cases[i].want);
+        if (cases[i].want == 0) {
+            assert_int_equal(t.npods, 1000000);
+        } else {
+            if (!strstr(err.buf, "more pods than a trace may hold (1000000)"))
+                fail_msg("case %zu: \"%s\" does not name the limit", i, err.buf);
+            assert_int_equal(t.npods, 2);
+            assert_string_equal(t.pods[0].name, "ls-t");
+        }
+        sim_trace_release(&t);
+        strbuf_release(&err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ls_fill),
-        cmocka_unit_test(test_be_stream),
-        cmocka_unit_test(test_be_steady_start),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_ls_fill),         cmocka_unit_test(test_be_stream),
+        cmocka_unit_test(test_be_steady_start), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_ranges),          cmocka_unit_test(test_pod_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
