@@ -44,7 +44,13 @@ static const struct {
 void sim_inflate_defaults(struct sim_inflate_opts *o)
 {
     *o = (struct sim_inflate_opts){
-        .ls_fill = 0.8, .be_load = 0.5, .be_stretch = 10, .span_s = 21600, .seed = 1};
+        .ls_fill = 0.8,
+        .be_load = 0.5,
+        .be_stretch = 10,
+        .span_s = 21600,
+        .seed = 1,
+        .max_pods = SIM_TRACE_MAX_PODS,
+    };
 }
 
 /* Whether v is in option which's range (NaN is not). */
@@ -77,18 +83,17 @@ static double run_time(const struct sim_trace *t, const struct sim_pod *p)
 
 /*
  * Appends a copy of p, as repeat k of it ("<name>" for k = 0, "<name>-c<k>" after): 0, or
- * -E2BIG with why in err, nothing appended, when v holds SIM_TRACE_MAX_PODS already (the most
- * a trace may hold, so a workload of exactly that many is one).
+ * -E2BIG with why in err, nothing appended, when v holds max pods already (the most the
+ * result may hold, so a workload of exactly that many is one).
  */
-static int add(struct sim_pod **v, size_t *n, size_t *alloc, const struct sim_pod *p, size_t k,
-               double create_s, double delete_s, struct strbuf *err)
+static int add(struct sim_pod **v, size_t *n, size_t *alloc, size_t max, const struct sim_pod *p,
+               size_t k, double create_s, double delete_s, struct strbuf *err)
 {
     struct sim_pod *q;
 
-    if (*n == SIM_TRACE_MAX_PODS) {
+    if (*n >= max) {
         strbuf_reset(err);
-        strbuf_addf(err, "the inflated workload takes more pods than a trace may hold (%d)",
-                    SIM_TRACE_MAX_PODS);
+        strbuf_addf(err, "the inflated workload takes more pods than a trace may hold (%zu)", max);
         return -E2BIG;
     }
     if (*n == *alloc) {
@@ -150,6 +155,7 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
     size_t n = 0, alloc = 0, nls = 0, nbe = 0, *ls, *be, *reps;
     double fleet = 0, work = 0, runs = 0, req = 0, rate = 0, at = 0, *cum;
     size_t running = 0;
+    size_t max = o->max_pods && o->max_pods < SIM_TRACE_MAX_PODS ? o->max_pods : SIM_TRACE_MAX_PODS;
     int r = 0;
 
     if ((r = check(o, err)) < 0)
@@ -185,12 +191,12 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
         rate = o->be_load * fleet / (work / (double)nbe); /* arrivals per trace second */
         /* the jobs running at any moment once the stream is steady (Little's law) */
         running = (size_t)llround(rate * runs / (double)nbe);
-        if (rate * o->span_s + (double)running > SIM_TRACE_MAX_PODS) {
+        if (rate * o->span_s + (double)running > (double)max) {
             strbuf_reset(err);
             strbuf_addf(err,
-                        "the BE load would make about %.0f jobs, more than %d: lower the load "
+                        "the BE load would make about %.0f jobs, more than %zu: lower the load "
                         "or the span, or stretch the jobs",
-                        rate * o->span_s + (double)running, SIM_TRACE_MAX_PODS);
+                        rate * o->span_s + (double)running, max);
             r = -E2BIG;
             goto out;
         }
@@ -198,7 +204,7 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
     /* (nls and nbe guard the picks: the analyser cannot tie them to the fractions) */
     for (size_t k = 0; nls > 0 && req < o->ls_fill * fleet; k++) {
         const struct sim_pod *p = &t->pods[ls[k % nls]];
-        if ((r = add(&v, &n, &alloc, p, reps[ls[k % nls]]++, 0, -1, err)) < 0)
+        if ((r = add(&v, &n, &alloc, max, p, reps[ls[k % nls]]++, 0, -1, err)) < 0)
             goto out;
         req += (double)p->cpu_milli;
     }
@@ -212,7 +218,7 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
         const struct sim_pod *p = &t->pods[be[j]];
         double left =
             run_time(t, p) * o->be_stretch * sim_model_uniform(o->seed, DRAW_RUNNING, k, 1);
-        if ((r = add(&v, &n, &alloc, p, reps[be[j]]++, 0, left > 1 ? left : 1, err)) < 0)
+        if ((r = add(&v, &n, &alloc, max, p, reps[be[j]]++, 0, left > 1 ? left : 1, err)) < 0)
             goto out;
     }
     for (size_t k = 0; nbe > 0 && rate > 0; k++) {
@@ -221,7 +227,7 @@ int sim_trace_inflate(struct sim_trace *t, const struct sim_inflate_opts *o, str
         at += -log1p(-u) / rate;
         if (at >= o->span_s)
             break;
-        if ((r = add(&v, &n, &alloc, p, reps[be[k % nbe]]++, at,
+        if ((r = add(&v, &n, &alloc, max, p, reps[be[k % nbe]]++, at,
                      at + run_time(t, p) * o->be_stretch, err)) < 0)
             goto out;
     }

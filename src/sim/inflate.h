@@ -21,6 +21,7 @@
 #ifndef KOORD_SIM_INFLATE_H
 #define KOORD_SIM_INFLATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct sim_trace;
@@ -32,6 +33,8 @@ struct sim_inflate_opts {
     double be_stretch; /* BE run times x this (> 0) */
     double span_s;     /* trace seconds of the result (> 0) */
     uint64_t seed;     /* the arrival process */
+    size_t max_pods;   /* the most pods of the result: SIM_TRACE_MAX_PODS (what a trace may
+                        * hold) by default, lower in tests of the limit */
 };
 
 /* The options with a range, the fractions and factors of struct sim_inflate_opts. */
@@ -58,7 +61,7 @@ const char *sim_inflate_range(enum sim_inflate_opt which);
 /*
  * Replaces t's pods by the inflated workload drawn from them (t's nodes give the fleet's CPU).
  * 0; -EINVAL with why in err (an option out of its range, no LS pod to fill with, no BE pod
- * with a run time to draw from); -E2BIG when the result would pass SIM_TRACE_MAX_PODS (for the
+ * with a run time to draw from); -E2BIG when the result would pass max_pods (for the
  * BE stream err gives the count: lower be_load or span_s, or raise be_stretch; the LS fill is
  * refused at the pod past the limit). t is unchanged on failure.
  */

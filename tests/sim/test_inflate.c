@@ -267,24 +267,26 @@ static void test_ranges(void **state)
 /*
  * The pod limit: a trace holds SIM_TRACE_MAX_PODS pods at most, so a workload of exactly that
  * many is inflated and the pod past it is refused (-E2BIG, the limit named, the trace as it
- * was), whether the LS fill or the BE jobs after it reach it. Two nodes of 1,000 cores and LS
- * pods of 1 m: the LS fill is the pod count over two million.
+ * was), whether the LS fill or the BE jobs after it reach it. Tested with a limit of 1,000
+ * (max_pods): two nodes of one core and LS pods of 1 m make the LS fill the pod count over
+ * two thousand.
  */
 static void test_pod_limit(void **state)
 {
-    static const char nodes[] = NODE_HDR "n0,1000000,65536,0,\nn1,1000000,65536,0,\n";
-    /* BE x: 1000 m for 100 s; at load 0.5 of 2,000,000 m, 10 arrivals a second (400 in the
-     * span), 1,000 running */
+    static const char nodes[] = NODE_HDR "n0,1000,65536,0,\nn1,1000,65536,0,\n";
+    /* LS t: 1 m. BE x: 1 m for 100 s; at load 0.1 of 2,000 m, 2 arrivals a second (80 in
+     * the span), 200 running: the BE jobs alone stay under the limit. */
     static const char pods[] = POD_HDR "ls-t,1,1,0,0,,LS,Running,0,,0\n"
-                                       "be-x,1000,1,0,0,,BE,Running,0,100,0\n";
+                                       "be-x,1,1,0,0,,BE,Running,0,100,0\n";
     static const struct {
         double ls_fill, be_load;
         int want;
     } cases[] = {
-        {0.5, 0, 0},            /* 1,000,000 LS pods: the limit, allowed */
-        {0.5000005, 0, -E2BIG}, /* 1,000,001 */
-        {0.49999, 0.5, -E2BIG}, /* 999,980 LS, then 1,000 BE running at time 0 */
-        {0.4994, 0.5, -E2BIG},  /* 998,800 LS, 1,000 running, the stream's 200th of ~400 */
+        {0.5, 0, 0},            /* 1,000 LS pods: the limit, allowed */
+        {0.5000005, 0, -E2BIG}, /* 1,001 */
+        {0.45, 0.1, -E2BIG},    /* 900 LS, then 200 BE running at time 0 */
+        {0.39, 0.1, -E2BIG},    /* 780 LS, 200 running, the stream's 21st of ~80 */
+        {0.35, 0.1, 0},         /* 700 LS, 200 running, ~80 arriving */
     };
 
     (void)state;
@@ -296,15 +298,21 @@ static void test_pod_limit(void **state)
         assert_int_equal(sim_trace_parse_nodes(&t, "nodes.csv", nodes, strlen(nodes), &err), 0);
         assert_int_equal(sim_trace_parse_pods(&t, "pods.csv", pods, strlen(pods), &err), 0);
         sim_inflate_defaults(&o);
+        assert_int_equal(o.max_pods, SIM_TRACE_MAX_PODS);
+        o.max_pods = 1000;
         o.ls_fill = cases[i].ls_fill;
         o.be_load = cases[i].be_load;
         o.be_stretch = 1;
         o.span_s = 40;
-        assert_int_equal(sim_trace_inflate(&t, &o, &err), cases[i].want);
+        if (sim_trace_inflate(&t, &o, &err) != cases[i].want)
+            fail_msg("case %zu: want %d (%s)", i, cases[i].want, err.buf ? err.buf : "");
         if (cases[i].want == 0) {
-            assert_int_equal(t.npods, 1000000);
+            if (i == 0)
+                assert_int_equal(t.npods, 1000);
+            else if (t.npods <= 900 || t.npods > 1000)
+                fail_msg("case %zu: %zu pods", i, t.npods);
         } else {
-            if (!strstr(err.buf, "more pods than a trace may hold (1000000)"))
+            if (!strstr(err.buf, "more pods than a trace may hold (1000)"))
                 fail_msg("case %zu: \"%s\" does not name the limit", i, err.buf);
             assert_int_equal(t.npods, 2);
             assert_string_equal(t.pods[0].name, "ls-t");
