@@ -193,45 +193,76 @@ struct filter_job {
     struct sched_filter_plan plan;
 };
 
-static void filter_node(void *arg, size_t i)
+/*
+ * Filter runs over chunks of this many nodes (sched_framework_filter_nodes(): plugin by plugin
+ * within a chunk), in the round-robin order from j->start; a chunk's results are taken in node
+ * order, so the nodes counted as processed are those up to the want-th feasible one, as a loop
+ * node by node would count them.
+ */
+#define FILTER_CHUNK 16
+
+static void filter_chunk(void *arg, size_t c)
 {
     struct filter_job *j = arg;
-    struct sched_node_info *ni = sched_cycle_node(j->cs, j->nodes[(j->start + i) % j->n]);
-    const char *ahead = (const char *)j->nodes[(j->start + i + SCHED_PREFETCH_AHEAD) % j->n];
-    struct sched_status st = {0};
-    enum sched_code c;
+    size_t base = c * FILTER_CHUNK, len = j->n - base < FILTER_CHUNK ? j->n - base : FILTER_CHUNK;
+    struct sched_node_info *ni[FILTER_CHUNK] = {0};
+    struct sched_status st[FILTER_CHUNK];
+    enum sched_code codes[FILTER_CHUNK];
+    size_t i, failed = 0;
 
     if (atomic_load_explicit(&j->nfeasible, memory_order_relaxed) >= j->want ||
         atomic_load_explicit(&j->error, memory_order_relaxed))
         return;
-    /* The NodeInfo a few nodes on: its two lines (framework.h) arrive while this one filters. */
-    __builtin_prefetch(ahead);
-    __builtin_prefetch(ahead + SCHED_CACHE_LINE);
-    c = sched_framework_filter_planned(j->fw, &j->plan, j->cs, j->pod, ni, &st);
-    if (c == SCHED_SUCCESS) {
-        size_t k = atomic_fetch_add(&j->nfeasible, 1);
-        if (k < j->want)
-            j->feasible[k] = ni;
-        else
-            atomic_fetch_sub(&j->nfeasible, 1);
-        if (k + 1 >= j->want)
-            sched_pool_cancel(j->s->pool);
-    } else if (sched_code_is_rejected(c)) {
-        pthread_mutex_lock(&j->lock);
-        diagnosis_add(j->diag, ni, &st);
-        pthread_mutex_unlock(&j->lock);
-        atomic_fetch_add(&j->nfailed, 1);
-    } else {
-        pthread_mutex_lock(&j->lock);
-        if (!atomic_load(&j->error)) {
-            sched_status_move(&j->err, &st);
-            atomic_store(&j->error, 1);
-        }
-        pthread_mutex_unlock(&j->lock);
-        sched_pool_cancel(j->s->pool);
+    for (i = 0; i < len; i++) {
+        size_t k = (j->start + base + i) % j->n;
+        /* Its two lines (framework.h) are asked for together, all the chunk's at once. */
+        __builtin_prefetch(j->nodes[k]);
+        __builtin_prefetch((const char *)j->nodes[k] + SCHED_CACHE_LINE);
+        ni[i] = sched_cycle_node(j->cs, j->nodes[k]);
     }
-    if (st.buf) /* once per node: the usual Success has nothing to release */
-        sched_status_release(&st);
+    memset(st, 0, len * sizeof(st[0]));
+    sched_framework_filter_nodes(j->fw, &j->plan, j->cs, j->pod, ni, len, st, codes);
+    for (i = 0; i < len; i++) {
+        if (codes[i] == SCHED_SUCCESS) {
+            size_t k = atomic_fetch_add(&j->nfeasible, 1);
+            if (k < j->want) {
+                j->feasible[k] = ni[i];
+            } else {
+                atomic_fetch_sub(&j->nfeasible, 1);
+                break;
+            }
+            if (k + 1 >= j->want) {
+                sched_pool_cancel(j->s->pool);
+                i++;
+                break;
+            }
+        } else if (!sched_code_is_rejected(codes[i])) {
+            pthread_mutex_lock(&j->lock);
+            if (!atomic_load(&j->error)) {
+                sched_status_move(&j->err, &st[i]);
+                atomic_store(&j->error, 1);
+            }
+            pthread_mutex_unlock(&j->lock);
+            sched_pool_cancel(j->s->pool);
+            i++;
+            break;
+        }
+    }
+    /* The rejected nodes up to there: the diagnosis, under one lock for the chunk. */
+    for (size_t k = 0; k < i; k++) {
+        if (!sched_code_is_rejected(codes[k]))
+            continue;
+        if (!failed++)
+            pthread_mutex_lock(&j->lock);
+        diagnosis_add(j->diag, ni[k], &st[k]);
+    }
+    if (failed) {
+        pthread_mutex_unlock(&j->lock);
+        atomic_fetch_add(&j->nfailed, failed);
+    }
+    for (size_t k = 0; k < len; k++) /* the usual Success has nothing to release */
+        if (st[k].buf)
+            sched_status_release(&st[k]);
 }
 
 /* The scheduler's feasible-node array, at least n long (its contents are not kept). */
@@ -356,8 +387,8 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     pthread_mutex_init(&j.lock, NULL);
     t0 = sched__now();
     /* Small node sets are cheaper on this thread than a wake-up of the pool. */
-    sched_pool_run_measured(n >= 64 ? s->pool : NULL, &s->filter_cost, n, n >= 64 ? 16 : 0,
-                            filter_node, &j);
+    sched_pool_run_measured(n >= 4 * FILTER_CHUNK ? s->pool : NULL, &s->filter_cost,
+                            (n + FILTER_CHUNK - 1) / FILTER_CHUNK, 1, filter_chunk, &j);
     observe_point(s, fw, SCHED__PT_FILTER, atomic_load(&j.error) ? SCHED_ERROR : SCHED_SUCCESS, t0);
     pthread_mutex_destroy(&j.lock);
     if (!restricted)

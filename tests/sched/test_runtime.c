@@ -732,6 +732,66 @@ static void test_filter_first_failure(void **state)
     stop(&p);
 }
 
+/*
+ * Filter over a chunk of nodes, plugin by plugin, gives each node what Filter node by node
+ * gives it: the first failing plugin in the profile's order, its reasons, errors wrapped; a
+ * node that failed is not shown to the later plugins.
+ */
+static void test_filter_nodes_as_one_by_one(void **state)
+{
+    (void)state;
+    struct profile p = {0};
+    struct sched_node_info *ni[5];
+    struct sched_status st[5], one = {0};
+    enum sched_code codes[5];
+    struct sched_filter_plan plan;
+    static const char *const node_names[] = {"n1", "n2", "n3", "n4", "n5"};
+
+    point(&p, SCHED_PT_FILTER, "ABC", NULL);
+    start(&p);
+    fakes[A].filter = SCHED_ERROR;
+    fakes[A].why = "a broke";
+    fakes[A].fail_on = "n4";
+    fakes[B].filter = SCHED_UNSCHEDULABLE;
+    fakes[B].why = "b no";
+    fakes[B].fail_on = "n2,n3";
+    fakes[C].filter = SCHED_UNRESOLVABLE;
+    fakes[C].why = "c never";
+    fakes[C].fail_on = "n3,n4,n5";
+    for (size_t i = 0; i < 5; i++)
+        ni[i] = sched_node_info_new(node_names[i]);
+    memset(st, 0, sizeof(st));
+    sched_framework_filter_plan(p.fw, p.cs, false, &plan);
+    assert_int_equal(plan.n, 3);
+    sched_framework_filter_nodes(p.fw, &plan, p.cs, p.pod, ni, 5, st, codes);
+    /* A ran on every node, B on the four A passed, C on the two B passed. */
+    assert_int_equal(fakes[A].calls[SCHED_PT_FILTER], 5);
+    assert_int_equal(fakes[B].calls[SCHED_PT_FILTER], 4);
+    assert_int_equal(fakes[C].calls[SCHED_PT_FILTER], 2);
+    assert_int_equal(codes[0], SCHED_SUCCESS);
+    assert_int_equal(codes[1], SCHED_UNSCHEDULABLE);
+    assert_string_equal(st[1].plugin, "FakeB");
+    assert_string_equal(MSG(&st[1]), "b no");
+    assert_int_equal(codes[2], SCHED_UNSCHEDULABLE); /* B before C */
+    assert_string_equal(st[2].plugin, "FakeB");
+    assert_int_equal(codes[3], SCHED_ERROR);
+    assert_string_equal(st[3].plugin, "FakeA");
+    assert_string_equal(MSG(&st[3]), "running \"FakeA\" filter plugin: a broke");
+    assert_int_equal(codes[4], SCHED_UNRESOLVABLE);
+    assert_string_equal(st[4].plugin, "FakeC");
+    assert_string_equal(MSG(&st[4]), "c never");
+    /* Node by node: the same codes and plugins. */
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(sched_framework_filter(p.fw, p.cs, p.pod, ni[i], &one), codes[i]);
+        if (codes[i] != SCHED_SUCCESS)
+            assert_string_equal(one.plugin, st[i].plugin);
+        sched_status_release(&one);
+        sched_status_release(&st[i]);
+        sched_node_info_free(ni[i]);
+    }
+    stop(&p);
+}
+
 struct nominations {
     struct sched_pod *pods[2];
     size_t n;
@@ -1026,6 +1086,7 @@ int main(void)
         cmocka_unit_test_setup(test_pre_filter_node_names, setup),
         cmocka_unit_test_setup(test_filter_first_failure, setup),
         cmocka_unit_test_setup(test_filter_with_nominated_pods, setup),
+        cmocka_unit_test_setup(test_filter_nodes_as_one_by_one, setup),
         cmocka_unit_test_setup(test_score_weights_and_normalize, setup),
         cmocka_unit_test_setup(test_score_skip_and_errors, setup),
         cmocka_unit_test_setup(test_score_on_the_pool, setup),

@@ -529,6 +529,24 @@ void sched_framework_filter_plan(const struct sched_framework *fw, const struct 
     }
 }
 
+/* A Filter call that did not succeed: st completed (an error wrapped as upstream words it). */
+static enum sched_code filter_failed(const struct fw_plugin *p, enum sched_code c,
+                                     struct sched_status *st)
+{
+    if (!sched_code_is_rejected(c)) {
+        struct strbuf m = STRBUF_INIT;
+        sched_status_message(st, &m);
+        sched_status_release(st);
+        sched_status_set(st, SCHED_ERROR, "running \"%s\" filter plugin: %s", p->pl->name,
+                         m.buf ? m.buf : "");
+        strbuf_release(&m);
+        c = SCHED_ERROR;
+    }
+    st->code = c;
+    st->plugin = p->pl->name;
+    return c;
+}
+
 /* Filter on one node under plan, without the nominated pods. */
 static enum sched_code filter_plain(const struct sched_filter_plan *plan, struct sched_cycle *cs,
                                     const struct sched_pod *pod, const struct sched_node_info *ni,
@@ -538,22 +556,47 @@ static enum sched_code filter_plain(const struct sched_filter_plan *plan, struct
         const struct fw_plugin *p = plan->v[i];
         enum sched_code c = p->pl->filter(p->self, cs, pod, ni, st);
 
-        if (__builtin_expect(c == SCHED_SUCCESS, 1))
-            continue;
-        if (!sched_code_is_rejected(c)) {
-            struct strbuf m = STRBUF_INIT;
-            sched_status_message(st, &m);
-            sched_status_release(st);
-            sched_status_set(st, SCHED_ERROR, "running \"%s\" filter plugin: %s", p->pl->name,
-                             m.buf ? m.buf : "");
-            strbuf_release(&m);
-            c = SCHED_ERROR;
-        }
-        st->code = c;
-        st->plugin = p->pl->name;
-        return c;
+        if (__builtin_expect(c != SCHED_SUCCESS, 0))
+            return filter_failed(p, c, st);
     }
     return SCHED_SUCCESS;
+}
+
+void sched_framework_filter_nodes(struct sched_framework *fw, const struct sched_filter_plan *plan,
+                                  struct sched_cycle *cs, const struct sched_pod *pod,
+                                  struct sched_node_info *const *ni, size_t n,
+                                  struct sched_status *st, enum sched_code *codes)
+{
+    unsigned char alive[SCHED_FILTER_NODES_MAX];
+    size_t m = 0;
+
+    CHECK(n <= SCHED_FILTER_NODES_MAX);
+    if (plan->nominations && fw->o.nominated) {
+        for (size_t i = 0; i < n; i++)
+            codes[i] = sched_framework_filter_planned(fw, plan, cs, pod, ni[i], &st[i]);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        codes[i] = SCHED_SUCCESS;
+        alive[m++] = (unsigned char)i;
+    }
+    /* Plugin by plugin over the nodes still in: a node leaves at its first failure, so each
+     * node's status is the one plugin-by-plugin order gives it. */
+    for (size_t k = 0; k < plan->n && m; k++) {
+        const struct fw_plugin *p = plan->v[k];
+        size_t left = 0;
+
+        for (size_t a = 0; a < m; a++) {
+            size_t i = alive[a];
+            enum sched_code c = p->pl->filter(p->self, cs, pod, ni[i], &st[i]);
+
+            if (__builtin_expect(c == SCHED_SUCCESS, 1))
+                alive[left++] = (unsigned char)i;
+            else
+                codes[i] = filter_failed(p, c, &st[i]);
+        }
+        m = left;
+    }
 }
 
 enum sched_code sched_framework_filter(struct sched_framework *fw, struct sched_cycle *cs,

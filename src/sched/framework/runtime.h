@@ -110,6 +110,16 @@ struct sched_filter_plan {
 
 void sched_framework_filter_plan(const struct sched_framework *fw, const struct sched_cycle *cs,
                                  bool nominations, struct sched_filter_plan *ret);
+/*
+ * Filter over n nodes at once (n <= SCHED_FILTER_NODES_MAX), plugin by plugin: codes[i] and
+ * st[i] (zeroed by the caller) are what sched_framework_filter_planned() gives node i. Without
+ * nominations the plugins' loop runs once per plugin and chunk rather than once per node.
+ */
+#define SCHED_FILTER_NODES_MAX 64
+void sched_framework_filter_nodes(struct sched_framework *fw, const struct sched_filter_plan *plan,
+                                  struct sched_cycle *cs, const struct sched_pod *pod,
+                                  struct sched_node_info *const *ni, size_t n,
+                                  struct sched_status *st, enum sched_code *codes);
 /* sched_framework_filter_nominated() under a plan. */
 enum sched_code sched_framework_filter_planned(struct sched_framework *fw,
                                                const struct sched_filter_plan *plan,
