@@ -387,7 +387,7 @@ static enum sched_code find_feasible(struct sched_scheduler *s, struct sched_fra
     pthread_mutex_init(&j.lock, NULL);
     t0 = sched__now();
     /* Small node sets are cheaper on this thread than a wake-up of the pool. */
-    sched_pool_run_measured(n >= 4 * FILTER_CHUNK ? s->pool : NULL, &s->filter_cost,
+    sched_pool_run_measured(n >= (size_t)4 * FILTER_CHUNK ? s->pool : NULL, &s->filter_cost,
                             (n + FILTER_CHUNK - 1) / FILTER_CHUNK, 1, filter_chunk, &j);
     observe_point(s, fw, SCHED__PT_FILTER, atomic_load(&j.error) ? SCHED_ERROR : SCHED_SUCCESS, t0);
     pthread_mutex_destroy(&j.lock);

@@ -48,10 +48,10 @@ static inline bool sched_code_is_rejected(enum sched_code c)
  * ", " as Status.Message() does. A zeroed struct is Success with no reasons.
  */
 struct sched_status {
-    enum sched_code code;
     const char *plugin; /* static name, or NULL */
     char *buf;          /* n reasons, each NUL-terminated, back to back */
     size_t len;
+    enum sched_code code;
     unsigned n;
 };
 

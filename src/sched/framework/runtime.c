@@ -821,7 +821,7 @@ enum sched_code sched_framework_score(struct sched_framework *fw, struct sched_c
     }
     j.scores = fw->plugin_scores; /* every entry is written below */
     pthread_mutex_init(&j.lock, NULL);
-    sched_pool_run_measured(n >= 2 * SCORE_CHUNK ? fw->o.pool : NULL, &fw->score_cost,
+    sched_pool_run_measured(n >= (size_t)2 * SCORE_CHUNK ? fw->o.pool : NULL, &fw->score_cost,
                             (n + SCORE_CHUNK - 1) / SCORE_CHUNK, 1, score_chunk, &j);
     pthread_mutex_destroy(&j.lock);
     if (atomic_load(&j.failed)) {
