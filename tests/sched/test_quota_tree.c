@@ -235,6 +235,75 @@ static void test_tree_scale_min_and_own_root(void **unused)
     eq_tree_free(t);
 }
 
+/*
+ * The tree keeps its shape between computes and rebuilds it after a quota is added, moved or
+ * removed: a tree reshaped after computing gives every quota what a tree built in the final
+ * shape from scratch gives it.
+ */
+static void reshape_build(struct eq_tree *t, bool final)
+{
+    struct sched_res total = {.v = {[SCHED_RES_CPU] = 10000}};
+
+    put(t, "p1", "", true, "4", "10", "", "");
+    put(t, "l1", "p1", true, "2", "8", "", "");
+    put(t, "x", "l1", false, "1", "8", "", "");
+    /* y moves from l1 to p2, which becomes a parent; l2 goes; z comes under p2 */
+    put(t, "y", final ? "p2" : "l1", false, "1", "8", "", "");
+    put(t, "p2", "", final, "2", "6", "", "");
+    if (!final)
+        put(t, "l2", "p1", false, "2", "8", "", "");
+    else
+        put(t, "z", "p2", false, "1", "4", "", "");
+    eq_tree_set_total(t, &total);
+    charge(t, "x", 4000, false);
+    charge(t, "y", 3000, false);
+    if (final)
+        charge(t, "z", 2000, true);
+}
+
+static void test_tree_reshape(void **unused)
+{
+    struct eq_tree *t = eq_tree_new(), *fresh = eq_tree_new();
+    static const char *const quotas[] = {"p1", "l1", "x", "y", "p2", "z"};
+
+    (void)unused;
+    reshape_build(t, false);
+    charge(t, "l2", 1000, false);
+    eq_tree_compute(t, true);
+    assert_ptr_equal(eq_tree_get(t, "y")->parent, eq_tree_get(t, "l1"));
+    /* reshaped: y moved, l2 deleted, z added and charged, p2 a parent now */
+    put(t, "y", "p2", false, "1", "8", "", "");
+    eq_tree_compute(t, true); /* a move alone reshapes */
+    assert_ptr_equal(eq_tree_get(t, "y")->parent, eq_tree_get(t, "p2"));
+    assert_int_equal(eq_tree_get(t, "l1")->nchildren, 1);
+    assert_int_equal(eq_tree_del(t, "l2"), 0);
+    put(t, "p2", "", true, "2", "6", "", "");
+    put(t, "z", "p2", false, "1", "4", "", "");
+    charge(t, "z", 2000, true);
+    eq_tree_compute(t, true);
+    reshape_build(fresh, true);
+    eq_tree_compute(fresh, true);
+    assert_ptr_equal(eq_tree_get(t, "y")->parent, eq_tree_get(t, "p2"));
+    assert_int_equal(eq_tree_get(t, "p1")->nchildren, 1);
+    assert_int_equal(eq_tree_get(t, "p2")->nchildren, 2);
+    for (size_t i = 0; i < sizeof(quotas) / sizeof(quotas[0]); i++) {
+        const struct eq_quota *a = eq_tree_get(t, quotas[i]), *b = eq_tree_get(fresh, quotas[i]);
+        if (a->runtime.v[SCHED_RES_CPU] != b->runtime.v[SCHED_RES_CPU] ||
+            a->request.v[SCHED_RES_CPU] != b->request.v[SCHED_RES_CPU] ||
+            a->used.v[SCHED_RES_CPU] != b->used.v[SCHED_RES_CPU])
+            fail_msg("%s: runtime %lld request %lld used %lld, from scratch %lld %lld %lld",
+                     quotas[i], (long long)a->runtime.v[SCHED_RES_CPU],
+                     (long long)a->request.v[SCHED_RES_CPU], (long long)a->used.v[SCHED_RES_CPU],
+                     (long long)b->runtime.v[SCHED_RES_CPU], (long long)b->request.v[SCHED_RES_CPU],
+                     (long long)b->used.v[SCHED_RES_CPU]);
+    }
+    /* and the moved quota's runtime is not what it had under l1 */
+    assert_int_equal(eq_tree_get(t, "z")->used.v[SCHED_RES_CPU], 2000);
+    assert_int_equal(eq_tree_get(t, "p2")->used.v[SCHED_RES_CPU], 2000);
+    eq_tree_free(t);
+    eq_tree_free(fresh);
+}
+
 static void test_resolve(void **unused)
 {
     struct eq_tree *t = eq_tree_new();
@@ -311,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_share_rules),
         cmocka_unit_test(test_tree_three_levels),
         cmocka_unit_test(test_tree_scale_min_and_own_root),
+        cmocka_unit_test(test_tree_reshape),
         cmocka_unit_test(test_resolve),
         cmocka_unit_test(test_decode),
     };

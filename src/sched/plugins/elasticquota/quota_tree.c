@@ -20,6 +20,15 @@ struct eq_tree {
     struct hmap by_ns;   /* namespace -> quota name (borrowed), rebuilt when ns_dirty */
     bool ns_dirty;
     struct sched_res total;
+    /*
+     * The tree's shape, kept between computes (a compute runs on every pod event that charges
+     * a quota, the shape changes only with the quotas): every quota in name order, the parent
+     * and children links, and the tops, trees of their own (is-root with a total) apart from
+     * those sharing the cluster. Rebuilt by the compute after shape_dirty.
+     */
+    bool shape_dirty;
+    struct eq_quota **order, **own, **shared;
+    size_t norder, nown, nshared;
 };
 
 /* ---- decoding ---- */
@@ -170,6 +179,7 @@ struct eq_tree *eq_tree_new(void)
 
     hmap_init(&t->by_name);
     hmap_init(&t->by_ns);
+    t->shape_dirty = true;
     return t;
 }
 
@@ -191,6 +201,9 @@ void eq_tree_free(struct eq_tree *t)
         quota_free(e->value);
     hmap_release(&t->by_name);
     hmap_release(&t->by_ns);
+    free(t->order);
+    free(t->own);
+    free(t->shared);
     free(t);
 }
 
@@ -208,6 +221,7 @@ void eq_tree_put(struct eq_tree *t, struct eq_spec *spec)
     }
     memset(spec, 0, sizeof(*spec));
     t->ns_dirty = true;
+    t->shape_dirty = true;
 }
 
 int eq_tree_del(struct eq_tree *t, const char *name)
@@ -227,6 +241,7 @@ int eq_tree_del(struct eq_tree *t, const char *name)
     }
     quota_free(q);
     t->ns_dirty = true;
+    t->shape_dirty = true;
     return 0;
 }
 
@@ -416,19 +431,27 @@ static void sum_up(struct eq_quota *q, int depth)
 static void distribute(struct eq_quota **v, size_t n, const struct sched_res *budget,
                        bool scale_min, int depth)
 {
-    int64_t *m, *req, *w, *rt;
-    const char **names;
-    bool *lent;
+    /* Siblings are few: their arrays on the stack, on the heap past that (every pod event
+     * that charges a quota runs this). */
+    enum { SMALL = 32 };
+    int64_t m_s[SMALL], req_s[SMALL], w_s[SMALL], rt_s[SMALL];
+    const char *names_s[SMALL];
+    bool lent_s[SMALL];
+    int64_t *m = m_s, *req = req_s, *w = w_s, *rt = rt_s;
+    const char **names = names_s;
+    bool *lent = lent_s;
 
     if (!n || depth > 64)
         return;
-    m = xcalloc(n, sizeof(*m));
-    req = xcalloc(n, sizeof(*req));
-    w = xcalloc(n, sizeof(*w));
-    rt = xcalloc(n, sizeof(*rt));
-    lent = xcalloc(n, sizeof(*lent));
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-    names = xcalloc(n, sizeof(*names));
+    if (n > SMALL) {
+        m = xcalloc(n, sizeof(*m));
+        req = xcalloc(n, sizeof(*req));
+        w = xcalloc(n, sizeof(*w));
+        rt = xcalloc(n, sizeof(*rt));
+        lent = xcalloc(n, sizeof(*lent));
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        names = xcalloc(n, sizeof(*names));
+    }
     for (size_t i = 0; i < n; i++) {
         names[i] = v[i]->spec.name;
         lent[i] = v[i]->spec.allow_lent;
@@ -455,46 +478,77 @@ static void distribute(struct eq_quota **v, size_t n, const struct sched_res *bu
     }
     for (size_t i = 0; i < n; i++)
         distribute(v[i]->children, v[i]->nchildren, &v[i]->runtime, scale_min, depth + 1);
-    free(m);
-    free(req);
-    free(w);
-    free(rt);
-    free(lent);
-    free((void *)names);
+    if (n > SMALL) {
+        free(m);
+        free(req);
+        free(w);
+        free(rt);
+        free(lent);
+        free((void *)names);
+    }
 }
 
-void eq_tree_compute(struct eq_tree *t, bool scale_min)
+/* The links and lists of the tree's shape (struct eq_tree), from the quotas' specs. */
+static void rebuild_shape(struct eq_tree *t)
 {
-    struct eq_quota **v, **top;
-    struct sched_res budget = t->total;
-    size_t n = eq_tree_list(t, &v), ntop = 0;
+    struct eq_quota **v;
+    size_t n;
 
+    n = eq_tree_list(t, &v);
+    free(t->order);
+    free(t->own);
+    free(t->shared);
+    t->order = v;
+    t->norder = n;
+    t->nown = t->nshared = 0;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->own = xcalloc(n + 1, sizeof(*t->own));
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->shared = xcalloc(n + 1, sizeof(*t->shared));
     for (size_t i = 0; i < n; i++) {
-        v[i]->request = v[i]->pod_request;
-        v[i]->used = v[i]->pod_used;
         free(v[i]->children);
         v[i]->children = NULL;
         v[i]->nchildren = 0;
         v[i]->parent = NULL;
-        memset(&v[i]->runtime, 0, sizeof(v[i]->runtime));
-        memset(&v[i]->scaled_min, 0, sizeof(v[i]->scaled_min));
         v[i]->has_runtime = !is_special(v[i]);
     }
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-    top = xcalloc(n + 1, sizeof(*top));
     for (size_t i = 0; i < n; i++) {
         struct eq_quota *q = v[i], *p;
         if (is_special(q))
             continue;
         p = hmap_get(&t->by_name, q->spec.parent);
         if (!p || p == q || is_special(p) || q->spec.is_root) {
-            top[ntop++] = q;
+            /* Trees of their own (is-root with a total, from an ElasticQuotaProfile) take
+             * that total and share it among their children; the others share the cluster. */
+            if (q->spec.is_root && q->spec.has_total)
+                t->own[t->nown++] = q;
+            else
+                t->shared[t->nshared++] = q;
             continue;
         }
         q->parent = p;
         /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         p->children = xrealloc(p->children, (p->nchildren + 1) * sizeof(*p->children));
         p->children[p->nchildren++] = q; /* in name order, as v is */
+    }
+    t->shape_dirty = false;
+}
+
+void eq_tree_compute(struct eq_tree *t, bool scale_min)
+{
+    struct sched_res budget = t->total;
+    struct eq_quota **v;
+    size_t n;
+
+    if (t->shape_dirty)
+        rebuild_shape(t);
+    v = t->order;
+    n = t->norder;
+    for (size_t i = 0; i < n; i++) {
+        v[i]->request = v[i]->pod_request;
+        v[i]->used = v[i]->pod_used;
+        memset(&v[i]->runtime, 0, sizeof(v[i]->runtime));
+        memset(&v[i]->scaled_min, 0, sizeof(v[i]->scaled_min));
     }
     for (size_t i = 0; i < n; i++)
         if (is_special(v[i]) || !v[i]->parent || v[i]->spec.is_root)
@@ -507,25 +561,14 @@ void eq_tree_compute(struct eq_tree *t, bool scale_min)
     for (int r = 0; r < SCHED_RES_MAX; r++)
         if (budget.v[r] < 0)
             budget.v[r] = 0;
-    {
-        /* Trees of their own (is-root with a total, from an ElasticQuotaProfile) take that
-         * total and share it among their children; the others share the cluster. */
-        size_t k = 0;
-        for (size_t i = 0; i < ntop; i++) {
-            struct eq_quota *q = top[i];
-            if (q->spec.is_root && q->spec.has_total) {
-                for (int r = 0; r < SCHED_RES_MAX; r++)
-                    q->runtime.v[r] = q->spec.total.v[r];
-                q->scaled_min = q->spec.min;
-                distribute(q->children, q->nchildren, &q->runtime, scale_min, 1);
-            } else {
-                top[k++] = q;
-            }
-        }
-        distribute(top, k, &budget, scale_min, 0);
+    for (size_t i = 0; i < t->nown; i++) {
+        struct eq_quota *q = t->own[i];
+        for (int r = 0; r < SCHED_RES_MAX; r++)
+            q->runtime.v[r] = q->spec.total.v[r];
+        q->scaled_min = q->spec.min;
+        distribute(q->children, q->nchildren, &q->runtime, scale_min, 1);
     }
-    free(top);
-    free(v);
+    distribute(t->shared, t->nshared, &budget, scale_min, 0);
 }
 
 /* ---- rendering ---- */
