@@ -152,17 +152,18 @@ struct sched_node_info {
     int32_t allowed_pods;             /* node->allowed_pods, saturated; 0 without a node */
     uint16_t ntaints;                 /* node->ntaints, saturated; 0 without a node */
     bool unschedulable;               /* node->unschedulable */
-    /* line 2 onwards: the plugins' memos, then the requests (cpu and memory still in line 2) */
+    /* line 2 onwards: the plugins' memos, the change counter (a plugin that memoises per node
+     * reads it with the memo), then the requests (cpu and memory still in line 2) */
     struct sched_node_memo memo[SCHED_NODE_MEMOS]; /* sched_node_memo_get() */
-    struct sched_res requested;                    /* Σ pod requests */
-    struct sched_pod_chunk **chunks;               /* read pods through sched_node_info_pod() */
+    uint64_t generation;             /* the cache's change counter; 0 for a NodeInfo no cache keeps
+                                      * (tests, a cycle's overrides), which nobody may memoise by it */
+    struct sched_res requested;      /* Σ pod requests */
+    struct sched_pod_chunk **chunks; /* read pods through sched_node_info_pod() */
     size_t nchunks, chunks_cap;
     size_t n_with_affinity;      /* pods with any pod (anti-)affinity */
     size_t n_with_required_anti; /* pods with required anti-affinity */
     struct sched_port_use *ports;
     size_t nports, ports_cap;
-    uint64_t generation; /* the cache's change counter; 0 for a NodeInfo no cache keeps
-                          * (tests, a cycle's overrides), which nobody may memoise by it */
 };
 
 /* The i-th pod (i < npods), borrowed. */

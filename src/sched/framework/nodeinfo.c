@@ -16,7 +16,8 @@ _Static_assert(offsetof(struct sched_node_info, memo) == SCHED_CACHE_LINE,
                "the NodeInfo's hot fields fill exactly its first cache line");
 _Static_assert(offsetof(struct sched_node_info, requested) + 2 * sizeof(int64_t) <=
                    (size_t)2 * SCHED_CACHE_LINE,
-               "the plugins' memos and the cpu and memory requested share the second line");
+               "the plugins' memos, the change counter and the cpu and memory requested share "
+               "the second line");
 
 /* ---- plugins' memos ---- */
 

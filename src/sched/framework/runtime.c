@@ -732,18 +732,31 @@ static void score_failed(struct score_job *j, const struct fw_plugin *p, enum sc
  */
 #define SCORE_CHUNK 32
 
+/* Asks for the two lines (framework.h) of each of the n NodeInfos. */
+static void prefetch_nodes(const struct sched_node_score *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        __builtin_prefetch(v[i].ni);
+        __builtin_prefetch((const char *)v[i].ni + SCHED_CACHE_LINE);
+    }
+}
+
 static void score_chunk(void *arg, size_t c)
 {
     struct score_job *j = arg;
     size_t base = c * SCORE_CHUNK, len = j->n - base < SCORE_CHUNK ? j->n - base : SCORE_CHUNK;
     const struct sched_node_score *nodes = &j->nodes[base];
 
-    /* The chunk's NodeInfos are asked for at once and arrive together; the memos' targets
-     * (framework.h) once the memo lines are in. */
-    for (size_t i = 0; i < len; i++) {
-        __builtin_prefetch(nodes[i].ni);
-        __builtin_prefetch((const char *)nodes[i].ni + SCHED_CACHE_LINE);
-    }
+    /* A pipeline: the next chunk's NodeInfos are asked for now, while this one is scored
+     * (chunks run in order on one thread; on the pool the next may be another thread's, and
+     * the prefetch is only wasted), and this chunk's, asked for a chunk ago, are in, so the
+     * memos' targets (framework.h) can be asked for at once, a whole chunk before the plugin
+     * that reads them. The first chunk asks for its own. */
+    if (c == 0)
+        prefetch_nodes(nodes, len);
+    if (base + len < j->n)
+        prefetch_nodes(&j->nodes[base + len],
+                       j->n - base - len < SCORE_CHUNK ? j->n - base - len : SCORE_CHUNK);
     for (size_t i = 0; i < len; i++)
         sched_node_memo_prefetch(nodes[i].ni);
     for (size_t k = 0; k < j->npls; k++) {
