@@ -29,6 +29,8 @@ struct eq_tree {
     bool shape_dirty;
     struct eq_quota **order, **own, **shared;
     size_t norder, nown, nshared;
+    struct eq_quota **sums, **special; /* where sum_up() starts; the default and system quotas */
+    size_t nsums, nspecial;
 };
 
 /* ---- decoding ---- */
@@ -204,6 +206,8 @@ void eq_tree_free(struct eq_tree *t)
     free(t->order);
     free(t->own);
     free(t->shared);
+    free(t->sums);
+    free(t->special);
     free(t);
 }
 
@@ -411,7 +415,7 @@ void eq_share(size_t n, const int64_t *m, const int64_t *req, const int64_t *w, 
 }
 
 /* request and used of q and below (post-order); depth guards against parent cycles. */
-static void sum_up(struct eq_quota *q, int depth)
+static void sum_up(struct eq_quota *q, int nres, int depth)
 {
     q->request = q->pod_request;
     q->used = q->pod_used;
@@ -419,8 +423,8 @@ static void sum_up(struct eq_quota *q, int depth)
         return;
     for (size_t c = 0; c < q->nchildren; c++) {
         struct eq_quota *ch = q->children[c];
-        sum_up(ch, depth + 1);
-        for (int i = 0; i < SCHED_RES_MAX; i++) {
+        sum_up(ch, nres, depth + 1);
+        for (int i = 0; i < nres; i++) {
             q->request.v[i] += min64(ch->request.v[i], ch->spec.max.v[i]);
             q->used.v[i] += ch->used.v[i];
         }
@@ -498,13 +502,17 @@ static void rebuild_shape(struct eq_tree *t)
     free(t->order);
     free(t->own);
     free(t->shared);
+    free(t->sums);
+    free(t->special);
     t->order = v;
     t->norder = n;
-    t->nown = t->nshared = 0;
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    t->nown = t->nshared = t->nsums = t->nspecial = 0;
+    /* NOLINTBEGIN(bugprone-sizeof-expression): arrays of pointers */
     t->own = xcalloc(n + 1, sizeof(*t->own));
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     t->shared = xcalloc(n + 1, sizeof(*t->shared));
+    t->sums = xcalloc(n + 1, sizeof(*t->sums));
+    t->special = xcalloc(n + 1, sizeof(*t->special));
+    /* NOLINTEND(bugprone-sizeof-expression) */
     for (size_t i = 0; i < n; i++) {
         free(v[i]->children);
         v[i]->children = NULL;
@@ -531,12 +539,19 @@ static void rebuild_shape(struct eq_tree *t)
         p->children = xrealloc(p->children, (p->nchildren + 1) * sizeof(*p->children));
         p->children[p->nchildren++] = q; /* in name order, as v is */
     }
+    for (size_t i = 0; i < n; i++) {
+        if (is_special(v[i]))
+            t->special[t->nspecial++] = v[i];
+        if (is_special(v[i]) || !v[i]->parent || v[i]->spec.is_root)
+            t->sums[t->nsums++] = v[i];
+    }
     t->shape_dirty = false;
 }
 
 void eq_tree_compute(struct eq_tree *t, bool scale_min)
 {
     struct sched_res budget = t->total;
+    int nres = sched_res_count() < SCHED_RES_MAX ? sched_res_count() : SCHED_RES_MAX;
     struct eq_quota **v;
     size_t n;
 
@@ -544,26 +559,25 @@ void eq_tree_compute(struct eq_tree *t, bool scale_min)
         rebuild_shape(t);
     v = t->order;
     n = t->norder;
+    /* Resources past sched_res_count() are never named, hence 0 everywhere. */
     for (size_t i = 0; i < n; i++) {
         v[i]->request = v[i]->pod_request;
         v[i]->used = v[i]->pod_used;
         memset(&v[i]->runtime, 0, sizeof(v[i]->runtime));
         memset(&v[i]->scaled_min, 0, sizeof(v[i]->scaled_min));
     }
-    for (size_t i = 0; i < n; i++)
-        if (is_special(v[i]) || !v[i]->parent || v[i]->spec.is_root)
-            sum_up(v[i], 0);
+    for (size_t i = 0; i < t->nsums; i++)
+        sum_up(t->sums[i], nres, 0);
     /* The default and system quotas' pods always fit: what they use is not shared. */
-    for (size_t i = 0; i < n; i++)
-        if (is_special(v[i]))
-            for (int r = 0; r < SCHED_RES_MAX; r++)
-                budget.v[r] -= v[i]->used.v[r];
-    for (int r = 0; r < SCHED_RES_MAX; r++)
+    for (size_t i = 0; i < t->nspecial; i++)
+        for (int r = 0; r < nres; r++)
+            budget.v[r] -= t->special[i]->used.v[r];
+    for (int r = 0; r < nres; r++)
         if (budget.v[r] < 0)
             budget.v[r] = 0;
     for (size_t i = 0; i < t->nown; i++) {
         struct eq_quota *q = t->own[i];
-        for (int r = 0; r < SCHED_RES_MAX; r++)
+        for (int r = 0; r < nres; r++)
             q->runtime.v[r] = q->spec.total.v[r];
         q->scaled_min = q->spec.min;
         distribute(q->children, q->nchildren, &q->runtime, scale_min, 1);
