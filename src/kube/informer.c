@@ -361,6 +361,16 @@ static void complete_type(const struct kube_resource *res, cJSON *obj)
     }
 }
 
+/* What the cache keeps of a listed or watched object (kube_informer_opts.drop_managed_fields):
+ * dropped before it is decoded into a struct kube_object, so the cache never holds them. */
+static void trim(const struct kube_informer *inf, cJSON *obj)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    if (inf->o.drop_managed_fields && cJSON_IsObject(meta))
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+}
+
 struct change_rec {
     enum change ch;
     struct kube_object *old; /* reference, may be NULL */
@@ -439,6 +449,7 @@ static int do_list(struct kube_informer *inf)
             struct kube_object *o;
 
             complete_type(inf->o.resource, item);
+            trim(inf, item);
             o = object_new(item);
             if (!*o->key) {
                 (void)kube_object_unref(o);
@@ -538,8 +549,10 @@ static int handle_line(struct kube_informer *inf, const char *line, size_t len)
         cJSON_Delete(obj);
     } else if (!strcmp(type->valuestring, "ADDED") || !strcmp(type->valuestring, "MODIFIED") ||
                !strcmp(type->valuestring, "DELETED") || !strcmp(type->valuestring, "BOOKMARK")) {
-        if (strcmp(type->valuestring, "BOOKMARK"))
+        if (strcmp(type->valuestring, "BOOKMARK")) {
             complete_type(inf->o.resource, obj);
+            trim(inf, obj);
+        }
         inf->events++;
         apply_event(inf, type->valuestring, obj);
         r = 0;

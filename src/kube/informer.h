@@ -66,6 +66,12 @@ struct kube_informer_opts {
     unsigned list_page;      /* list page size; 0 = 500 */
     size_t max_event_bytes;  /* one watch event; 0 = 16 MiB */
     bool index_node_name;    /* keep the spec.nodeName index */
+    /* Cache objects without metadata.managedFields (the transform kube-scheduler's and
+     * kube-controller-manager's informers set), for readers that never look at them: they
+     * were 42 MB of koord scheduler's 197.5 MB peak in SchedulingBasic (11,000 pods, 5,000
+     * nodes). An update built from such an object leaves the stored entries as they are (a
+     * write without managedFields keeps the live ones). */
+    bool drop_managed_fields;
 };
 
 struct kube_informer;

@@ -829,13 +829,16 @@ int sched_scheduler_start_informers(struct sched_scheduler *s)
     r = sched_queue_run(s->queue);
     if (r < 0 || !s->o.client)
         return r;
-    /* Finished pods hold nothing (kube-scheduler's informer filters them the same way). */
+    /* Finished pods hold nothing (kube-scheduler's informer filters them the same way), and
+     * no cached object keeps its managedFields (kube-scheduler drops them too). */
     s->pods_inf = kube_informer_new(
         s->o.client, &(struct kube_informer_opts){
                          .resource = &kube_res_pods,
-                         .field_selector = "status.phase!=Succeeded,status.phase!=Failed"});
+                         .field_selector = "status.phase!=Succeeded,status.phase!=Failed",
+                         .drop_managed_fields = true});
     s->nodes_inf =
-        kube_informer_new(s->o.client, &(struct kube_informer_opts){.resource = &kube_res_nodes});
+        kube_informer_new(s->o.client, &(struct kube_informer_opts){.resource = &kube_res_nodes,
+                                                                    .drop_managed_fields = true});
     if ((r = kube_informer_add_handlers(s->nodes_inf, &nh)) < 0 ||
         (r = kube_informer_add_handlers(s->pods_inf, &ph)) < 0 ||
         (r = kube_informer_start(s->nodes_inf)) < 0 || (r = kube_informer_start(s->pods_inf)) < 0)
@@ -860,7 +863,8 @@ int sched_scheduler_start_informers(struct sched_scheduler *s)
                                "deploy/crds/scheduling.koordinator.sh_reservations.yaml): none "
                                "is scheduled until it does");
         s->resv_inf = kube_informer_new(
-            s->o.client, &(struct kube_informer_opts){.resource = &sched_res_reservations});
+            s->o.client, &(struct kube_informer_opts){.resource = &sched_res_reservations,
+                                                      .drop_managed_fields = true});
         if ((r = kube_informer_add_handlers(s->resv_inf, &rh)) < 0 ||
             (r = kube_informer_start(s->resv_inf)) < 0)
             return r;

@@ -308,6 +308,42 @@ static void test_resync(void **state)
     assert_int_equal(e->seen.updates, 0);
 }
 
+static bool has_managed_fields(const cJSON *obj)
+{
+    return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                            "managedFields") != NULL;
+}
+
+/* drop_managed_fields: neither a listed nor a watched object keeps them in the cache, while the
+ * server does record them (a GET shows them) and the rest of the metadata stays. */
+static void test_drop_managed_fields(void **state)
+{
+    struct env *e = *state;
+    struct kube_informer_opts o = {.resource = &kube_res_configmaps, .drop_managed_fields = true};
+    const char *names[] = {"default/listed", "default/watched"};
+    cJSON *got = NULL;
+
+    create_cm(e->c, "default", "listed", "1");
+    start(e, &o);
+    create_cm(e->c, "default", "watched", "1");
+    patch_cm(e->c, "default", "listed", "2");
+    wait_log(&e->seen, "add:default/watched update:default/listed");
+    assert_int_equal(kube_get(e->c, &kube_res_configmaps, "default", "watched", &got, NULL), 0);
+    assert_true(has_managed_fields(got));
+    cJSON_Delete(got);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct kube_object *obj = kube_informer_get(e->inf, names[i]);
+
+        assert_non_null(obj);
+        assert_false(has_managed_fields(kube_object_json(obj)));
+        assert_string_not_equal(kube_object_resource_version(obj), "");
+        assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(kube_object_json(obj), "metadata"),
+                                            "creationTimestamp"));
+        assert_string_equal(data_v(obj), i == 0 ? "2" : "1");
+        (void)kube_object_unref(obj);
+    }
+}
+
 static bool relisted(void *arg)
 {
     struct kube_informer_stats st;
@@ -537,6 +573,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_then_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_name_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_managed_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relist_after_history_lost, setup, teardown),
         cmocka_unit_test(test_error_event_410_and_bookmarks),
     };

@@ -842,16 +842,19 @@ int sched_resv_controller_start(struct sched_resv_controller *c)
     }
     c->q = kube_workqueue_new(&qo);
     c->resv_inf =
-        kube_informer_new(c->client, &(struct kube_informer_opts){.resource = &res_reservations});
+        kube_informer_new(c->client, &(struct kube_informer_opts){.resource = &res_reservations,
+                                                                  .drop_managed_fields = true});
     /* Assigned pods that hold resources, like the scheduler's own pod informer. */
     c->pods_inf = kube_informer_new(
         c->client,
         &(struct kube_informer_opts){
             .resource = &kube_res_pods,
             .field_selector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed",
-            .index_node_name = true});
+            .index_node_name = true,
+            .drop_managed_fields = true});
     c->nodes_inf =
-        kube_informer_new(c->client, &(struct kube_informer_opts){.resource = &kube_res_nodes});
+        kube_informer_new(c->client, &(struct kube_informer_opts){.resource = &kube_res_nodes,
+                                                                  .drop_managed_fields = true});
     CHECK(kube_informer_add_handlers(
               c->resv_inf, &(struct kube_handlers){on_resv_add, on_resv_update, on_resv_add, c}) ==
           0);

@@ -1391,7 +1391,8 @@ out:
     }
     if (kc) {
         struct kube_handlers hs = {on_quota_add, on_quota_update, on_quota_delete, pl};
-        pl->inf = kube_informer_new(kc, &(struct kube_informer_opts){.resource = &eq_res});
+        pl->inf = kube_informer_new(
+            kc, &(struct kube_informer_opts){.resource = &eq_res, .drop_managed_fields = true});
         if (kube_informer_add_handlers(pl->inf, &hs) < 0) {
             eq_free(pl);
             return -ENOMEM;

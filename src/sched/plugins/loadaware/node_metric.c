@@ -305,8 +305,9 @@ void sched__la_feed_start(struct la *la, struct sched_handle *h)
         return;
     }
     log_info(COMP, "reading NodeMetrics from %s/%s", la->res->group, la->res->version);
-    la->inf = kube_informer_new(
-        c, &(struct kube_informer_opts){.resource = la->res, .backoff_max_ms = 2000});
+    la->inf = kube_informer_new(c, &(struct kube_informer_opts){.resource = la->res,
+                                                                .backoff_max_ms = 2000,
+                                                                .drop_managed_fields = true});
     CHECK(kube_informer_add_handlers(la->inf, &hs) == 0);
     sched_handle_add_informer(h, la->inf);
 }
