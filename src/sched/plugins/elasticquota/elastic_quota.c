@@ -989,6 +989,16 @@ struct eq_write {
     char *ns, *name, *patch;
 };
 
+static bool stopping(struct eq *pl)
+{
+    bool stop;
+
+    CHECK(pthread_mutex_lock(&pl->mu) == 0);
+    stop = pl->stop;
+    CHECK(pthread_mutex_unlock(&pl->mu) == 0);
+    return stop;
+}
+
 static void write_back(struct eq *pl, struct kube_client *kc)
 {
     struct eq_write *w = NULL;
@@ -1050,14 +1060,27 @@ static void write_back(struct eq *pl, struct kube_client *kc)
     free(w);
     while (notes) {
         struct eq_note *next = notes->next;
-        cJSON *patch = cJSON_CreateObject(), *status = cJSON_AddObjectToObject(patch, "status");
-        cJSON *conds = cJSON_AddArrayToObject(status, "conditions"), *c = cJSON_CreateObject();
+        cJSON *patch, *status, *conds, *c;
         struct kube_status kst;
         char ts[32];
         time_t t = time(NULL);
         struct tm tm;
         int r;
 
+        /* A pass may hold a note for each of thousands of pods that came to wait: a stopping
+         * scheduler leaves the rest (the next leader notes its waiting pods again) instead of
+         * writing them all before it can exit. */
+        if (stopping(pl)) {
+            sched_pod_unref(notes->pod);
+            free(notes->message);
+            free(notes);
+            notes = next;
+            continue;
+        }
+        patch = cJSON_CreateObject();
+        status = cJSON_AddObjectToObject(patch, "status");
+        conds = cJSON_AddArrayToObject(status, "conditions");
+        c = cJSON_CreateObject();
         gmtime_r(&t, &tm);
         (void)strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
         cJSON_AddStringToObject(c, "type", "PodScheduled");
