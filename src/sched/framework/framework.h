@@ -101,8 +101,6 @@ struct sched_pod_chunk {
  * memoises it (sched_node_memo_get()): the Score loop prefetches memos' targets too.
  */
 #define SCHED_CACHE_LINE 64
-/* How many NodeInfos ahead the Filter and Score loops prefetch. */
-#define SCHED_PREFETCH_AHEAD 4
 
 /*
  * A plugin's per-node memo: a pointer the plugin keeps about a node (LoadAwareScheduling: its
